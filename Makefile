@@ -1,0 +1,39 @@
+# Two entry points that set themselves up on a fresh machine (Python 3.10+ and Node 20):
+#   make demo   -> validate the example shipped in examples/
+#   make test   -> the whole test suite (lint, types, unit, e2e, conformance)
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test setup lint typecheck pytest bench clean extension
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	# the CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build
+	$(BIN)/python -m pip install -q --disable-pip-version-check "torch==2.13.0"
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/pypto-lsp validate examples/elementwise/passes_dump
+
+lint: $(STAMP)
+	$(BIN)/ruff check pypto_lsp tests benchmarks
+	$(BIN)/ruff format --check pypto_lsp tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

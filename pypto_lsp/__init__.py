@@ -1,0 +1,39 @@
+"""pypto-lsp: an editor-native numerical debugger for PyPTO pass dumps.
+
+The parser (:func:`loads`, :func:`load`) needs no torch; the engine entry points
+(:func:`torch_codegen`, :func:`validate_passes`, ...) import torch on first use,
+so the language server can import this package and stay light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ir.diagnostics import Diagnostic, IRError, IRSyntaxError
+from .ir.model import Program
+from .ir.parser import load, loads
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "torch_codegen": ("pypto_lsp.exec.codegen", "torch_codegen"),
+    "validate_passes": ("pypto_lsp.validate.engine", "validate_passes"),
+    "validate_pass_ir_codegen_results": ("pypto_lsp.validate.compat", "validate_pass_ir_codegen_results"),
+    "validate_ir": ("pypto_lsp.validate.compat", "validate_ir"),
+    "save_golden": ("pypto_lsp.validate.golden", "save_golden"),
+    "Report": ("pypto_lsp.validate.report", "Report"),
+    "FileResult": ("pypto_lsp.validate.report", "FileResult"),
+}
+
+__all__ = ["Diagnostic", "IRError", "IRSyntaxError", "Program", "load", "loads", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'pypto_lsp' has no attribute '{name}'")
+    import importlib
+
+    value = getattr(importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value

@@ -1,0 +1,277 @@
+"""``pypto-lsp check | validate | codegen | serve``.
+
+Exit status: 0 all good, 1 some file failed or errored, 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse exits 2 on usage errors, as we want
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="pypto-lsp", description="Numerical debugger for PyPTO pass dumps.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="parse + static checks, no execution")
+    c.add_argument("paths", nargs="+", metavar="PATH", help="dump files or folders (every *.py below, sorted)")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+
+    v = sub.add_parser("validate", help="run dumps against golden tensors")
+    v.add_argument("path", metavar="PATH", help="a dump file, a passes_dump/ folder or an output folder holding one")
+    v.add_argument("--inputs", metavar="F", help="input bundle (.pt or .safetensors)")
+    v.add_argument("--expected", metavar="F", help="expected-output bundle")
+    v.add_argument("--config", metavar="F", help="a pypto-lsp.toml (default: found by walking up from PATH)")
+    v.add_argument("--rtol", type=float, default=None)
+    v.add_argument("--atol", type=float, default=None)
+    v.add_argument("--entry", metavar="NAME", default=None, help="entry function (default: PyPTO's rule)")
+    v.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per file")
+    v.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores)")
+    v.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
+    v.add_argument("--json", action="store_true", help="machine-readable output")
+
+    g = sub.add_parser("codegen", help="print the generated PyTorch script")
+    g.add_argument("file", metavar="FILE")
+    g.add_argument("--no-check-shapes", action="store_true", help="omit the shape/dtype assertions")
+    g.add_argument("--entry", metavar="NAME", default=None)
+
+    s = sub.add_parser("serve", help="run the language server")
+    s.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (debugging)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=2087)
+    s.add_argument("--log-file", default=None, metavar="F")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from . import __version__
+
+        print(f"pypto-lsp {__version__}")
+        return EXIT_OK
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.command == "check":
+        return cmd_check(args)
+    if args.command == "validate":
+        return cmd_validate(args)
+    if args.command == "codegen":
+        return cmd_codegen(args)
+    if args.command == "serve":
+        from .server.app import serve
+
+        return serve(tcp=args.tcp, host=args.host, port=args.port, log_file=args.log_file)
+    return EXIT_USAGE
+
+
+# ---------------------------------------------------------------------- check
+
+
+def _check_files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            files.extend(sorted(f for f in path.rglob("*.py") if f.is_file()))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise FileNotFoundError(p)
+    return files
+
+
+def check_file(path: Path) -> list[Any]:
+    from .ir.check import check_program
+    from .ir.parser import parse_bytes
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        from .ir.diagnostics import error
+
+        return [error(None, "io", f"cannot read: {exc.strerror or exc}")]
+    res = parse_bytes(data, str(path))
+    diags = list(res.diagnostics)
+    if res.program is not None:
+        diags.extend(check_program(res.program))
+    diags.sort(key=lambda d: (d.span.line, d.span.col))
+    return diags
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        files = _check_files(args.paths)
+    except FileNotFoundError as exc:
+        print(f"pypto-lsp check: no such file or folder: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    any_error = False
+    out: list[dict[str, Any]] = []
+    for f in files:
+        diags = check_file(f)
+        any_error = any_error or any(d.severity == "error" for d in diags)
+        if args.json:
+            out.append({"file": str(f), "diagnostics": [d.to_json() for d in diags]})
+        else:
+            for d in diags:
+                print(d.format(str(f)))
+    if args.json:
+        json.dump({"files": out}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif not any_error:
+        print(f"{len(files)} file(s) checked, no errors", file=sys.stderr)
+    return EXIT_FAIL if any_error else EXIT_OK
+
+
+# ---------------------------------------------------------------------- validate
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.6e}"
+
+
+def _print_banner(fr: Any) -> None:
+    print(f"{'=' * 20} {Path(fr.file).stem} {'=' * 20}")
+    for name, t in fr.tensors.items():
+        print(f"validate tensor: '{name}', max_abs_diff: {t.max_abs_diff:.6e}, pass: {t.passed}")
+    if fr.error is not None:
+        where = f" (line {fr.error.line})" if fr.error.line else ""
+        print(f"error [{fr.error.kind}]{where}: {fr.error.message}")
+    elif fr.status == "ran":
+        print("ran (no expected tensors to compare)")
+    sys.stdout.flush()
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .validate import config as cfg
+
+    if (args.inputs is None) != (args.expected is None):
+        print("pypto-lsp validate: --inputs and --expected go together", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        files = cfg.discover_dumps(args.path)
+        case = None
+        if args.inputs is None:
+            case = cfg.find_case(files[0], args.config)
+            if not case.has_goldens:
+                print(
+                    f"pypto-lsp validate: no golden tensors for {args.path}: pass --inputs/--expected, "
+                    "add a pypto-lsp.toml [[cases]] entry, or put inputs.pt + expected.pt in a golden/ folder beside passes_dump/",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+    except (FileNotFoundError, ValueError, cfg.ConfigError) as exc:
+        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    # torch and the engine load here, after argument checks (fast failures stay fast)
+    from .validate.golden import GoldenError, load_bundle
+    from .validate.run import validate_files
+
+    try:
+        inputs = load_bundle(args.inputs or case.inputs)  # type: ignore[union-attr]
+        expected = load_bundle(args.expected or case.expected)  # type: ignore[union-attr]
+    except GoldenError as exc:
+        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    rtol = args.rtol if args.rtol is not None else (case.rtol if case else cfg.DEFAULT_RTOL)
+    atol = args.atol if args.atol is not None else (case.atol if case else cfg.DEFAULT_ATOL)
+    entry = args.entry if args.entry is not None else (case.entry if case else None)
+    timeout = args.timeout if args.timeout is not None else (case.timeout_s if case else cfg.DEFAULT_TIMEOUT_S)
+    progress = sys.stderr.isatty() and not args.json
+    done = [0]
+
+    def on_result(fr: Any) -> None:
+        done[0] += 1
+        if not args.json:
+            _print_banner(fr)
+        if progress:
+            sys.stderr.write(f"\r[{done[0]}/{len(files)}] {Path(fr.file).name[:60]:<60}")
+            sys.stderr.flush()
+
+    t0 = time.perf_counter()
+    report = validate_files(
+        files,
+        inputs,
+        expected,
+        rtol=rtol,
+        atol=atol,
+        entry=entry,
+        timeout=timeout,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        on_result=on_result,
+        bundle_paths=(str(args.inputs or case.inputs), str(args.expected or case.expected)),  # type: ignore[union-attr]
+    )
+    report.seconds = time.perf_counter() - t0
+    if progress:
+        sys.stderr.write("\r" + " " * 80 + "\r")
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(report)
+    return EXIT_OK if report.ok else EXIT_FAIL
+
+
+def _print_summary(report: Any) -> None:
+    print()
+    print(f"{'file':<48} {'status':<6} {'max|Δ|':>12} {'seconds':>8}")
+    for fr in report.files:
+        mark = "" if not fr.cached else " (cached)"
+        print(f"{Path(fr.file).name[:48]:<48} {fr.status:<6} {_fmt(fr.max_abs_diff()):>12} {fr.seconds:>8.3f}{mark}")
+    s = report.summary()
+    print(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error, {s['ran']} ran in {s['seconds']:.2f} s")
+    fd = report.first_divergent
+    if fd is not None:
+        where = f":{fd.error.line}" if fd.error and fd.error.line else ""
+        print(f"first divergent pass: {Path(fd.file).name}{where} ({fd.status})")
+    else:
+        print("first divergent pass: none")
+
+
+# ---------------------------------------------------------------------- codegen
+
+
+def cmd_codegen(args: argparse.Namespace) -> int:
+    from .ir import diagnostics as D
+    from .ir.parser import parse_bytes
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"pypto-lsp codegen: no such file: {path}", file=sys.stderr)
+        return EXIT_USAGE
+    res = parse_bytes(path.read_bytes(), str(path))
+    if res.program is None or res.errors:
+        for d in res.errors:
+            print(d.format(str(path)), file=sys.stderr)
+        return EXIT_FAIL
+    from .exec.codegen import CodegenError, generate
+
+    try:
+        gen = generate(res.program, check_shapes=not args.no_check_shapes, entry=args.entry)
+    except CodegenError as exc:
+        d = D.error(exc.span, "codegen", str(exc))
+        print(d.format(str(path)), file=sys.stderr)
+        return EXIT_FAIL
+    sys.stdout.write(gen.source)
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,736 @@
+"""IR -> a standalone PyTorch script, with a source map back to the dump.
+
+One IR statement becomes one (or a few) lines of Python. Every identifier in
+the output is either a sanitised IR name or a ``_pl_`` runtime name, and every
+literal is produced here with ``repr`` of a value we parsed: no text of the dump
+is copied into the script. The script imports its runtime from
+:mod:`pypto_lsp.exec.runtime`; ``exec(code, ns)`` then ``ns[entry](*tensors)``
+runs the program, mutating output tensors in place.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..ir.model import (
+    Assign,
+    BinOp,
+    Break,
+    Const,
+    Continue,
+    DictExpr,
+    DTypeRef,
+    EnumRef,
+    Expr,
+    ExprStmt,
+    For,
+    FuncAttr,
+    FuncCall,
+    Function,
+    If,
+    Intrinsic,
+    ListExpr,
+    Name,
+    OpCall,
+    Pass,
+    Program,
+    Return,
+    ScalarType,
+    Scope,
+    Span,
+    Stmt,
+    Subscript,
+    Target,
+    TensorType,
+    TileType,
+    TupleExpr,
+    Type,
+    UnaryOp,
+    Unpack,
+    While,
+    Yield,
+    entry_function,
+    walk_expr,
+    walk_stmts,
+)
+from ..ir.names import SPLIT_MODE_CODE
+
+RUNTIME_MODULE = "pypto_lsp.exec.runtime"
+
+# names the generated code uses itself; IR names equal to one of these get a suffix
+_RESERVED = frozenset(
+    {"range", "min", "max", "abs", "int", "float", "bool", "len", "None", "True", "False", "print", "self", "object", "type"}
+)
+
+_CROSS_CORE_OPS = ("tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv")
+
+
+class CodegenError(Exception):
+    def __init__(self, message: str, span: Span | None) -> None:
+        super().__init__(message)
+        self.span = span
+
+
+@dataclass(slots=True)
+class GeneratedCode:
+    """The script, its source map and what the runner needs to call it."""
+
+    source: str
+    filename: str
+    line_map: list[Span | None]  # index = generated line - 1
+    entry: str | None
+    functions: dict[str, str]  # IR function name -> python name
+    output_writes: dict[str, list[Span]] = field(default_factory=dict)  # entry param -> statements writing it
+
+    def ir_span(self, gen_line: int) -> Span | None:
+        if 1 <= gen_line <= len(self.line_map):
+            return self.line_map[gen_line - 1]
+        return None
+
+
+def _sanitize(name: str) -> str:
+    s = re.sub(r"\W", "_", name)
+    if not s or s[0].isdigit():
+        s = "v_" + s
+    if keyword.iskeyword(s) or s in _RESERVED or s.startswith("_pl_"):
+        s = s + "_v"
+    return s
+
+
+def _literal(v: object) -> str:
+    if isinstance(v, bool) or v is None:
+        return repr(v)
+    if isinstance(v, int):
+        return repr(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "float('nan')"
+        if math.isinf(v):
+            return "float('inf')" if v > 0 else "float('-inf')"
+        return repr(v)
+    if isinstance(v, str):
+        return repr(v)
+    raise CodegenError(f"cannot emit literal of type {type(v).__name__}", None)
+
+
+def _op_symbol(op: str) -> str:
+    return "_pl_op_" + re.sub(r"\W", "_", op)
+
+
+class _Frame:
+    """A loop or if whose ``pl.yield_`` assigns carried/return values."""
+
+    def __init__(self, kind: str, carried: list[str]) -> None:
+        self.kind = kind  # "loop" | "if"
+        self.carried = carried  # python names the yield assigns
+
+
+class _FunctionGen:
+    def __init__(self, gen: _ProgramGen, fn: Function) -> None:
+        self.gen = gen
+        self.fn = fn
+        self.names: dict[str, str] = {}
+        self.types: dict[str, Type] = {}
+        self.frames: list[_Frame] = []
+        self.defined: set[str] = set()
+        for p in fn.params:
+            self.defined.add(p.name)
+            if p.type is not None:
+                self.types[p.name] = p.type
+        for s in walk_stmts(fn.body):
+            for t in _targets(s):
+                self.defined.add(t.name)
+                if t.type is not None:
+                    self.types.setdefault(t.name, t.type)
+
+    def py(self, name: str) -> str:
+        p = self.names.get(name)
+        if p is None:
+            p = _sanitize(name)
+            taken = set(self.names.values())
+            base, i = p, 1
+            while p in taken:
+                p = f"{base}_{i}"
+                i += 1
+            self.names[name] = p
+        return p
+
+    def emit(self, indent: int, text: str, span: Span | None) -> None:
+        self.gen.lines.append(("    " * indent + text, span))
+
+    # ------------------------------------------------------------------ function
+
+    def generate(self) -> None:
+        fn = self.fn
+        params = [self.py(p.name) for p in fn.params]
+        self.emit(0, f"def {self.gen.fn_names[fn.name]}({', '.join(params)}):", fn.name_span)
+        body_start = len(self.gen.lines)
+        if self.gen.entry is fn:
+            for p in fn.params:
+                if isinstance(p.type, ScalarType):
+                    self.emit(1, f"{self.py(p.name)} = _pl_rt.scalar_arg({self.py(p.name)})", p.span)
+        # dynamic dims: bind each symbol from the first parameter that declares it
+        bound: set[str] = set()
+        for p in fn.params:
+            if isinstance(p.type, TensorType | TileType):
+                for i, d in enumerate(p.type.shape):
+                    if isinstance(d, Name) and d.id not in bound and d.id not in self.defined:
+                        bound.add(d.id)
+                        self.emit(1, f"{self.py(d.id)} = _pl_rt.dim({self.py(p.name)}, {i})", p.span)
+        self.defined |= bound
+        for p in fn.params:
+            if isinstance(p.type, TensorType | TileType) and p.type.valid_shape is not None:
+                v = self.dims(p.type.valid_shape)
+                if v is not None:
+                    self.emit(1, f"{self.py(p.name)} = _pl_rt.with_valid({self.py(p.name)}, {v})", p.span)
+        self.block(fn.body, 1)
+        if len(self.gen.lines) == body_start:
+            self.emit(1, "pass", fn.span)
+        self.emit(0, "", None)
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, body: list[Stmt], indent: int) -> None:
+        start = len(self.gen.lines)
+        for s in body:
+            self.stmt(s, indent)
+        if len(self.gen.lines) == start:
+            self.emit(indent, "pass", None)
+
+    def stmt(self, s: Stmt, ind: int) -> None:
+        if isinstance(s, Assign):
+            value = self.expr(s.value, s.target.type)
+            self.emit(ind, f"{self.py(s.target.name)} = {self.checked(value, s.target)}", s.span)
+        elif isinstance(s, Unpack):
+            value = self.expr(s.value)
+            names = ", ".join(self.py(t.name) for t in s.targets)
+            self.emit(ind, f"{names}, = {value}", s.span)
+        elif isinstance(s, Yield):
+            self.yield_stmt(s, ind)
+        elif isinstance(s, ExprStmt):
+            self.emit(ind, self.expr(s.value), s.span)
+        elif isinstance(s, Return):
+            if not s.values:
+                self.emit(ind, "return None", s.span)
+            elif len(s.values) == 1:
+                self.emit(ind, f"return {self.expr(s.values[0])}", s.span)
+            else:
+                self.emit(ind, f"return ({', '.join(self.expr(v) for v in s.values)},)", s.span)
+        elif isinstance(s, Break):
+            self.emit(ind, "break", s.span)
+        elif isinstance(s, Continue):
+            self.emit(ind, "continue", s.span)
+        elif isinstance(s, Pass):
+            self.emit(ind, "pass", s.span)
+        elif isinstance(s, FuncAttr):
+            return
+        elif isinstance(s, For):
+            self.for_stmt(s, ind)
+        elif isinstance(s, While):
+            self.while_stmt(s, ind)
+        elif isinstance(s, If):
+            self.if_stmt(s, ind)
+        elif isinstance(s, Scope):
+            self.scope_stmt(s, ind)
+        else:  # pragma: no cover - the parser produces no other statement
+            raise CodegenError(f"unsupported statement {type(s).__name__}", getattr(s, "span", None))
+
+    def yield_stmt(self, s: Yield, ind: int) -> None:
+        if not self.frames:
+            # a function-level yield prints as return; a stray one is a static error
+            self.emit(ind, "_pl_rt.fail('pl.yield_ outside a loop or if')", s.span)
+            return
+        frame = self.frames[-1]
+        values = [self.expr(v) for v in s.values]
+        if frame.kind == "if":
+            names = [self.py(t.name) for t in s.targets]
+            if len(names) != len(values):
+                self.emit(ind, f"_pl_rt.fail('pl.yield_ gives {len(values)} values for {len(names)} return variables')", s.span)
+                return
+            if names:
+                # simultaneous assignment: a permuting yield must read the old values
+                self.emit(ind, f"{', '.join(names)}, = ({', '.join(values)},)", s.span)
+            return
+        if not frame.carried:
+            if values:
+                self.emit(ind, f"({', '.join(values)},)", s.span)
+            return
+        if len(frame.carried) != len(values):
+            self.emit(ind, f"_pl_rt.fail('pl.yield_ gives {len(values)} values for {len(frame.carried)} iter_args')", s.span)
+            return
+        self.emit(ind, f"{', '.join(frame.carried)}, = ({', '.join(values)},)", s.span)
+
+    def _after_loop(self, trailing: Yield | None, carried: list[str], ind: int, span: Span) -> None:
+        if trailing is None or not trailing.targets:
+            return
+        names = [self.py(t.name) for t in trailing.targets]
+        if len(names) == len(carried):
+            self.emit(ind, f"{', '.join(names)}, = ({', '.join(carried)},)", span)
+            for t in trailing.targets:
+                if isinstance(t.type, TensorType | TileType) and t.type.valid_shape is not None:
+                    v = self.dims(t.type.valid_shape)
+                    if v is not None:
+                        self.emit(ind, f"{self.py(t.name)} = _pl_rt.with_valid({self.py(t.name)}, {v})", span)
+
+    def for_stmt(self, s: For, ind: int) -> None:
+        from ..ir.parser import trailing_yield
+
+        carried = [self.py(t.name) for t in s.iter_args]
+        if carried:
+            inits = [self.expr(v) for v in s.init_values]
+            if len(inits) != len(carried):
+                self.emit(ind, f"_pl_rt.fail('loop has {len(carried)} iter_args but {len(inits)} init values')", s.header_span)
+                return
+            self.emit(ind, f"{', '.join(carried)}, = ({', '.join(inits)},)", s.header_span)
+        var = self.py(s.var.name) if s.var is not None else "_pl_unused"
+        if s.kind == "spmd":
+            it = f"_pl_rt.spmd_blocks({self.expr(s.stop)})"
+        elif s.kind == "split_aiv":
+            mode = s.kwargs.get("mode")
+            code = SPLIT_MODE_CODE.get(mode.member, 0) if isinstance(mode, EnumRef) else 0
+            it = f"_pl_rt.split_aiv_lanes({self.expr(s.stop)}, {code})"
+        else:
+            start = self.expr(s.start) if s.start is not None else "0"
+            step = self.expr(s.step) if s.step is not None else "1"
+            it = f"range({start}, {self.expr(s.stop)}, {step})"
+        self.emit(ind, f"for {var} in {it}:", s.header_span)
+        self.frames.append(_Frame("loop", carried))
+        self.block(s.body, ind + 1)
+        self.frames.pop()
+        self._after_loop(trailing_yield(s.body), carried, ind, s.header_span)
+
+    def while_stmt(self, s: While, ind: int) -> None:
+        from ..ir.parser import trailing_yield
+
+        if not s.ssa:
+            self.emit(ind, f"while {self.expr(s.cond)}:", s.cond_span)
+            self.frames.append(_Frame("loop", []))
+            self.block(s.body, ind + 1)
+            self.frames.pop()
+            return
+        carried = [self.py(t.name) for t in s.iter_args]
+        inits = [self.expr(v) for v in s.init_values]
+        if len(inits) != len(carried):
+            self.emit(ind, f"_pl_rt.fail('while loop has {len(carried)} iter_args but {len(inits)} init values')", s.span)
+            return
+        if carried:
+            self.emit(ind, f"{', '.join(carried)}, = ({', '.join(inits)},)", s.span)
+        self.emit(ind, "while True:", s.span)
+        self.emit(ind + 1, f"if not ({self.expr(s.cond)}):", s.cond_span)
+        self.emit(ind + 2, "break", s.cond_span)
+        self.frames.append(_Frame("loop", carried))
+        self.block(s.body, ind + 1)
+        self.frames.pop()
+        self._after_loop(trailing_yield(s.body), carried, ind, s.span)
+
+    def if_stmt(self, s: If, ind: int) -> None:
+        self.emit(ind, f"if {self.expr(s.cond)}:", s.span)
+        self.frames.append(_Frame("if", []))
+        self.block(s.then, ind + 1)
+        if s.orelse:
+            self.emit(ind, "else:", s.span)
+            self.block(s.orelse, ind + 1)
+        self.frames.pop()
+
+    def scope_stmt(self, s: Scope, ind: int) -> None:
+        if s.as_name is not None:
+            self.emit(ind, f"{self.py(s.as_name.name)} = None", s.span)
+        if s.kind == "spmd":
+            count = self.expr(s.args[0]) if s.args else self.expr(s.kwargs.get("core_num", Const(1, s.span)))
+            self.emit(ind, f"for _pl_unused in _pl_rt.spmd_blocks({count}):", s.span)
+            self.block(s.body, ind + 1)
+            return
+        # pl.at / pl.cluster / pl.scope: transparent for numerics
+        start = len(self.gen.lines)
+        for b in s.body:
+            self.stmt(b, ind)
+        if len(self.gen.lines) == start:
+            self.emit(ind, "pass", s.span)
+
+    # ------------------------------------------------------------------ types
+
+    def dims(self, dims: list[Expr]) -> str | None:
+        """A tuple expression for ``dims``; None when a dim names something unbound here."""
+        parts = []
+        for d in dims:
+            for sub in walk_expr(d):
+                if isinstance(sub, Name) and sub.id not in self.defined:
+                    return None
+                if isinstance(sub, OpCall | FuncCall):
+                    return None
+            parts.append(self.expr(d))
+        return "(" + "".join(p + ", " for p in parts) + ")"
+
+    def checked(self, value: str, target: Target) -> str:
+        t = target.type
+        if not isinstance(t, TensorType | TileType):
+            return value
+        valid = self.dims(t.valid_shape) if t.valid_shape is not None else "None"
+        if valid is None:
+            valid = "None"
+        if not self.gen.check_shapes:
+            return value if valid == "None" else f"_pl_rt.with_valid({value}, {valid})"
+        shape = self.loose_dims(t.shape)
+        return f"_pl_chk({value}, {shape}, {self.gen.dtype(t.dtype)}, {valid}, {_literal(target.name)})"
+
+    def loose_dims(self, dims: list[Expr]) -> str:
+        """Like :meth:`dims` but unbound dims become None (not checked)."""
+        parts = []
+        for d in dims:
+            ok = all(not (isinstance(x, Name) and x.id not in self.defined) and not isinstance(x, OpCall | FuncCall) for x in walk_expr(d))
+            parts.append(self.expr(d) if ok else "None")
+        return "(" + "".join(p + ", " for p in parts) + ")"
+
+    def rtype(self, t: Type | None) -> str:
+        if isinstance(t, TensorType | TileType):
+            shape = self.dims(t.shape) or "None"
+            valid = self.dims(t.valid_shape) if t.valid_shape is not None else None
+            layout = _literal(t.layout) if isinstance(t, TensorType) else _literal(t.blayout)
+            space = _literal(t.memspace) if isinstance(t, TileType) else "'DDR'"
+            return f"_pl_rt.ResultType({shape}, {self.gen.dtype(t.dtype)}, {valid or 'None'}, {layout}, {space})"
+        if isinstance(t, ScalarType):
+            return f"_pl_rt.ResultType(None, {self.gen.dtype(t.dtype)}, None, None, None)"
+        return "None"
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, e: Expr, target_type: Type | None = None) -> str:
+        if isinstance(e, Name):
+            return self.py(e.id)
+        if isinstance(e, Const):
+            return _literal(e.value)
+        if isinstance(e, DTypeRef):
+            return self.gen.dtype(e.name)
+        if isinstance(e, EnumRef):
+            return _literal(e.member)
+        if isinstance(e, BinOp):
+            return f"({self.expr(e.left)} {e.op} {self.expr(e.right)})"
+        if isinstance(e, UnaryOp):
+            op = "not " if e.op == "not" else e.op
+            return f"({op}{self.expr(e.operand)})"
+        if isinstance(e, ListExpr):
+            return "[" + ", ".join(self.expr(i) for i in e.items) + "]"
+        if isinstance(e, TupleExpr):
+            return "(" + "".join(self.expr(i) + ", " for i in e.items) + ")"
+        if isinstance(e, DictExpr):
+            return "{" + ", ".join(f"{self.expr(k)}: {self.expr(v)}" for k, v in zip(e.keys, e.values, strict=False)) + "}"
+        if isinstance(e, Subscript):
+            return f"{self.expr(e.value)}[{self.expr(e.index)}]"
+        if isinstance(e, Intrinsic):
+            args = [self.expr(a) for a in e.args]
+            if e.name in ("min", "max", "abs"):
+                return f"{e.name}({', '.join(args)})"
+            if e.name == "cast":
+                dt = e.args[1].name if len(e.args) > 1 and isinstance(e.args[1], DTypeRef) else "FP32"
+                return f"_pl_rt.scalar_cast({args[0] if args else 'None'}, {_literal(dt)})"
+            return "None"  # pl.split(...), pl.MemRef(...): inert DSL constructs
+        if isinstance(e, OpCall):
+            return self.op_call(e, target_type)
+        if isinstance(e, FuncCall):
+            return self.func_call(e)
+        raise CodegenError(f"unsupported expression {type(e).__name__}", getattr(e, "span", None))
+
+    def op_call(self, e: OpCall, target_type: Type | None) -> str:
+        sym = self.gen.use_op(e.op)
+        args = [self.expr(a) for a in e.args]
+        for k, v in e.kwargs.items():
+            args.append(f"{_sanitize(k) if not k.isidentifier() else k}={self.expr(v)}")
+        if e.op in self.gen.needs_rtype:
+            args.append(f"_rtype={self.rtype(target_type)}")
+        if e.op in ("tile.aic_gather", "tensor.aic_gather"):
+            args.append(f"_site={self.gen.next_site()}")
+        return f"{sym}({', '.join(args)})"
+
+    def func_call(self, e: FuncCall) -> str:
+        args = [self.expr(a) for a in e.args]
+        callee = self.gen.program.function(e.func)
+        if callee is None:
+            call = f"_pl_rt.missing_function({_literal(e.func)})"
+        else:
+            pyname = self.gen.fn_names[e.func]
+            attrs = e.kwargs.get("attrs")
+            core_num: Expr | None = None
+            if isinstance(attrs, DictExpr):
+                for k, v in zip(attrs.keys, attrs.values, strict=False):
+                    if isinstance(k, Const) and k.value == "core_num":
+                        core_num = v
+            if "core_num" in e.kwargs:
+                core_num = e.kwargs["core_num"]
+            meta = self.gen.group_meta.get(e.func)
+            tuple_args = "(" + "".join(a + ", " for a in args) + ")"
+            if meta is not None:
+                aic, aiv, split, dual = meta
+                group = f"{_literal(e.func)}, {self.gen.fn_names[aic]}, {self.gen.fn_names[aiv]}"
+                if core_num is not None:
+                    launcher = f"_pl_rt.group_launcher({group}, {split}, {dual})"
+                    call = f"_pl_rt.run_spmd({launcher}, {self.expr(core_num)}, {tuple_args})"
+                else:
+                    call = f"_pl_rt.run_group({group}, {tuple_args}, split={split}, dual_aiv_dispatch={dual})"
+            elif core_num is not None:
+                call = f"_pl_rt.run_spmd({pyname}, {self.expr(core_num)}, {tuple_args})"
+            else:
+                call = f"{pyname}({', '.join(args)})"
+        if e.submit is not None:
+            return f"({call}, None)"
+        return call
+
+
+def _targets(s: Stmt) -> list[Target]:
+    if isinstance(s, Assign):
+        return [s.target]
+    if isinstance(s, Unpack | Yield):
+        return list(s.targets)
+    if isinstance(s, For):
+        out = list(s.iter_args)
+        if s.var is not None:
+            out.append(s.var)
+        return out
+    if isinstance(s, While):
+        return list(s.iter_args)
+    if isinstance(s, Scope) and s.as_name is not None:
+        return [s.as_name]
+    return []
+
+
+def _split_of(fn: Function) -> int:
+    v = fn.attrs.get("split")
+    if isinstance(v, EnumRef):
+        return SPLIT_MODE_CODE.get(v.member, 0)
+    if isinstance(v, Const) and isinstance(v.value, int):
+        return v.value
+    return 0
+
+
+def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
+    """Group name -> (aic function, aiv function, split code, dual_aiv_dispatch) (reference §2.3)."""
+    meta: dict[str, tuple[str, str, int, bool]] = {}
+    for g in program.functions:
+        if g.kind != "Group":
+            continue
+        aic = program.function(g.name + "_aic")
+        aiv = program.function(g.name + "_aiv")
+        if aic is None or aiv is None:
+            continue
+        splits: set[int] = set()
+        for fn in (aic, aiv):
+            for s in walk_stmts(fn.body):
+                for e in _stmt_exprs(s):
+                    for sub in walk_expr(e):
+                        if isinstance(sub, OpCall) and sub.op in _CROSS_CORE_OPS:
+                            sv = sub.kwargs.get("split")
+                            if isinstance(sv, Const) and isinstance(sv.value, int):
+                                splits.add(sv.value)
+        if len(splits) > 1:
+            # conflicting split codes: keep the largest; the checker reports it on the group
+            split = max(splits)
+        elif splits:
+            split = splits.pop()
+        else:
+            split = _split_of(g) or _split_of(aiv)
+        dual_v = aiv.attrs.get("dual_aiv_dispatch")
+        dual = bool(isinstance(dual_v, Const) and dual_v.value)
+        meta[g.name] = (aic.name, aiv.name, split, dual)
+    return meta
+
+
+def _stmt_exprs(s: Stmt) -> list[Expr]:
+    if isinstance(s, Assign):
+        return [s.value]
+    if isinstance(s, Unpack):
+        return [s.value]
+    if isinstance(s, Yield | Return):
+        return list(s.values)
+    if isinstance(s, ExprStmt):
+        return [s.value]
+    if isinstance(s, For):
+        out = [s.stop, *s.init_values]
+        if s.start is not None:
+            out.append(s.start)
+        if s.step is not None:
+            out.append(s.step)
+        return out
+    if isinstance(s, While):
+        return [s.cond, *s.init_values]
+    if isinstance(s, If):
+        return [s.cond]
+    return []
+
+
+class _ProgramGen:
+    def __init__(self, program: Program, check_shapes: bool, entry: str | None) -> None:
+        self.program = program
+        self.check_shapes = check_shapes
+        self.lines: list[tuple[str, Span | None]] = []
+        self.ops: dict[str, str] = {}
+        self.dtypes: dict[str, str] = {}
+        self.sites = 0
+        self.fn_names: dict[str, str] = {}
+        taken: set[str] = set()
+        for f in program.functions:
+            base = "_pl_fn_" + re.sub(r"\W", "_", f.name)
+            name, i = base, 1
+            while name in taken:
+                name = f"{base}_{i}"
+                i += 1
+            taken.add(name)
+            self.fn_names[f.name] = name
+        if entry is not None:
+            self.entry = program.function(entry)
+            if self.entry is None:
+                raise CodegenError(f"entry function '{entry}' is not in the program", None)
+        else:
+            self.entry = entry_function(program)
+        self.group_meta = group_metadata(program)
+        from .runtime import NEEDS_RESULT_TYPE
+
+        self.needs_rtype = NEEDS_RESULT_TYPE
+
+    def use_op(self, op: str) -> str:
+        sym = self.ops.get(op)
+        if sym is None:
+            sym = _op_symbol(op)
+            self.ops[op] = sym
+        return sym
+
+    def dtype(self, name: str) -> str:
+        sym = self.dtypes.get(name)
+        if sym is None:
+            sym = "_pl_dt_" + re.sub(r"\W", "_", name)
+            self.dtypes[name] = sym
+        return sym
+
+    def next_site(self) -> int:
+        self.sites += 1
+        return self.sites
+
+    def generate(self, filename: str) -> GeneratedCode:
+        body_lines: list[tuple[str, Span | None]] = []
+        for f in self.program.functions:
+            self.lines = []
+            _FunctionGen(self, f).generate()
+            body_lines.extend(self.lines)
+        head: list[tuple[str, Span | None]] = [
+            (f"# generated by pypto-lsp from {self.program.filename or '<dump>'}".replace("\n", " "), None),
+            (f"# program {self.program.name}; entry: {self.entry.name if self.entry else None}", None),
+            (f"import {RUNTIME_MODULE} as _pl_rt", None),
+            ("_pl_chk = _pl_rt.check_value", None),
+        ]
+        for name, sym in sorted(self.dtypes.items()):
+            head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))
+        for op, sym in sorted(self.ops.items()):
+            head.append((f"{sym} = _pl_rt.kernel({_literal(op)})", None))
+        head.append(("", None))
+        tail: list[tuple[str, Span | None]] = [("# IR names of the functions", None)]
+        for f in self.program.functions:
+            if f.name.isidentifier() and not keyword.iskeyword(f.name):
+                tail.append((f"{f.name} = {self.fn_names[f.name]}", None))
+        all_lines = head + body_lines + tail
+        source = "\n".join(t for t, _ in all_lines) + "\n"
+        return GeneratedCode(
+            source=source,
+            filename=filename,
+            line_map=[s for _, s in all_lines],
+            entry=self.entry.name if self.entry else None,
+            functions=dict(self.fn_names),
+            output_writes=output_writes(self.program, self.entry),
+        )
+
+
+def output_writes(program: Program, entry: Function | None) -> dict[str, list[Span]]:
+    """For each output parameter of the entry, the statements that write it.
+
+    A numeric mismatch is reported there: the store/assemble into the parameter
+    (followed through SSA names and through calls that pass it on), else the
+    entry's return.
+    """
+    out: dict[str, list[Span]] = {}
+    if entry is None:
+        return out
+    writers = ("tile.store", "tensor.assemble", "tile.assemble", "tensor.write", "tile.write", "tile.scatter_update", "tensor.scatter_update")
+    for p in entry.params:
+        if p.direction == "in":
+            continue
+        spans: list[Span] = []
+        _collect_writes(program, entry, p.name, spans, writers, depth=0, seen=set())
+        if not spans:
+            for s in walk_stmts(entry.body):
+                if isinstance(s, Return):
+                    spans.append(s.span)
+        out[p.name] = spans
+    return out
+
+
+def _collect_writes(
+    program: Program, fn: Function, name: str, spans: list[Span], writers: tuple[str, ...], depth: int, seen: set[tuple[str, str]]
+) -> None:
+    if depth > 8 or (fn.name, name) in seen:
+        return
+    seen.add((fn.name, name))
+    aliases = {name}
+    changed = True
+    stmts = list(walk_stmts(fn.body))
+    # names that hold (a view of) the parameter: SSA renames, iter_args, yields
+    while changed:
+        changed = False
+        for s in stmts:
+            if isinstance(s, For | While):
+                for t, v in zip(s.iter_args, s.init_values, strict=False):
+                    if isinstance(v, Name) and v.id in aliases and t.name not in aliases:
+                        aliases.add(t.name)
+                        changed = True
+            if isinstance(s, Assign):
+                v = s.value
+                if (isinstance(v, Name) and v.id in aliases) or (
+                    isinstance(v, OpCall) and v.op in writers and _written_name(v) in aliases
+                ) or (isinstance(v, FuncCall) and any(isinstance(a, Name) and a.id in aliases for a in v.args)):
+                    if s.target.name not in aliases:
+                        aliases.add(s.target.name)
+                        changed = True
+            if isinstance(s, Yield):
+                for t, v in zip(s.targets, s.values, strict=False):
+                    if isinstance(v, Name) and v.id in aliases and t.name not in aliases:
+                        aliases.add(t.name)
+                        changed = True
+    for s in stmts:
+        for e in _stmt_exprs(s):
+            for sub in walk_expr(e):
+                if isinstance(sub, OpCall) and sub.op in writers and _written_name(sub) in aliases:
+                    spans.append(s.span)
+                elif isinstance(sub, FuncCall):
+                    callee = program.function(sub.func)
+                    if callee is None:
+                        continue
+                    targets = [callee]
+                    for suffix in ("_aic", "_aiv"):
+                        member = program.function(sub.func + suffix)
+                        if member is not None and callee.kind == "Group":
+                            targets.append(member)
+                    for i, a in enumerate(sub.args):
+                        if isinstance(a, Name) and a.id in aliases:
+                            for c in targets:
+                                if i < len(c.params):
+                                    _collect_writes(program, c, c.params[i].name, spans, writers, depth + 1, seen)
+
+
+def _written_name(op: OpCall) -> str | None:
+    idx = 2 if op.op == "tile.store" else 0
+    if len(op.args) > idx and isinstance(op.args[idx], Name):
+        a = op.args[idx]
+        assert isinstance(a, Name)
+        return a.id
+    return None
+
+
+def generate(program: Program, check_shapes: bool = True, entry: str | None = None, filename: str | None = None) -> GeneratedCode:
+    """Generate the script for ``program`` (see module docstring)."""
+    fname = filename or f"<pypto-lsp:{program.filename or program.name}>"
+    return _ProgramGen(program, check_shapes, entry).generate(fname)
+
+
+def torch_codegen(program: Program, check_shapes: bool = True) -> str:
+    """PyPTO-compatible: the standalone script text."""
+    return generate(program, check_shapes).source
+

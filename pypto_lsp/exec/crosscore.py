@@ -1,0 +1,638 @@
+"""AIC/AIV cross-core runtime: runs a Group's cube and vector kernels as threads joined by FIFOs.
+
+Model (pass-dump reference §5, re-designed):
+
+* :func:`run_group` runs one AIC thread (lane 0) and one or two AIV lane threads
+  (two when the split code is 1..4 or the AIV kernel has ``dual_aiv_dispatch``),
+  all calling their kernel with the same arguments; it returns AIV lane 0's value.
+* Each group run owns a fresh :class:`Runtime` (bound to its threads through
+  :mod:`.context`), so nested or concurrent groups never share FIFOs.
+* FIFOs are keyed by direction, split code, lane AND pipe ``id``. DIVERGENCE: the
+  reference ignores ``id``, so two interleaved pipes of one group get mis-paired.
+* Every push stores a clone carrying the valid region, so later producer writes
+  never reach the consumer.
+* Deadlock is detected at once: when every live thread of the group waits in a
+  pop whose FIFO is empty (finished threads no longer count), every blocked pop
+  raises :class:`CrossCoreError` (``kind="deadlock"``). DIVERGENCE: the reference
+  only notices after its 10 s pop timeout. The pop timeout still catches a pop
+  waiting on a thread that is busy forever.
+* A failing kernel cancels the others (their pops and pushes raise a suppressed
+  cancellation) and the caller gets ``CrossCoreError(kind="thread_error")``
+  chained (``__cause__``) to the original exception, whose traceback still holds
+  the generated-code frame that failed.
+* Threads come from a small pool of daemon workers, so a group run costs a few
+  queue hand-offs instead of thread start-ups, and a kernel stuck outside the
+  pipes cannot keep the process alive.
+
+Outside any group (a Group without ``_aic``/``_aiv`` members executed directly,
+a kernel called on its own) transport ops use a per-thread standalone runtime:
+pushes queue up, and a pop of an empty FIFO is a deadlock straight away because
+no other core exists to fill it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from . import context
+from .values import get_valid, valid_box, with_valid
+
+__all__ = [
+    "CrossCoreError",
+    "DEFAULT_POP_TIMEOUT_S",
+    "DEFAULT_GROUP_TIMEOUT_S",
+    "configure",
+    "run_group",
+    "get_runtime",
+    "Runtime",
+    "split_tile",
+    "merge_tiles",
+    "fit_shape",
+    "split_code",
+]
+
+DEFAULT_POP_TIMEOUT_S = 10.0
+DEFAULT_GROUP_TIMEOUT_S = 30.0
+# After one kernel failed, how long the runner waits for the cancelled threads.
+_CANCEL_GRACE_S = 1.0
+
+_SPLIT_CODES = (1, 2, 3, 4)
+_SPLIT_NAMES = {"NONE": 0, "NO_SPLIT": 0, "UP_DOWN": 1, "LEFT_RIGHT": 2, "UP_DOWN_ODD": 3, "LEFT_RIGHT_ODD": 4}
+
+
+def configure(*, pop_timeout_s: float | None = None, group_timeout_s: float | None = None) -> None:
+    """Change the module-wide default timeouts (used by group runs started afterwards)."""
+    global DEFAULT_POP_TIMEOUT_S, DEFAULT_GROUP_TIMEOUT_S
+    if pop_timeout_s is not None:
+        DEFAULT_POP_TIMEOUT_S = float(pop_timeout_s)
+    if group_timeout_s is not None:
+        DEFAULT_GROUP_TIMEOUT_S = float(group_timeout_s)
+
+
+class CrossCoreError(RuntimeError):
+    """A cross-core failure: a deadlock, a timeout, or a kernel thread that raised."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        op: str | None = None,
+        split: int | None = None,
+        lane: int | None = None,
+        role: str | None = None,
+        queue_depths: dict[str, int] | None = None,
+        group: str | None = None,
+        function: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.op = op
+        self.split = split
+        self.lane = lane
+        self.role = role
+        self.queue_depths = dict(queue_depths or {})
+        self.group = group
+        self.function = function
+
+
+class _Cancelled(BaseException):
+    """Raised in a kernel thread after its group was cancelled; never reported."""
+
+
+def split_code(split: Any) -> int:
+    """A split attr value (int code, ``"UP_DOWN"``, ``pl.SplitMode`` name ...) as its int code."""
+    if split is None:
+        return 0
+    if isinstance(split, bool):
+        return int(split)
+    if isinstance(split, int):
+        return split
+    if isinstance(split, str):
+        key = split.rsplit(".", 1)[-1].upper()
+        if key in _SPLIT_NAMES:
+            return _SPLIT_NAMES[key]
+        return int(key)
+    value = getattr(split, "value", None)
+    if value is not None:
+        return int(value)
+    return int(split)
+
+
+# ---------------------------------------------------------------------- tile partitioning
+
+
+def _axis(code: int, rank: int) -> int:
+    if rank <= 1:
+        return 0
+    return rank - 2 if code in (1, 3) else rank - 1
+
+
+def _clone(t: torch.Tensor) -> torch.Tensor:
+    return with_valid(t.clone(), get_valid(t))
+
+
+def _pad_to(t: torch.Tensor, axis: int, size: int) -> torch.Tensor:
+    if t.shape[axis] >= size:
+        return t
+    shape = list(t.shape)
+    shape[axis] = size - t.shape[axis]
+    return torch.cat([t, t.new_zeros(shape)], dim=axis)
+
+
+def split_tile(tile: torch.Tensor, code: int, lane_stride: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Partition ``tile`` between the two AIV lanes for split ``code`` (1..4).
+
+    Physical per-lane box ``B = ceil(size / 2)`` along the split axis; lane 0 gets
+    ``[0, B)``, lane 1 gets ``[S, S + B)`` with ``S = lane_stride or B``. Valid
+    extents: lane 0 ``min(V, S)``, lane 1 ``min(max(V - S, 0), S)``. Codes 3/4
+    require lane 0 to be exactly one cell longer than lane 1.
+
+    DIVERGENCE: a lane payload cut short by the tile end is zero-padded to the box
+    ``B`` (the reference hands lane 1 a physically shorter tensor, which then
+    contradicts the declared per-lane tile type, e.g. 16 vs 17 rows).
+    """
+    axis = _axis(code, tile.dim())
+    size = int(tile.shape[axis])
+    box = (size + 1) // 2
+    stride = int(lane_stride) if lane_stride else box
+    if stride <= 0 or stride > box:
+        raise ValueError(f"split {code}: lane_stride {stride} out of range for a {size}-wide axis (per-lane box {box})")
+    vbox = list(valid_box(tile))
+    v = vbox[axis]
+    v0 = min(v, stride)
+    v1 = min(max(v - stride, 0), stride)
+    if code in (3, 4) and v0 != v1 + 1:
+        raise ValueError(f"split {code} requires lanes one cell apart, but a valid extent of {v} over stride {stride} gives {v0} and {v1}")
+    part0 = _pad_to(tile.narrow(axis, 0, min(box, size)).clone(), axis, box)
+    n1 = max(0, min(box, size - stride))
+    part1 = _pad_to(tile.narrow(axis, min(stride, size), n1).clone(), axis, box)
+    valid0 = list(vbox)
+    valid1 = list(vbox)
+    valid0[axis] = v0
+    valid1[axis] = v1
+    return with_valid(part0, valid0), with_valid(part1, valid1)
+
+
+def merge_tiles(part0: torch.Tensor, part1: torch.Tensor, code: int) -> torch.Tensor:
+    """Join the two lanes' parts (V->C split 1/2): lane 0 first, then lane 1, along the split axis.
+
+    The merged valid extent is the sum of the lanes' valid extents along the axis
+    (capped by the merged size); the other axes keep lane 0's valid extents.
+    """
+    axis = _axis(code, part0.dim())
+    if part0.dtype != part1.dtype:
+        dt = torch.promote_types(part0.dtype, part1.dtype)
+        part0, part1 = part0.to(dt), part1.to(dt)
+    merged = torch.cat([part0, part1], dim=axis)
+    v0 = valid_box(part0)
+    v1 = valid_box(part1)
+    mv = list(v0)
+    if len(v1) == len(v0):
+        mv[axis] = min(v0[axis] + v1[axis], int(merged.shape[axis]))
+    return with_valid(merged, mv)
+
+
+def fit_shape(t: torch.Tensor, shape: Any) -> torch.Tensor:
+    """``t`` brought to ``shape``: reshaped when only the rank differs, else zero-padded/cropped.
+
+    The valid region is kept (capped by the new shape).
+    """
+    if shape is None:
+        return t
+    try:
+        target = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        return t
+    if target == tuple(t.shape):
+        return t
+    v = get_valid(t)
+    if len(target) != t.dim():
+        if t.numel() == _prod(target):
+            return t.reshape(target)
+        return t
+    out = t
+    for axis, size in enumerate(target):
+        if out.shape[axis] > size:
+            out = out.narrow(axis, 0, size)
+        elif out.shape[axis] < size:
+            out = _pad_to(out, axis, size)
+    if v is not None and len(v) == len(target):
+        return with_valid(out, tuple(min(a, b) for a, b in zip(v, target, strict=True)))
+    if v is None and tuple(t.shape) != target:
+        # Padding adds cells that were not in the payload: they are not valid.
+        return with_valid(out, tuple(min(a, b) for a, b in zip(t.shape, target, strict=True)))
+    return out
+
+
+def _prod(xs: Any) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+# ---------------------------------------------------------------------- the runtime
+
+
+_Key = tuple[str, int, int | None, int]
+
+
+class Runtime:
+    """FIFOs and bookkeeping of one group run (or of one thread's standalone use)."""
+
+    def __init__(self, name: str, *, split: int, dual_nosplit: bool, threads: int, pop_timeout_s: float, standalone: bool = False) -> None:
+        self.name = name
+        self.split = split
+        self.dual_nosplit = dual_nosplit
+        self.pop_timeout_s = pop_timeout_s
+        self.standalone = standalone
+        self.cv = threading.Condition(threading.Lock())
+        self.fifos: dict[_Key, deque[torch.Tensor]] = {}
+        self.live = threads
+        self.total = threads
+        self.waiters: dict[int, tuple[Callable[[], bool], str]] = {}
+        self.cancelled = False
+        self.deadlocked: list[str] | None = None
+        self.failures: list[tuple[str, int, str, BaseException]] = []
+        self.suppressed: list[BaseException] = []
+        self.results: dict[tuple[str, int], Any] = {}
+        self.done = 0
+        self._gather: dict[tuple[int, int], dict[str, Any]] = {}
+        self._gather_seq: dict[int, int] = {}
+
+    # -- helpers (call with self.cv held) ----------------------------------
+
+    def _q(self, key: _Key) -> deque[torch.Tensor]:
+        q = self.fifos.get(key)
+        if q is None:
+            q = self.fifos[key] = deque()
+        return q
+
+    def queue_depths(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for (direction, split, lane, pid), q in sorted(self.fifos.items(), key=lambda kv: repr(kv[0])):
+            lane_s = "*" if lane is None else str(lane)
+            out[f"{direction}[split={split},lane={lane_s},id={pid}]"] = len(q)
+        return out
+
+    def _all_blocked(self) -> bool:
+        if len(self.waiters) < self.live:
+            return False
+        return all(not pred() for pred, _ in self.waiters.values())
+
+    def _error(self, kind: str, op: str, split: int, lane: int) -> CrossCoreError:
+        role = context.role()
+        depths = self.queue_depths()
+        where = f"{op}(split={split}, lane={lane}{', role=' + role if role else ''})"
+        if kind == "deadlock":
+            if self.standalone:
+                msg = f"{where} deadlock: pop from an empty FIFO outside a cross-core group, no other core can push it"
+            else:
+                blocked = ", ".join(self.deadlocked or [])
+                msg = f"{where} deadlock in group '{self.name}': every live kernel thread is blocked in a pop (blocked: {blocked})"
+        else:
+            msg = f"{where} timeout after {self.pop_timeout_s:g} s in group '{self.name}'"
+        msg += f"; queue depths: {depths}"
+        return CrossCoreError(msg, kind=kind, op=op, split=split, lane=lane, role=role, queue_depths=depths, group=self.name)
+
+    def _check_cancel(self) -> None:
+        if self.cancelled:
+            raise _Cancelled()
+
+    def _wait(self, pred: Callable[[], bool], op: str, split: int, lane: int) -> None:
+        """Block (cv held) until ``pred()``; raise on cancellation, deadlock or timeout."""
+        self._check_cancel()
+        if pred():
+            return
+        me = threading.get_ident()
+        role = context.role()
+        desc = f"{op}(split={split}, lane={lane}{', ' + role if role else ''})"
+        deadline = time.monotonic() + self.pop_timeout_s
+        self.waiters[me] = (pred, desc)
+        try:
+            while True:
+                self._check_cancel()
+                if pred():
+                    return
+                if self.deadlocked is not None or self._all_blocked():
+                    if self.standalone:
+                        raise self._error("deadlock", op, split, lane)
+                    if self.deadlocked is None:
+                        self.deadlocked = [d for _, d in self.waiters.values()]
+                        self.cv.notify_all()
+                    raise self._error("deadlock", op, split, lane)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise self._error("timeout", op, split, lane)
+                self.cv.wait(remaining)
+        finally:
+            del self.waiters[me]
+
+    # -- AIC -> AIV ----------------------------------------------------------
+
+    def push_to_aiv(self, tile: torch.Tensor, split: int, lane_stride: int = 0, pid: int = 0) -> None:
+        if split == 0:
+            items: list[tuple[_Key, torch.Tensor]]
+            if self.dual_nosplit:
+                items = [(("to_aiv", 0, 0, pid), _clone(tile)), (("to_aiv", 0, 1, pid), _clone(tile))]
+            else:
+                items = [(("to_aiv", 0, None, pid), _clone(tile))]
+        elif split in _SPLIT_CODES:
+            p0, p1 = split_tile(tile, split, lane_stride)
+            items = [(("to_aiv", split, 0, pid), p0), (("to_aiv", split, 1, pid), p1)]
+        else:
+            raise ValueError(f"tile.tpush_to_aiv: unsupported split code {split}")
+        with self.cv:
+            self._check_cancel()
+            for key, t in items:
+                self._q(key).append(t)
+            self.cv.notify_all()
+
+    def pop_from_aic(self, split: int, lane: int, pid: int = 0) -> torch.Tensor:
+        op = "tile.tpop_from_aic"
+        if split == 0:
+            if self.dual_nosplit:
+                if lane not in (0, 1):
+                    raise ValueError(f"{op}: dual-dispatch no-split pop needs lane 0 or 1, got {lane}")
+                key: _Key = ("to_aiv", 0, lane, pid)
+            else:
+                key = ("to_aiv", 0, None, pid)
+        elif split in _SPLIT_CODES:
+            if lane not in (0, 1):
+                raise ValueError(f"{op}: split pop needs lane 0 or 1, got {lane}")
+            key = ("to_aiv", split, lane, pid)
+        else:
+            raise ValueError(f"{op}: unsupported split code {split}")
+        with self.cv:
+            q = self._q(key)
+            self._wait(lambda: len(q) > 0, op, split, lane)
+            return q.popleft()
+
+    # -- AIV -> AIC ----------------------------------------------------------
+
+    def push_to_aic(self, tile: torch.Tensor, split: int, lane: int, pid: int = 0) -> None:
+        op = "tile.tpush_to_aic"
+        if split in (3, 4):
+            # There is no odd vector->cube transport (the lanes only abut when equal).
+            raise ValueError(f"{op}: odd split code {split} has no vector->cube form")
+        if split == 0:
+            if self.dual_nosplit:
+                if lane not in (0, 1):
+                    raise ValueError(f"{op}: dual-dispatch no-split push needs lane 0 or 1, got {lane}")
+                key: _Key = ("to_aic", 0, lane, pid)
+            else:
+                key = ("to_aic", 0, None, pid)
+        elif split in _SPLIT_CODES:
+            if lane not in (0, 1):
+                raise ValueError(f"{op}: split push needs lane 0 or 1, got {lane}")
+            key = ("to_aic", split, lane, pid)
+        else:
+            raise ValueError(f"{op}: unsupported split code {split}")
+        item = _clone(tile)
+        with self.cv:
+            self._check_cancel()
+            self._q(key).append(item)
+            self.cv.notify_all()
+
+    def pop_from_aiv(self, split: int, lane: int = 0, pid: int = 0) -> torch.Tensor:
+        op = "tile.tpop_from_aiv"
+        if split in (3, 4):
+            raise ValueError(f"{op}: odd split code {split} has no vector->cube form")
+        if split not in (0, 1, 2):
+            raise ValueError(f"{op}: unsupported split code {split}")
+        with self.cv:
+            if split == 0 and not self.dual_nosplit:
+                q = self._q(("to_aic", 0, None, pid))
+                self._wait(lambda: len(q) > 0, op, split, lane)
+                return q.popleft()
+            q0 = self._q(("to_aic", split, 0, pid))
+            q1 = self._q(("to_aic", split, 1, pid))
+            self._wait(lambda: len(q0) > 0 and len(q1) > 0, op, split, lane)
+            p0 = q0.popleft()
+            p1 = q1.popleft()
+        if split == 0:
+            return p0  # dual dispatch without split: both lanes push, the cube keeps lane 0's
+        return merge_tiles(p0, p1, split)
+
+    # -- aic_gather between concurrently running lanes ----------------------
+
+    def gather_exchange(self, part: torch.Tensor, code: int, lane: int) -> torch.Tensor:
+        """``tile.aic_gather`` run by two concurrent lane threads: both get the joined tile."""
+        op = "tile.aic_gather"
+        with self.cv:
+            seq = self._gather_seq.get(lane, 0)
+            self._gather_seq[lane] = seq + 1
+            entry = self._gather.setdefault((code, seq), {"parts": {}, "taken": 0, "merged": None})
+            entry["parts"][lane] = _clone(part)
+            self.cv.notify_all()
+            self._wait(lambda: len(entry["parts"]) >= 2, op, code, lane)
+            if entry["merged"] is None:
+                entry["merged"] = merge_tiles(entry["parts"][0], entry["parts"][1], code)
+            entry["taken"] += 1
+            if entry["taken"] >= 2:
+                del self._gather[(code, seq)]
+            return _clone(entry["merged"])
+
+    # -- thread accounting ----------------------------------------------------
+
+    def thread_finished(self, role: str, lane: int, fn_name: str, result: Any, exc: BaseException | None) -> None:
+        with self.cv:
+            self.live -= 1
+            self.done += 1
+            if exc is None:
+                self.results[(role, lane)] = result
+            elif isinstance(exc, _Cancelled):
+                pass
+            elif self.cancelled:
+                self.suppressed.append(exc)  # a consequence of the first failure
+            else:
+                self.failures.append((role, lane, fn_name, exc))
+                self.cancelled = True
+            self.cv.notify_all()
+
+    def cancel(self) -> None:
+        with self.cv:
+            self.cancelled = True
+            self.cv.notify_all()
+
+
+def get_runtime() -> Runtime:
+    """The runtime of the current group thread, else this thread's standalone runtime."""
+    rt = context.current_runtime()
+    if rt is not None:
+        return rt
+    rt = context.standalone()
+    if rt is None:
+        rt = Runtime("<no group>", split=0, dual_nosplit=False, threads=1, pop_timeout_s=DEFAULT_POP_TIMEOUT_S, standalone=True)
+        context.set_standalone(rt)
+    return rt
+
+
+# ---------------------------------------------------------------------- worker pool
+
+
+_pool_lock = threading.Lock()
+_idle: list[_Worker] = []
+_MAX_IDLE = 8
+
+
+class _Worker:
+    """A daemon thread that runs one submitted job at a time, then offers itself again."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="pypto-cc-worker", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.jobs.get()
+            try:
+                job()
+            except BaseException:
+                pass
+            del job
+            with _pool_lock:
+                if len(_idle) >= _MAX_IDLE:
+                    return
+                _idle.append(self)
+
+
+def _submit(job: Callable[[], None]) -> None:
+    with _pool_lock:
+        worker = _idle.pop() if _idle else None
+    if worker is None:
+        worker = _Worker()
+    worker.jobs.put(job)
+
+
+def _kernel_job(
+    rt: Runtime, parent: dict[str, Any], role: str, lane: int, lanes: int, fn: Callable[..., Any], args: tuple[Any, ...]
+) -> Callable[[], None]:
+    fn_name = getattr(fn, "__name__", repr(fn))
+
+    def job() -> None:
+        thread = threading.current_thread()
+        thread.name = f"{rt.name}-{role}" + (f"-lane{lane}" if role == "aiv" else "")
+        fields = dict(parent)
+        fields.update(lane=lane, lanes=lanes, role=role, runtime=rt, lane_sim=None, split_mode=0)
+        result: Any = None
+        exc: BaseException | None = None
+        try:
+            with context.bound(**fields):
+                result = fn(*args)
+        except BaseException as e:
+            exc = e
+        finally:
+            thread.name = "pypto-cc-worker"
+        rt.thread_finished(role, lane, fn_name, result, exc)
+
+    return job
+
+
+# ---------------------------------------------------------------------- group runner
+
+
+def run_group(
+    name: str,
+    aic_fn: Callable[..., Any],
+    aiv_fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    *,
+    split: int,
+    dual_aiv_dispatch: bool,
+    pop_timeout_s: float | None = None,
+    group_timeout_s: float | None = None,
+) -> Any:
+    """Run a Group: ``aic_fn(*args)`` on the AIC thread, ``aiv_fn(*args)`` on each AIV lane.
+
+    Returns AIV lane 0's return value. Raises :class:`CrossCoreError` chained to
+    the kernel thread's exception on any failure.
+    """
+    split = split_code(split)
+    dual = bool(dual_aiv_dispatch)
+    n_aiv = 2 if split in _SPLIT_CODES or dual else 1
+    pop_t = DEFAULT_POP_TIMEOUT_S if pop_timeout_s is None else float(pop_timeout_s)
+    group_t = DEFAULT_GROUP_TIMEOUT_S if group_timeout_s is None else float(group_timeout_s)
+    rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), threads=1 + n_aiv, pop_timeout_s=pop_t)
+    parent = context.snapshot()
+    jobs = [_kernel_job(rt, parent, "aic", 0, 0, aic_fn, args)]
+    jobs += [_kernel_job(rt, parent, "aiv", lane, n_aiv, aiv_fn, args) for lane in range(n_aiv)]
+
+    deadline = time.monotonic() + group_t
+    timed_out = False
+    try:
+        for job in jobs:
+            _submit(job)
+        with rt.cv:
+            while rt.done < rt.total and not rt.failures:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                rt.cv.wait(remaining)
+            if timed_out or rt.failures:
+                rt.cancelled = True
+                rt.cv.notify_all()
+                # Give the cancelled threads a moment to leave their pops.
+                grace_end = time.monotonic() + min(_CANCEL_GRACE_S, max(0.0, deadline - time.monotonic()) + 0.2)
+                while rt.done < rt.total:
+                    remaining = grace_end - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    rt.cv.wait(remaining)
+    except BaseException:
+        rt.cancel()
+        raise
+
+    with rt.cv:
+        depths = rt.queue_depths()
+        failures = list(rt.failures)
+        alive = rt.total - rt.done
+    if failures:
+        role, lane, fn_name, exc = failures[0]
+        if isinstance(exc, CrossCoreError) and exc.kind in ("deadlock", "timeout"):
+            raise CrossCoreError(
+                str(exc),
+                kind=exc.kind,
+                op=exc.op,
+                split=exc.split,
+                lane=exc.lane,
+                role=exc.role or role,
+                queue_depths=exc.queue_depths,
+                group=name,
+                function=fn_name,
+            ) from exc
+        raise CrossCoreError(
+            f"group '{name}': kernel {fn_name} ({role}{', lane ' + str(lane) if role == 'aiv' else ''}) failed: "
+            f"{type(exc).__name__}: {exc}; queue depths: {depths}",
+            kind="thread_error",
+            op=None,
+            split=split,
+            lane=lane,
+            role=role,
+            queue_depths=depths,
+            group=name,
+            function=fn_name,
+        ) from exc
+    if timed_out:
+        raise CrossCoreError(
+            f"group '{name}' did not finish within {group_t:g} s ({alive} kernel thread(s) still running); queue depths: {depths}",
+            kind="timeout",
+            op="group",
+            split=split,
+            lane=None,
+            role=None,
+            queue_depths=depths,
+            group=name,
+        )
+    return rt.results.get(("aiv", 0))

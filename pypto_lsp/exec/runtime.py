@@ -1,0 +1,268 @@
+"""What generated scripts import: kernel lookup, checks, SPMD/lane drivers, group dispatch.
+
+Kept small on purpose: op semantics live in :mod:`.kernels`, the AIC/AIV
+simulator in :mod:`.crosscore`; this module only glues them to the code that
+:mod:`.codegen` writes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from . import context, crosscore
+from .kernels import KERNELS, NEEDS_RESULT_TYPE as _KERNEL_RTYPE, NOOPS, ResultType
+from .values import DTYPES, get_valid, with_valid
+
+__all__ = [
+    "ResultType",
+    "NEEDS_RESULT_TYPE",
+    "kernel",
+    "dtype",
+    "check_value",
+    "with_valid",
+    "scalar_arg",
+    "dim",
+    "scalar_cast",
+    "fail",
+    "missing_function",
+    "spmd_blocks",
+    "run_spmd",
+    "split_aiv_lanes",
+    "run_group",
+    "group_launcher",
+    "ExecutionError",
+    "ShapeCheckError",
+]
+
+NEEDS_RESULT_TYPE = frozenset(_KERNEL_RTYPE) | {"tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"}
+
+
+class ExecutionError(RuntimeError):
+    """A failure the IR itself causes (unsupported op, missing function, bad yield ...)."""
+
+    kind = "runtime"
+
+
+class UnsupportedOpError(ExecutionError):
+    kind = "unsupported-op"
+
+
+class ShapeCheckError(ExecutionError):
+    kind = "shape-mismatch"
+
+
+class DtypeCheckError(ExecutionError):
+    kind = "dtype-mismatch"
+
+
+def _noop(*_args: Any, **_kwargs: Any) -> None:
+    return None
+
+
+def kernel(name: str) -> Callable[..., Any]:
+    if name in OVERRIDES:
+        return OVERRIDES[name]
+    k = KERNELS.get(name)
+    if k is not None:
+        return k
+    if name in NOOPS:
+        return _noop
+
+    def unsupported(*_args: Any, **_kwargs: Any) -> Any:
+        raise UnsupportedOpError(f"op '{name}' has no PyTorch kernel in pypto-lsp yet")
+
+    return unsupported
+
+
+def dtype(name: str) -> torch.dtype:
+    return DTYPES.get(name, torch.float32)
+
+
+def check_value(value: Any, shape: tuple[Any, ...], dt: torch.dtype, valid: tuple[Any, ...] | None, name: str) -> Any:
+    """After an assignment to a Tensor/Tile-typed name: type, shape and dtype as annotated."""
+    if not isinstance(value, torch.Tensor):
+        raise ShapeCheckError(f"'{name}' should be a tensor of shape {list(shape)}, got {type(value).__name__}")
+    vs = value.shape
+    if len(vs) != len(shape):
+        raise ShapeCheckError(f"shape mismatch for '{name}': annotated {_fmt(shape)}, computed {list(vs)}")
+    for a, b in zip(vs, shape, strict=True):
+        if b is not None and a != b:
+            raise ShapeCheckError(f"shape mismatch for '{name}': annotated {_fmt(shape)}, computed {list(vs)}")
+    if value.dtype != dt:
+        raise DtypeCheckError(f"dtype mismatch for '{name}': annotated {_dt_name(dt)}, computed {_dt_name(value.dtype)}")
+    if valid is not None:
+        return with_valid(value, tuple(valid))
+    return value
+
+
+def _fmt(shape: tuple[Any, ...]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _dt_name(dt: torch.dtype) -> str:
+    return str(dt).replace("torch.", "")
+
+
+def scalar_arg(v: Any) -> Any:
+    if isinstance(v, torch.Tensor) and v.numel() == 1:
+        return v.item()
+    return v
+
+
+def dim(t: Any, axis: int) -> int:
+    return int(t.shape[axis])
+
+
+def scalar_cast(v: Any, dt: str) -> Any:
+    if isinstance(v, torch.Tensor):
+        v = v.item()
+    if dt == "BOOL":
+        return bool(v)
+    if dt.startswith(("INT", "UINT")) or dt == "INDEX":
+        return int(v)
+    return float(v)
+
+
+def fail(message: str) -> Any:
+    raise ExecutionError(message)
+
+
+def missing_function(name: str) -> Any:
+    raise ExecutionError(f"call to undefined function '{name}'")
+
+
+# ---------------------------------------------------------------------- SPMD
+
+
+def spmd_blocks(n: Any) -> Iterator[int]:
+    """``for i in pl.spmd(N)``: run the body once per block with get_block_idx() = i.
+
+    DIVERGENCE: the reference runs only block 0 (get_block_idx() is constant 0),
+    so programs with more than one block can never match their golden there.
+    """
+    count = int(n)
+    for i in range(count):
+        with context.spmd_block(i, count):
+            yield i
+
+
+def run_spmd(fn: Callable[..., Any], n: Any, args: tuple[Any, ...]) -> Any:
+    """A call with ``attrs={"core_num": N}``: every block, sequentially; returns block 0's value."""
+    result = None
+    count = int(n)
+    for i in range(count):
+        with context.spmd_block(i, count):
+            r = fn(*args)
+        if i == 0:
+            result = r
+    return result
+
+
+# ---------------------------------------------------------------------- split_aiv regions
+
+
+class _SplitAivState(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[dict[str, Any]] = []
+
+
+_split_state = _SplitAivState()
+
+
+def split_aiv_lanes(n: Any, mode: int) -> Iterator[int]:
+    """``for lane in pl.split_aiv(2, mode=...)``: the per-lane AIV region of an authored split.
+
+    Lanes run one after the other. ``tile.aiv_shard`` hands each lane its part
+    of a whole tile; ``tile.aic_gather`` writes the lane's part into a tile
+    shared by all lanes of this region run, complete once the last lane is done
+    (the value is read after the loop, on the cube side).
+    """
+    count = int(n)
+    frame: dict[str, Any] = {"mode": mode, "lanes": count, "gather": {}}
+    _split_state.stack.append(frame)
+    try:
+        for lane in range(count):
+            frame["lane"] = lane
+            with context.subblock(lane):
+                yield lane
+    finally:
+        _split_state.stack.pop()
+
+
+def _axis_of(mode: int) -> int:
+    return 1 if mode in (2, 4) else 0
+
+
+def _lane_part(whole_extent: int, lanes: int, lane: int) -> tuple[int, int]:
+    size = -(-whole_extent // lanes)
+    start = min(lane * size, whole_extent)
+    return start, min(size, whole_extent - start)
+
+
+def aiv_shard(t: torch.Tensor, *_args: Any, split: Any = None, lane_stride: Any = None, _rtype: ResultType | None = None, **_kw: Any) -> Any:
+    if not _split_state.stack:
+        return t  # outside a split region the whole tile is the lane's tile
+    frame = _split_state.stack[-1]
+    mode = int(split) if isinstance(split, int) and split else frame["mode"]
+    axis = _axis_of(mode)
+    extent = t.shape[axis]
+    if _rtype is not None and _rtype.shape is not None:
+        part = int(_rtype.shape[axis])
+        start = frame["lane"] * part
+    else:
+        start, part = _lane_part(extent, frame["lanes"], frame["lane"])
+    piece = t.narrow(axis, min(start, extent), max(0, min(part, extent - start))).clone()
+    v = get_valid(t)
+    if v is not None:
+        vv = list(v)
+        vv[axis] = max(0, min(part, v[axis] - start))
+        piece = with_valid(piece, tuple(vv))
+    return piece
+
+
+def aic_gather(t: torch.Tensor, *_args: Any, split: Any = None, _site: int = 0, _rtype: ResultType | None = None, **_kw: Any) -> Any:
+    if not _split_state.stack:
+        return t
+    frame = _split_state.stack[-1]
+    mode = int(split) if isinstance(split, int) and split else frame["mode"]
+    axis = _axis_of(mode)
+    buf = frame["gather"].get(_site)
+    if buf is None:
+        shape = list(t.shape)
+        if _rtype is not None and _rtype.shape is not None:
+            shape = [int(d) for d in _rtype.shape]
+        else:
+            shape[axis] *= frame["lanes"]
+        buf = torch.zeros(shape, dtype=t.dtype)
+        frame["gather"][_site] = buf
+    part = t.shape[axis]
+    start = frame["lane"] * part
+    n = max(0, min(part, buf.shape[axis] - start))
+    buf.narrow(axis, start, n).copy_(t.narrow(axis, 0, n))
+    return buf
+
+
+OVERRIDES: dict[str, Callable[..., Any]] = {
+    "tile.aiv_shard": aiv_shard,
+    "tensor.aiv_shard": aiv_shard,
+    "tile.aic_gather": aic_gather,
+    "tensor.aic_gather": aic_gather,
+}
+
+
+# ---------------------------------------------------------------------- groups
+
+
+def run_group(name: str, aic: Callable[..., Any], aiv: Callable[..., Any], args: tuple[Any, ...], *, split: int, dual_aiv_dispatch: bool) -> Any:
+    return crosscore.run_group(name, aic, aiv, args, split=split, dual_aiv_dispatch=dual_aiv_dispatch)
+
+
+def group_launcher(name: str, aic: Callable[..., Any], aiv: Callable[..., Any], split: int, dual_aiv_dispatch: bool) -> Callable[..., Any]:
+    def launch(*args: Any) -> Any:
+        return run_group(name, aic, aiv, args, split=split, dual_aiv_dispatch=dual_aiv_dispatch)
+
+    return launch

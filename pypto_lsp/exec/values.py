@@ -1,0 +1,106 @@
+"""Runtime value helpers: IR dtype names -> torch dtypes, and valid-region metadata.
+
+Every tile/tensor at run time is a plain ``torch.Tensor``. The *valid region* of a
+value (``pl.TileView(valid_shape=...)`` / ``pl.TensorView(valid_shape=...)``) is an
+origin-anchored box ``[0, v0) x [0, v1) x ...`` kept as the Python attribute
+``_pl_valid`` on the tensor object. It is never stored on a tensor in place:
+:func:`with_valid` attaches it to a fresh alias (``t.view_as(t)``, same storage),
+so another name bound to the original object keeps its own metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+__all__ = ["DTYPES", "torch_dtype", "get_valid", "with_valid", "valid_or_shape", "valid_box"]
+
+_VALID_ATTR = "_pl_valid"
+
+DTYPES: dict[str, torch.dtype] = {
+    "BOOL": torch.bool,
+    "INT8": torch.int8,
+    "INT16": torch.int16,
+    "INT32": torch.int32,
+    "INT64": torch.int64,
+    "UINT8": torch.uint8,
+    # torch has no (usable) unsigned 16/32/64-bit dtypes: widen like the reference.
+    "UINT16": torch.int32,
+    "UINT32": torch.int64,
+    "UINT64": torch.int64,
+    "INDEX": torch.int64,
+    "FP16": torch.float16,
+    "BF16": torch.bfloat16,
+    "FP32": torch.float32,
+    # No torch equivalent: the reference falls back to float32 for these.
+    "INT4": torch.float32,
+    "UINT4": torch.float32,
+    "FP4": torch.float32,
+    "FP8E4M3FN": torch.float32,
+    "FP8E5M2": torch.float32,
+    "FP8E8M0": torch.float32,
+    "HF4": torch.float32,
+    "HF8": torch.float32,
+    "TASK_ID": torch.float32,
+}
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """The torch dtype of an IR dtype name (``"FP32"``, ``"pl.BF16"``, ``"bfloat16"`` ...).
+
+    Raises KeyError for an unknown name (the reference silently uses float32).
+    """
+    key = name.rsplit(".", 1)[-1].upper()
+    aliases = {"BFLOAT16": "BF16", "FLOAT32": "FP32", "FLOAT16": "FP16"}
+    key = aliases.get(key, key)
+    return DTYPES[key]
+
+
+def _norm(shape: Sequence[Any] | None) -> tuple[int, ...] | None:
+    if shape is None:
+        return None
+    return tuple(int(s) for s in shape)
+
+
+def get_valid(t: Any) -> tuple[int, ...] | None:
+    """The valid region attached to ``t`` (None: the whole tensor is valid)."""
+    return getattr(t, _VALID_ATTR, None)
+
+
+def with_valid(t: torch.Tensor, shape: Sequence[Any] | None) -> torch.Tensor:
+    """``t`` with valid region ``shape`` attached (on a fresh alias unless already so).
+
+    A valid region equal to ``t.shape`` is stored as None (= whole tensor).
+    """
+    if not isinstance(t, torch.Tensor):
+        return t
+    norm = _norm(shape)
+    if norm is not None and norm == tuple(t.shape):
+        norm = None
+    if getattr(t, _VALID_ATTR, None) == norm:
+        return t
+    alias = t.view_as(t)
+    if norm is not None:
+        setattr(alias, _VALID_ATTR, norm)
+    return alias
+
+
+def valid_or_shape(t: torch.Tensor) -> tuple[int, ...]:
+    """The valid region of ``t``, or its full shape when none is attached."""
+    v = get_valid(t)
+    return tuple(t.shape) if v is None else v
+
+
+def valid_box(t: torch.Tensor) -> tuple[int, ...]:
+    """Like :func:`valid_or_shape` but sanitised: same rank as ``t``, each extent in [0, dim].
+
+    A valid region of a different rank than the tensor (a mis-annotated value)
+    is ignored.
+    """
+    v = get_valid(t)
+    shape = tuple(t.shape)
+    if v is None or len(v) != len(shape):
+        return shape
+    return tuple(max(0, min(int(a), b)) for a, b in zip(v, shape, strict=True))

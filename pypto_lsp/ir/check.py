@@ -1,0 +1,445 @@
+"""Static checks on a parsed Program: what can be found wrong without running anything.
+
+Every finding is a :class:`Diagnostic` with a stable ``code`` and a message that
+says what to do. The op catalogue is the only source of op facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import catalogue
+from . import diagnostics as D
+from .model import (
+    Assign,
+    BinOp,
+    Const,
+    DictExpr,
+    DTypeRef,
+    EnumRef,
+    Expr,
+    ExprStmt,
+    For,
+    FuncCall,
+    Function,
+    If,
+    Intrinsic,
+    ListExpr,
+    Name,
+    OpCall,
+    Program,
+    Return,
+    ScalarType,
+    Scope,
+    Span,
+    Stmt,
+    Subscript,
+    Target,
+    TensorType,
+    TileType,
+    TupleExpr,
+    Type,
+    UnaryOp,
+    Unpack,
+    While,
+    Yield,
+    entry_function,
+    walk_stmts,
+)
+
+FREE_VAR_MARK = "__FREE_VAR"
+
+# result rules whose shape/dtype we can compare with an annotation
+_RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast", "load", "slice", "create", "reshape"}
+
+
+def check_program(program: Program, entry: str | None = None) -> list[D.Diagnostic]:
+    """All static diagnostics for ``program`` (parse diagnostics are not repeated here)."""
+    out: list[D.Diagnostic] = []
+    if not program.functions:
+        out.append(D.error(program.span, "no-functions", "the dump defines no function"))
+        return out
+    if entry is not None:
+        if program.function(entry) is None:
+            out.append(D.error(Span(1, 0, 1, 1), "no-entry", f"entry function '{entry}' is not defined in this dump"))
+    elif entry_function(program) is None:
+        out.append(
+            D.error(
+                program.functions[0].name_span,
+                "no-entry",
+                f"program '{program.name}' has {len(program.functions)} functions but no Orchestration function to run",
+                "PyPTO runs the first Orchestration function by name; pass --entry NAME to choose one",
+            )
+        )
+    for fn in program.functions:
+        _FunctionChecker(program, fn, out).run()
+    _check_groups(program, out)
+    return out
+
+
+def _exprs_of(s: Stmt) -> Iterator[Expr]:
+    if isinstance(s, Assign | Unpack | ExprStmt):
+        yield s.value
+    elif isinstance(s, Yield | Return):
+        yield from s.values
+    elif isinstance(s, For):
+        yield s.stop
+        if s.start is not None:
+            yield s.start
+        if s.step is not None:
+            yield s.step
+        yield from s.init_values
+    elif isinstance(s, While):
+        yield s.cond
+        yield from s.init_values
+    elif isinstance(s, If):
+        yield s.cond
+    elif isinstance(s, Scope):
+        yield from s.args
+        for k, v in s.kwargs.items():
+            if k not in ("optimizations", "deps", "no_dep_args", "dumps"):
+                yield v
+
+
+def _subexprs(e: Expr, skip_attrs: bool = True) -> Iterator[Expr]:
+    """Like walk_expr, but does not descend into ``attrs={...}`` metadata dicts."""
+    yield e
+    if isinstance(e, BinOp):
+        yield from _subexprs(e.left)
+        yield from _subexprs(e.right)
+    elif isinstance(e, UnaryOp):
+        yield from _subexprs(e.operand)
+    elif isinstance(e, ListExpr | TupleExpr):
+        for i in e.items:
+            yield from _subexprs(i)
+    elif isinstance(e, DictExpr):
+        for v in e.values:
+            yield from _subexprs(v)
+    elif isinstance(e, Subscript):
+        yield from _subexprs(e.value)
+        yield from _subexprs(e.index)
+    elif isinstance(e, Intrinsic):
+        for i in e.args:
+            yield from _subexprs(i)
+    elif isinstance(e, OpCall):
+        for i in e.args:
+            yield from _subexprs(i)
+        for v in e.kwargs.values():
+            yield from _subexprs(v)
+    elif isinstance(e, FuncCall):
+        for i in e.args:
+            yield from _subexprs(i)
+        for k, v in e.kwargs.items():
+            if not (skip_attrs and k == "attrs"):
+                yield from _subexprs(v)
+
+
+def _targets(s: Stmt) -> list[Target]:
+    if isinstance(s, Assign):
+        return [s.target]
+    if isinstance(s, Unpack | Yield):
+        return list(s.targets)
+    if isinstance(s, For):
+        return ([s.var] if s.var else []) + list(s.iter_args)
+    if isinstance(s, While):
+        return list(s.iter_args)
+    if isinstance(s, Scope) and s.as_name is not None:
+        return [s.as_name]
+    return []
+
+
+def _static_dims(dims: list[Expr]) -> list[int] | None:
+    out = []
+    for d in dims:
+        v = _const_int(d)
+        if v is None:
+            return None
+        out.append(v)
+    return out
+
+
+def _const_int(e: Expr) -> int | None:
+    if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    if isinstance(e, BinOp) and e.op in ("+", "-", "*", "//"):
+        a, b = _const_int(e.left), _const_int(e.right)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        return a // b if b else None
+    return None
+
+
+class _FunctionChecker:
+    def __init__(self, program: Program, fn: Function, out: list[D.Diagnostic]) -> None:
+        self.program = program
+        self.fn = fn
+        self.out = out
+        self.types: dict[str, Type] = {}
+        self.defined: set[str] = {p.name for p in fn.params} | set(program.dynamic_dims)
+        for p in fn.params:
+            if p.type is not None:
+                self.types[p.name] = p.type
+            if isinstance(p.type, TensorType | TileType):
+                for d in p.type.shape:
+                    if isinstance(d, Name):
+                        self.defined.add(d.id)  # implicit dynamic dim (upstream creates it on load)
+        for s in walk_stmts(fn.body):
+            for t in _targets(s):
+                self.defined.add(t.name)
+                if t.type is not None:
+                    self.types.setdefault(t.name, t.type)
+        self._iter_arg_types()
+
+    def _iter_arg_types(self) -> None:
+        """iter_args print without annotations: take the loop's return-var type, else the init's."""
+        from .parser import trailing_yield
+
+        for s in walk_stmts(self.fn.body):
+            if isinstance(s, For | While) and s.iter_args:
+                y = trailing_yield(s.body)
+                for i, t in enumerate(s.iter_args):
+                    if t.name in self.types:
+                        continue
+                    if y is not None and i < len(y.targets) and y.targets[i].type is not None:
+                        self.types[t.name] = y.targets[i].type  # type: ignore[assignment]
+                    elif i < len(s.init_values) and isinstance(s.init_values[i], Name):
+                        init = s.init_values[i]
+                        assert isinstance(init, Name)
+                        if init.id in self.types:
+                            self.types[t.name] = self.types[init.id]
+
+    def run(self) -> None:
+        for s in walk_stmts(self.fn.body):
+            for e in _exprs_of(s):
+                for sub in _subexprs(e):
+                    self.expr(sub, s)
+            if isinstance(s, Assign):
+                self.annotation(s)
+            if isinstance(s, While) and s.ssa:
+                self.while_yield(s)
+            if isinstance(s, If):
+                self.if_yields(s)
+
+    def add(self, d: D.Diagnostic) -> None:
+        self.out.append(d)
+
+    def expr(self, e: Expr, stmt: Stmt) -> None:
+        if isinstance(e, Name):
+            if e.id.endswith(FREE_VAR_MARK) or FREE_VAR_MARK in e.id:
+                self.add(
+                    D.error(
+                        e.span,
+                        "free-var",
+                        f"'{e.id}' is used but never defined in '{self.fn.name}': the printer marks such uses with {FREE_VAR_MARK}",
+                        "a pass left a reference to a variable of another scope; this dump cannot run",
+                    )
+                )
+            elif e.id not in self.defined:
+                self.add(D.error(e.span, "undefined-name", f"undefined name '{e.id}' in function '{self.fn.name}'"))
+        elif isinstance(e, OpCall):
+            self.op_call(e)
+        elif isinstance(e, FuncCall):
+            callee = self.program.function(e.func)
+            if callee is None:
+                self.add(D.error(e.name_span, "undefined-function", f"call to undefined function '{e.func}'"))
+            else:
+                extra = {k for k in e.kwargs if k not in ("attrs", "device", "deps", "core_num", "sync_start", "name_hint", "task_id")}
+                if extra:
+                    self.add(D.warning(e.span, "unknown-keyword", f"unexpected keyword(s) {sorted(extra)} in call to '{e.func}'"))
+                if len(e.args) != len(callee.params):
+                    self.add(
+                        D.error(
+                            e.span,
+                            "wrong-arity",
+                            f"'{e.func}' takes {len(callee.params)} arguments, called with {len(e.args)}",
+                        )
+                    )
+        elif isinstance(e, Intrinsic) and e.name in ("min", "max") and len(e.args) != 2:
+            self.add(D.error(e.span, "wrong-arity", f"pl.{e.name} takes 2 arguments, got {len(e.args)}"))
+
+    def op_call(self, e: OpCall) -> None:
+        spec = catalogue.lookup(e.op)
+        if spec is None:
+            self.add(D.error(e.name_span, "unknown-op", f"unknown op '{e.printed}'", "not an op PyPTO registers; check the spelling"))
+            return
+        n = len(e.args)
+        if not spec.variadic and not (spec.min_args <= n <= len(spec.params)):
+            want = str(spec.min_args) if spec.min_args == len(spec.params) else f"{spec.min_args} to {len(spec.params)}"
+            self.add(
+                D.error(
+                    e.span,
+                    "wrong-arity",
+                    f"'{e.op}' takes {want} positional arguments ({', '.join(spec.params)}), got {n}",
+                )
+            )
+        for k, v in e.kwargs.items():
+            if k not in spec.kwargs:
+                self.add(D.error(v.span, "unknown-keyword", f"'{e.op}' has no keyword '{k}'", f"accepted: {', '.join(spec.kwargs) or 'none'}"))
+        if spec.status == "unsupported":
+            self.add(
+                D.warning(
+                    e.name_span,
+                    "unsupported-op",
+                    f"'{e.op}' is a valid op but pypto-lsp cannot execute it yet; a run that reaches it fails here",
+                )
+            )
+
+    # ------------------------------------------------------------------ annotation vs op result
+
+    def _shape_of(self, e: Expr) -> tuple[list[int] | None, str | None]:
+        if isinstance(e, Name):
+            t = self.types.get(e.id)
+            if isinstance(t, TensorType | TileType):
+                return _static_dims(t.shape), t.dtype
+            if isinstance(t, ScalarType):
+                return None, t.dtype
+        return None, None
+
+    def annotation(self, s: Assign) -> None:
+        t = s.target.type
+        v = s.value
+        if not isinstance(t, TensorType | TileType) or not isinstance(v, OpCall):
+            return
+        spec = catalogue.lookup(v.op)
+        if spec is None or spec.result not in _RULES_CHECKED:
+            return
+        declared = _static_dims(t.shape)
+        shape: list[int] | None = None
+        dtype: str | None = None
+        a0_shape, a0_dtype = self._shape_of(v.args[0]) if v.args else (None, None)
+        rule = spec.result
+        if rule in ("same", "binary"):
+            shape, dtype = a0_shape, a0_dtype
+            if rule == "binary" and len(v.args) > 1:
+                a1_shape, _ = self._shape_of(v.args[1])
+                if shape is not None and a1_shape is not None and len(shape) == len(a1_shape):
+                    shape = [max(x, y) if 1 in (x, y) else x for x, y in zip(shape, a1_shape, strict=True)]
+        elif rule == "row_reduce" and a0_shape:
+            shape, dtype = a0_shape[:-1] + [1], a0_dtype
+        elif rule == "col_reduce" and a0_shape and len(a0_shape) >= 2:
+            shape, dtype = a0_shape[:-2] + [1, a0_shape[-1]], a0_dtype
+        elif rule == "cast":
+            shape = a0_shape
+            tt = v.kwargs.get("target_type")
+            dtype = tt.name if isinstance(tt, DTypeRef) else None
+        elif rule == "load" and len(v.args) > 2 and isinstance(v.args[2], ListExpr):
+            shape, dtype = _static_dims(v.args[2].items), a0_dtype
+        elif rule in ("slice", "reshape") and len(v.args) > 1 and isinstance(v.args[1], ListExpr):
+            shape, dtype = _static_dims(v.args[1].items), a0_dtype
+        elif rule == "create" and v.args and isinstance(v.args[0], ListExpr):
+            shape = _static_dims(v.args[0].items)
+            dk = v.kwargs.get("dtype")
+            dtype = dk.name if isinstance(dk, DTypeRef) else None
+        elif rule == "matmul" and len(v.args) >= 2:
+            b_shape, b_dtype = self._shape_of(v.args[1])
+            if a0_shape and b_shape and len(a0_shape) >= 2 and len(b_shape) >= 2:
+                at = _truthy(v.kwargs.get("a_trans"))
+                bt = _truthy(v.kwargs.get("b_trans"))
+                m = a0_shape[-1] if at else a0_shape[-2]
+                n = b_shape[-2] if bt else b_shape[-1]
+                shape = a0_shape[:-2] + [m, n]
+            od = v.kwargs.get("out_dtype")
+            if isinstance(od, DTypeRef):
+                dtype = od.name
+        if shape is not None and declared is not None:
+            # flattening passes (FlattenTileNdTo2D) legitimately change rank: compare element counts then
+            if len(shape) != len(declared):
+                if _prod(shape) != _prod(declared) and rule in ("same", "binary", "cast"):
+                    self._mismatch(s, "shape", declared, shape, v.op)
+            elif shape != declared and rule not in ("load",):
+                self._mismatch(s, "shape", declared, shape, v.op)
+            elif shape != declared and rule == "load" and _prod(shape) != _prod(declared):
+                self._mismatch(s, "shape", declared, shape, v.op)
+        if dtype is not None and t.dtype != dtype and rule in ("cast", "create") and not _dtype_compatible(rule, dtype, t.dtype):
+            self._mismatch(s, "dtype", t.dtype, dtype, v.op)
+
+    def _mismatch(self, s: Assign, what: str, declared: object, computed: object, op: str) -> None:
+        self.add(
+            D.error(
+                s.target.span,
+                f"{what}-mismatch",
+                f"'{s.target.name}' is annotated with {what} {declared} but '{op}' produces {computed}",
+                "the annotation and the op disagree: one of them is wrong in this pass",
+            )
+        )
+
+    # ------------------------------------------------------------------ structured yields
+
+    def while_yield(self, s: While) -> None:
+        from .parser import trailing_yield
+
+        y = trailing_yield(s.body)
+        if len(s.iter_args) != len(s.init_values):
+            self.add(D.error(s.span, "iter-args-mismatch", f"pl.while_ declares {len(s.iter_args)} iter_args but {len(s.init_values)} init values"))
+        if s.iter_args and y is None:
+            self.add(D.error(s.span, "missing-yield", "a pl.while_ loop with iter_args must end with pl.yield_(...)"))
+        elif y is not None and len(y.values) != len(s.iter_args):
+            self.add(D.error(y.span, "yield-mismatch", f"pl.yield_ gives {len(y.values)} values for {len(s.iter_args)} iter_args"))
+
+    def if_yields(self, s: If) -> None:
+        from .parser import trailing_yield
+
+        a, b = trailing_yield(s.then), trailing_yield(s.orelse) if s.orelse else None
+        if a is not None and a.targets and s.orelse and b is None:
+            self.add(D.error(s.span, "missing-yield", "the else branch must yield the if's return values too"))
+        if a is not None and b is not None and len(a.values) != len(b.values):
+            self.add(D.error(b.span, "yield-mismatch", f"branches yield {len(a.values)} and {len(b.values)} values"))
+        for y in (a, b):
+            if y is not None and y.targets and len(y.targets) != len(y.values):
+                self.add(D.error(y.span, "yield-mismatch", f"pl.yield_ gives {len(y.values)} values for {len(y.targets)} return variables"))
+
+
+def _truthy(e: Expr | None) -> bool:
+    return isinstance(e, Const) and bool(e.value)
+
+
+def _prod(xs: list[int]) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def _dtype_compatible(rule: str, computed: str, declared: str) -> bool:
+    # INDEX and INT64 share a representation; BOOL masks may be declared UINT8
+    same = {frozenset({"INDEX", "INT64"}), frozenset({"BOOL", "UINT8"})}
+    return frozenset({computed, declared}) in same
+
+
+def _check_groups(program: Program, out: list[D.Diagnostic]) -> None:
+    for g in program.functions:
+        if g.kind != "Group":
+            continue
+        aic = program.function(g.name + "_aic")
+        aiv = program.function(g.name + "_aiv")
+        if (aic is None) != (aiv is None):
+            missing = g.name + ("_aic" if aic is None else "_aiv")
+            out.append(
+                D.warning(
+                    g.name_span,
+                    "group-pairing",
+                    f"Group '{g.name}' has no '{missing}': its body runs on one thread, and cross-core pops may deadlock",
+                )
+            )
+        for member in (aic, aiv):
+            if member is not None and len(member.params) != len(g.params):
+                out.append(
+                    D.warning(
+                        member.name_span,
+                        "group-signature",
+                        f"'{member.name}' takes {len(member.params)} parameters but Group '{g.name}' passes {len(g.params)}",
+                    )
+                )
+        if aic is not None and aic.kind not in ("AIC", "InCore", "Opaque"):
+            out.append(D.warning(aic.name_span, "group-pairing", f"'{aic.name}' is paired as the cube kernel of '{g.name}' but is {aic.kind}"))
+        if aiv is not None and aiv.kind not in ("AIV", "InCore", "Opaque"):
+            out.append(D.warning(aiv.name_span, "group-pairing", f"'{aiv.name}' is paired as the vector kernel of '{g.name}' but is {aiv.kind}"))
+
+
+_ = (EnumRef,)

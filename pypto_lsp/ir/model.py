@@ -1,0 +1,440 @@
+"""Typed IR for PyPTO pass dumps.
+
+Every node carries a :class:`Span` with 1-based lines and 0-based columns (as
+Python's ``ast`` reports them). The model is plain data: no torch, no LSP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @staticmethod
+    def of(node: object) -> Span:
+        line = getattr(node, "lineno", 1) or 1
+        col = getattr(node, "col_offset", 0) or 0
+        end_line = getattr(node, "end_lineno", None) or line
+        end_col = getattr(node, "end_col_offset", None)
+        if end_col is None:
+            end_col = col + 1
+        return Span(line, col, end_line, end_col)
+
+
+NOWHERE = Span(1, 0, 1, 1)
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(slots=True)
+class Name:
+    id: str
+    span: Span
+
+
+@dataclass(slots=True)
+class Const:
+    """A literal. ``dtype`` is set for ``pl.const(v, pl.T)``; bare ints are INDEX, floats FP32."""
+
+    value: int | float | bool | str | None
+    span: Span
+    dtype: str | None = None
+
+
+@dataclass(slots=True)
+class DTypeRef:
+    """``pl.FP32`` and friends."""
+
+    name: str
+    span: Span
+
+
+@dataclass(slots=True)
+class EnumRef:
+    """``pl.Mem.Vec``, ``pl.PadValue.zero``, ``pl.adir.input`` ... (``enum`` is the middle segment)."""
+
+    enum: str
+    member: str
+    span: Span
+
+
+@dataclass(slots=True)
+class BinOp:
+    op: str  # python operator symbol: + - * / // % ** & | ^ << >> == != < <= > >= and or
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class UnaryOp:
+    op: str  # "-", "~", "not", "+"
+    operand: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class ListExpr:
+    """MakeTuple: shapes, offsets and tuples print as Python lists."""
+
+    items: list[Expr]
+    span: Span
+
+
+@dataclass(slots=True)
+class TupleExpr:
+    items: list[Expr]
+    span: Span
+
+
+@dataclass(slots=True)
+class DictExpr:
+    keys: list[Expr]
+    values: list[Expr]
+    span: Span
+
+
+@dataclass(slots=True)
+class Subscript:
+    """TupleGetItem: ``x[0]``."""
+
+    value: Expr
+    index: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class Intrinsic:
+    """Scalar built-ins: ``pl.min``, ``pl.max``, ``pl.cast``, ``abs``."""
+
+    name: str  # "min" | "max" | "cast" | "abs"
+    args: list[Expr]
+    span: Span
+
+
+@dataclass(slots=True)
+class OpCall:
+    """A registered op: ``pl.tile.load(...)``; ``op`` is the IR name (``tile.and`` for ``pl.tile.and_``)."""
+
+    op: str
+    printed: str  # as written, e.g. "pl.tile.and_"
+    args: list[Expr]
+    kwargs: dict[str, Expr]
+    span: Span
+    name_span: Span
+    attrs: DictExpr | None = None
+
+
+@dataclass(slots=True)
+class FuncCall:
+    """``self.f(args, attrs={...}, device=...)`` or ``pl.submit(self.f, ...)``."""
+
+    func: str
+    args: list[Expr]
+    kwargs: dict[str, Expr]
+    span: Span
+    name_span: Span
+    submit: str | None = None  # "submit" | "spmd_submit" for task launches
+
+
+Expr = Union[
+    Name,
+    Const,
+    DTypeRef,
+    EnumRef,
+    BinOp,
+    UnaryOp,
+    ListExpr,
+    TupleExpr,
+    DictExpr,
+    Subscript,
+    Intrinsic,
+    OpCall,
+    FuncCall,
+]
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(slots=True)
+class MemRefInfo:
+    base: str | None  # variable name or string base
+    offset: Expr | None
+    size: Expr | None
+    span: Span
+
+
+@dataclass(slots=True)
+class TensorType:
+    shape: list[Expr]
+    dtype: str
+    span: Span
+    valid_shape: list[Expr] | None = None
+    layout: str | None = None  # TensorLayout member, e.g. "ND" / "DN"
+    memref: MemRefInfo | None = None
+    distributed: bool = False
+
+
+@dataclass(slots=True)
+class TileType:
+    shape: list[Expr]
+    dtype: str
+    span: Span
+    memspace: str | None = None
+    valid_shape: list[Expr] | None = None
+    memref: MemRefInfo | None = None
+    blayout: str | None = None
+
+
+@dataclass(slots=True)
+class ScalarType:
+    dtype: str
+    span: Span
+
+
+@dataclass(slots=True)
+class TupleType:
+    items: list[Type]
+    span: Span
+
+
+@dataclass(slots=True)
+class ArrayType:
+    shape: list[Expr]
+    dtype: str
+    span: Span
+
+
+@dataclass(slots=True)
+class OpaqueType:
+    """``pl.Ptr``, ``pl.MemRefType``, ``pl.UnknownType`` ... (no numeric content)."""
+
+    name: str
+    span: Span
+
+
+Type = Union[TensorType, TileType, ScalarType, TupleType, ArrayType, OpaqueType]
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass(slots=True)
+class Target:
+    name: str
+    span: Span
+    type: Type | None = None
+
+
+@dataclass(slots=True)
+class Assign:
+    target: Target
+    value: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class Unpack:
+    """``a, b = expr`` (task launches return ``(result, task_id)``)."""
+
+    targets: list[Target]
+    value: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class Yield:
+    """``pl.yield_(...)``; ``targets`` are the enclosing loop/if's return variables."""
+
+    targets: list[Target]
+    values: list[Expr]
+    span: Span
+
+
+@dataclass(slots=True)
+class ExprStmt:
+    value: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class Return:
+    values: list[Expr]
+    span: Span
+
+
+@dataclass(slots=True)
+class Break:
+    span: Span
+
+
+@dataclass(slots=True)
+class Continue:
+    span: Span
+
+
+@dataclass(slots=True)
+class Pass:
+    span: Span
+
+
+@dataclass(slots=True)
+class For:
+    """``for v[, (iter_args)] in pl.<kind>(...)``.
+
+    ``kind``: range | parallel | unroll | pipeline | spmd | split_aiv.
+    For spmd, ``stop`` is the block count; for split_aiv, the lane count.
+    """
+
+    kind: str
+    var: Target | None
+    iter_args: list[Target]
+    start: Expr | None
+    stop: Expr
+    step: Expr | None
+    init_values: list[Expr]
+    body: list[Stmt]
+    span: Span
+    kwargs: dict[str, Expr] = field(default_factory=dict)
+    header_span: Span = NOWHERE
+
+
+@dataclass(slots=True)
+class While:
+    """Plain ``while cond:`` (pre-SSA) or SSA ``for (a, b) in pl.while_(init_values=...)``."""
+
+    cond: Expr
+    iter_args: list[Target]
+    init_values: list[Expr]
+    body: list[Stmt]
+    span: Span
+    ssa: bool = False
+    cond_span: Span = NOWHERE
+
+
+@dataclass(slots=True)
+class If:
+    cond: Expr
+    then: list[Stmt]
+    orelse: list[Stmt]
+    span: Span
+
+
+@dataclass(slots=True)
+class Scope:
+    """``with pl.at(...)/pl.cluster()/pl.scope()/pl.spmd(...) [as x]:`` — transparent for numerics
+    except ``spmd`` (runs the body once per block)."""
+
+    kind: str
+    kwargs: dict[str, Expr]
+    args: list[Expr]
+    as_name: Target | None
+    body: list[Stmt]
+    span: Span
+
+
+@dataclass(slots=True)
+class FuncAttr:
+    attrs: DictExpr
+    span: Span
+
+
+Stmt = Union[Assign, Unpack, Yield, ExprStmt, Return, Break, Continue, Pass, For, While, If, Scope, FuncAttr]
+
+
+# --------------------------------------------------------------------------- functions / program
+
+
+@dataclass(slots=True)
+class Param:
+    name: str
+    type: Type | None
+    direction: str  # "in" | "out" | "inout"
+    span: Span
+
+
+@dataclass(slots=True)
+class Function:
+    name: str
+    kind: str  # Opaque | Orchestration | InCore | AIC | AIV | Group | Spmd | Inline | Graph
+    params: list[Param]
+    returns: list[Type]
+    body: list[Stmt]
+    span: Span
+    name_span: Span
+    level: str | None = None
+    role: str | None = None
+    attrs: dict[str, Expr] = field(default_factory=dict)
+    has_self: bool = True
+    abstract: bool = False  # body is ``...``
+
+
+@dataclass(slots=True)
+class Program:
+    name: str
+    functions: list[Function]
+    dynamic_dims: dict[str, Span]
+    span: Span
+    filename: str | None = None
+    source: str = ""
+
+    def function(self, name: str) -> Function | None:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        return None
+
+
+def entry_function(program: Program) -> Function | None:
+    """PyPTO's rule: the only function, else the first Orchestration function by name (byte order)."""
+    if len(program.functions) == 1:
+        return program.functions[0]
+    orch = sorted((f for f in program.functions if f.kind == "Orchestration"), key=lambda f: f.name.encode())
+    return orch[0] if orch else None
+
+
+def walk_stmts(body: list[Stmt]):  # type: ignore[no-untyped-def]
+    """Yield every statement in ``body``, depth first (parents before children)."""
+    for s in body:
+        yield s
+        if isinstance(s, For | While | Scope):
+            yield from walk_stmts(s.body)
+        elif isinstance(s, If):
+            yield from walk_stmts(s.then)
+            yield from walk_stmts(s.orelse)
+
+
+def walk_expr(e: Expr):  # type: ignore[no-untyped-def]
+    """Yield ``e`` and every sub-expression."""
+    yield e
+    if isinstance(e, BinOp):
+        yield from walk_expr(e.left)
+        yield from walk_expr(e.right)
+    elif isinstance(e, UnaryOp):
+        yield from walk_expr(e.operand)
+    elif isinstance(e, ListExpr | TupleExpr):
+        for i in e.items:
+            yield from walk_expr(i)
+    elif isinstance(e, DictExpr):
+        for i in e.values:
+            yield from walk_expr(i)
+    elif isinstance(e, Subscript):
+        yield from walk_expr(e.value)
+        yield from walk_expr(e.index)
+    elif isinstance(e, Intrinsic):
+        for i in e.args:
+            yield from walk_expr(i)
+    elif isinstance(e, OpCall | FuncCall):
+        for i in e.args:
+            yield from walk_expr(i)
+        for v in e.kwargs.values():
+            yield from walk_expr(v)

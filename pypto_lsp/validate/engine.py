@@ -1,0 +1,408 @@
+"""Run pass dumps against golden tensors: one :class:`FileResult` per dump, never stopping early."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType, TracebackType
+from typing import Any
+
+import torch
+
+from ..exec import codegen
+from ..exec.codegen import CodegenError, GeneratedCode
+from ..ir import diagnostics as D
+from ..ir.check import check_program
+from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
+from ..ir.parser import parse_text
+from .config import DEFAULT_ATOL, DEFAULT_RTOL, Case, discover_dumps, find_case
+from .golden import GoldenError, load_bundle
+from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Report, TensorResult
+
+ENGINE_VERSION = "1"
+_SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
+
+
+@dataclass(slots=True)
+class Compiled:
+    """A dump parsed, checked and compiled once; reused for every run of the same text."""
+
+    program: Program | None
+    diagnostics: list[D.Diagnostic]
+    generated: GeneratedCode | None
+    code: CodeType | None
+    error: ErrorInfo | None
+
+
+_COMPILED: dict[tuple[str, str | None, bool], Compiled] = {}
+_COMPILED_LOCK = threading.Lock()
+
+
+def _span_error(kind: str, message: str, span: Span | None, **detail: Any) -> ErrorInfo:
+    if span is None:
+        return ErrorInfo(kind, message, detail=detail)
+    return ErrorInfo(kind, message, span.line, span.col + 1, span.end_line, span.end_col + 1, detail=detail)
+
+
+def compile_text(text: str, filename: str | None = None, entry: str | None = None, check_shapes: bool = True) -> Compiled:
+    """Parse + static checks + codegen + ``compile``; cached by text hash."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    key = (digest, entry, check_shapes)
+    with _COMPILED_LOCK:
+        hit = _COMPILED.get(key)
+    if hit is not None:
+        return hit
+    res = parse_text(text, filename)
+    diags = list(res.diagnostics)
+    program = res.program
+    comp: Compiled
+    if program is not None:
+        diags.extend(check_program(program, entry=entry))
+    errors = [d for d in diags if d.severity == D.ERROR]
+    if program is None or errors:
+        first = errors[0] if errors else D.error(None, "parse", "cannot parse")
+        comp = Compiled(program, diags, None, None, _span_error(f"static:{first.code}", first.message, first.span))
+    else:
+        try:
+            gen = codegen.generate(program, check_shapes=check_shapes, entry=entry, filename=f"<pypto-lsp:{digest[:12]}>")
+            if gen.entry is None:
+                n = len(program.functions)
+                comp = Compiled(program, diags, gen, None, ErrorInfo("no-entry", f"program '{program.name}' has {n} functions but no Orchestration entry"))
+            else:
+                code = compile(gen.source, gen.filename, "exec")
+                comp = Compiled(program, diags, gen, code, None)
+        except CodegenError as exc:
+            comp = Compiled(program, diags, None, None, _span_error("codegen", str(exc), exc.span))
+        except (SyntaxError, RecursionError, MemoryError) as exc:
+            comp = Compiled(program, diags, None, None, ErrorInfo("codegen", f"generated code does not compile: {exc}"))
+    with _COMPILED_LOCK:
+        if len(_COMPILED) > 256:
+            _COMPILED.clear()
+        _COMPILED[key] = comp
+    return comp
+
+
+# ---------------------------------------------------------------------- error location
+
+
+def locate(exc: BaseException, gen: GeneratedCode) -> Span | None:
+    """The IR span of the innermost generated-code frame in ``exc`` or its causes."""
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and len(chain) < 8:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    for ex in reversed(chain):  # the deepest cause first
+        span = _locate_tb(ex.__traceback__, gen)
+        if span is not None:
+            return span
+    return None
+
+
+def _locate_tb(tb: TracebackType | None, gen: GeneratedCode) -> Span | None:
+    found: Span | None = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == gen.filename:
+            s = gen.ir_span(tb.tb_lineno)
+            if s is not None:
+                found = s
+        tb = tb.tb_next
+    return found
+
+
+def _error_kind(exc: BaseException) -> str:
+    k = getattr(exc, "kind", None)
+    if isinstance(k, str):
+        if type(exc).__name__ == "CrossCoreError":
+            return f"cross-core:{k}"
+        return k
+    return type(exc).__name__
+
+
+def _exc_message(exc: BaseException) -> str:
+    msg = str(exc).strip() or type(exc).__name__
+    if not isinstance(exc, RuntimeError | AssertionError) or type(exc).__name__ not in msg:
+        msg = f"{type(exc).__name__}: {msg}" if type(exc).__module__ == "builtins" else msg
+    return msg.splitlines()[0] if len(msg) > 2000 else msg
+
+
+# ---------------------------------------------------------------------- running
+
+
+def resolve_args(program: Program, entry_name: str, tensors: Mapping[str, torch.Tensor]) -> list[Any]:
+    """Entry arguments by parameter name.
+
+    Like the reference, a trailing ``__ssa_vN`` is stripped when the exact name is
+    missing; beyond it, the part before the first ``__`` is tried (``out__cg_ssa_v1``
+    -> ``out``), which the reference does not do.
+    """
+    fn = program.function(entry_name)
+    assert fn is not None
+    args = []
+    for p in fn.params:
+        candidates = [p.name, _SSA_SUFFIX.sub("", p.name), p.name.split("__")[0] if "__" in p.name.strip("_") else p.name]
+        for c in candidates:
+            if c in tensors:
+                args.append(tensors[c])
+                break
+        else:
+            if isinstance(p.type, ScalarType):
+                raise KeyError(f"no value for scalar parameter '{p.name}'; available keys: {sorted(tensors)}")
+            raise KeyError(f"cannot resolve tensor for parameter '{p.name}'; available keys: {sorted(tensors)}")
+    return args
+
+
+def _check_arg_types(program: Program, entry_name: str, args: list[Any]) -> None:
+    from ..exec.values import DTYPES
+
+    fn = program.function(entry_name)
+    assert fn is not None
+    for p, a in zip(fn.params, args, strict=True):
+        if isinstance(p.type, TensorType | TileType) and isinstance(a, torch.Tensor):
+            want = DTYPES.get(p.type.dtype)
+            if want is not None and a.dtype != want:
+                raise GoldenError(f"golden tensor for '{p.name}' is {str(a.dtype).replace('torch.', '')}, the entry declares {p.type.dtype}")
+            static = [d.value for d in p.type.shape if hasattr(d, "value") and isinstance(getattr(d, "value", None), int)]
+            if len(static) == len(p.type.shape) and list(a.shape) != static:
+                raise GoldenError(f"golden tensor for '{p.name}' has shape {list(a.shape)}, the entry declares {static}")
+
+
+def _run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
+    if not timeout:
+        return fn()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["exc"] = exc
+
+    t = threading.Thread(target=target, name="pypto-lsp-run", daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise TimeoutError(f"run did not finish within {timeout:g} s (an endless loop in the IR?)")
+    if "exc" in box:
+        raise box["exc"]
+    return box.get("value")
+
+
+def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> TensorResult:
+    """allclose semantics (|a - e| <= atol + rtol * |e|), in float64, with max abs/rel diff."""
+    a = actual.detach().to(torch.float64)
+    e = expected.detach().to(torch.float64)
+    diff = (a - e).abs()
+    nan_count = int(torch.isnan(a).sum().item())
+    if diff.numel() == 0:
+        return TensorResult(0.0, 0.0, True, nan_count)
+    max_abs = float(diff.max().item()) if not torch.isnan(diff).any() else float("nan")
+    denom = e.abs()
+    nz = denom > 0
+    max_rel = float((diff[nz] / denom[nz]).max().item()) if bool(nz.any()) else (0.0 if max_abs == 0 else float("inf"))
+    ok = bool(torch.allclose(a, e, rtol=rtol, atol=atol, equal_nan=False))
+    return TensorResult(max_abs, max_rel, ok, nan_count)
+
+
+def run_text(
+    text: str,
+    inputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    *,
+    filename: str = "<dump>",
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    entry: str | None = None,
+    timeout: float | None = None,
+    collect_stats: bool = False,
+) -> FileResult:
+    """Validate one dump text; every failure becomes a status with a located error."""
+    t0 = time.perf_counter()
+    result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
+    try:
+        comp = compile_text(text, filename, entry)
+        if comp.error is not None:
+            result.error = comp.error
+            return result
+        assert comp.generated is not None and comp.code is not None and comp.program is not None
+        gen = comp.generated
+        assert gen.entry is not None
+        result.writes = {k: [[s.line, s.end_line] for s in v] for k, v in gen.output_writes.items()}
+        run_tensors = {k: v.clone() for k, v in inputs.items()}
+        try:
+            args = resolve_args(comp.program, gen.entry, run_tensors)
+            _check_arg_types(comp.program, gen.entry, args)
+        except (KeyError, GoldenError) as exc:
+            msg = exc.args[0] if exc.args else str(exc)
+            fn = comp.program.function(gen.entry)
+            result.error = _span_error("golden", str(msg), fn.name_span if fn else None)
+            return result
+        ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
+        exec(comp.code, ns)  # our own generated code, never dump text
+        fn_obj = ns[gen.functions[gen.entry]]
+        try:
+            _run_with_timeout(lambda: fn_obj(*args), timeout)
+        except Exception as exc:  # noqa: BLE001 - every failure of the IR is a result
+            span = locate(exc, gen)
+            detail: dict[str, Any] = {}
+            for attr in ("op", "split", "lane", "role", "queue_depths"):
+                v = getattr(exc, attr, None)
+                if v is None and exc.__cause__ is not None:
+                    v = getattr(exc.__cause__, attr, None)
+                if v is not None:
+                    detail[attr] = v
+            result.error = _span_error(_error_kind(exc), _exc_message(exc), span, **detail)
+            result.error.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
+            return result
+        if not expected:
+            result.status = RAN
+            return result
+        ok = True
+        for key, exp in expected.items():
+            if key not in run_tensors:
+                result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(run_tensors)}")
+                return result
+            act = run_tensors[key]
+            if tuple(act.shape) != tuple(exp.shape):
+                result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
+                return result
+            tr = compare(act, exp, rtol, atol)
+            result.tensors[key] = tr
+            ok = ok and tr.passed
+        result.status = PASS if ok else FAIL
+        if collect_stats:
+            result.stats = {k: tensor_stats(v) for k, v in run_tensors.items()}
+        return result
+    except (RecursionError, MemoryError) as exc:
+        result.error = ErrorInfo(type(exc).__name__, f"{type(exc).__name__} while running the dump")
+        return result
+    finally:
+        result.seconds = time.perf_counter() - t0
+
+
+def tensor_stats(t: torch.Tensor) -> dict[str, Any]:
+    f = t.detach().to(torch.float64)
+    finite = torch.isfinite(f)
+    vals = f[finite]
+    return {
+        "shape": list(t.shape),
+        "dtype": str(t.dtype).replace("torch.", ""),
+        "min": float(vals.min()) if vals.numel() else None,
+        "max": float(vals.max()) if vals.numel() else None,
+        "mean": float(vals.mean()) if vals.numel() else None,
+        "nan": int(torch.isnan(f).sum()),
+        "inf": int(torch.isinf(f).sum()),
+    }
+
+
+import builtins as _builtins  # noqa: E402
+
+# The generated module only needs these; dump text never reaches them anyway.
+_SAFE_BUILTINS = {
+    n: getattr(_builtins, n)
+    for n in (
+        "range",
+        "min",
+        "max",
+        "abs",
+        "int",
+        "float",
+        "bool",
+        "len",
+        "isinstance",
+        "tuple",
+        "list",
+        "dict",
+        "None",
+        "True",
+        "False",
+        "__import__",
+        "Exception",
+        "RuntimeError",
+        "TypeError",
+        "ValueError",
+    )
+    if hasattr(_builtins, n)
+}
+
+
+# ---------------------------------------------------------------------- folders
+
+
+def validate_passes(
+    path: str | Path,
+    inputs: Mapping[str, torch.Tensor] | str | Path | None = None,
+    expected: Mapping[str, torch.Tensor] | str | Path | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    entry: str | None = None,
+    timeout: float | None = None,
+    *,
+    config: str | Path | None = None,
+    on_result: Callable[[FileResult], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Report:
+    """Validate every dump under ``path`` (a file, a ``passes_dump/`` folder or its parent).
+
+    ``inputs``/``expected`` are dicts of tensors or bundle paths; when omitted
+    they come from the config/golden folder found for ``path``. Fresh input
+    copies per file; a failing file never stops the run.
+    """
+    files = discover_dumps(path)
+    case: Case | None = None
+    if inputs is None or expected is None:
+        case = find_case(files[0], config)
+        if not case.has_goldens:
+            raise GoldenError(f"no golden tensors for {path}: pass --inputs/--expected, or add a pypto-lsp.toml [[cases]] entry")
+    ins = _bundle(inputs if inputs is not None else (case.inputs if case else None))
+    exp = _bundle(expected if expected is not None else (case.expected if case else None))
+    r = rtol if rtol is not None else (case.rtol if case else DEFAULT_RTOL)
+    a = atol if atol is not None else (case.atol if case else DEFAULT_ATOL)
+    ent = entry if entry is not None else (case.entry if case else None)
+    to = timeout if timeout is not None else (case.timeout_s if case else None)
+    from .run import validate_files
+
+    return validate_files(
+        files,
+        ins,
+        exp,
+        rtol=r,
+        atol=a,
+        entry=ent,
+        timeout=to,
+        use_cache=False,
+        on_result=on_result,
+        bundle_paths=(str(inputs), str(expected)) if isinstance(inputs, str | Path) and isinstance(expected, str | Path) else None,
+        should_stop=cancel.is_set if cancel is not None else None,
+    )
+
+
+def _bundle(v: Mapping[str, torch.Tensor] | str | Path | None) -> Mapping[str, torch.Tensor]:
+    if v is None:
+        return {}
+    if isinstance(v, str | Path):
+        return load_bundle(v)
+    return v
+
+
+def _read_text(f: Path) -> str | FileResult:
+    from ..ir.parser import parse_bytes
+
+    data = f.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        res = parse_bytes(data, str(f))
+        d = res.errors[0]
+        return FileResult(str(f), ERROR, error=_span_error(f"static:{d.code}", d.message, d.span))
+
+
+def entry_of(program: Program) -> str | None:
+    e = entry_function(program)
+    return e.name if e else None

@@ -1,0 +1,96 @@
+"""Golden tensor bundles: ``torch.save`` dicts (loaded with ``weights_only=True``) or ``.safetensors``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import torch
+
+
+class GoldenError(Exception):
+    """A missing, corrupt or ill-typed golden bundle; the message says which file and why."""
+
+
+_CACHE: dict[tuple[str, int, float], dict[str, torch.Tensor]] = {}
+
+
+def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
+    """Load a ``dict[str, Tensor]``; never unpickles code. Cached by (path, size, mtime)."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise GoldenError(f"golden bundle not found: {p}") from exc
+    key = (str(p.resolve()), st.st_size, st.st_mtime)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    try:
+        if p.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            data: object = load_file(str(p))
+        else:
+            data = torch.load(str(p), map_location="cpu", weights_only=True)
+    except Exception as exc:  # corrupt file, pickle with code, wrong format ...
+        raise GoldenError(f"cannot read golden bundle {p}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+    if not isinstance(data, Mapping):
+        raise GoldenError(f"golden bundle {p} holds a {type(data).__name__}, expected a dict of tensors")
+    out: dict[str, torch.Tensor] = {}
+    for k, v in data.items():
+        if not isinstance(k, str):
+            raise GoldenError(f"golden bundle {p}: key {k!r} is not a string")
+        if not isinstance(v, torch.Tensor):
+            raise GoldenError(f"golden bundle {p}: '{k}' is a {type(v).__name__}, expected a tensor")
+        out[k] = v
+    if len(_CACHE) > 16:
+        _CACHE.clear()
+    _CACHE[key] = out
+    return out
+
+
+def save_golden(
+    directory: str | Path,
+    inputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    *,
+    dumps: str | Path | None = None,
+    entry: str | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    config: str | Path | None = None,
+) -> Path:
+    """Write ``inputs.pt`` and ``expected.pt`` into ``directory``.
+
+    With ``dumps`` (a ``passes_dump/`` folder), also add a ``[[cases]]`` entry to
+    ``config`` (default: ``pypto-lsp.toml`` in the parent of ``directory``). Returns
+    the directory.
+    """
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    for name, bundle in (("inputs", inputs), ("expected", expected)):
+        for k, v in bundle.items():
+            if not isinstance(k, str) or not isinstance(v, torch.Tensor):
+                raise GoldenError(f"{name}: every entry must be str -> Tensor, got {k!r}: {type(v).__name__}")
+        torch.save({k: v.detach().cpu().clone() for k, v in bundle.items()}, d / f"{name}.pt")
+    if dumps is not None:
+        cfg = Path(config) if config is not None else d.parent / "pypto-lsp.toml"
+        base = cfg.parent.resolve()
+
+        def rel(p: Path) -> str:
+            try:
+                return p.resolve().relative_to(base).as_posix()
+            except ValueError:
+                return p.resolve().as_posix()
+
+        lines = ["", "[[cases]]", f'dumps = "{rel(Path(dumps))}"', f'inputs = "{rel(d / "inputs.pt")}"', f'expected = "{rel(d / "expected.pt")}"']
+        if entry:
+            lines.append(f'entry = "{entry}"')
+        if rtol is not None:
+            lines.append(f"rtol = {float(rtol)!r}")
+        if atol is not None:
+            lines.append(f"atol = {float(atol)!r}")
+        with cfg.open("a", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+    return d

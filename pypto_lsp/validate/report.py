@@ -1,0 +1,156 @@
+"""Validation results as plain data (the CLI prints them, the worker ships them as JSON)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+PASS, FAIL, ERROR, RAN = "pass", "fail", "error", "ran"
+
+
+def _num(x: float | None) -> float | None:
+    """JSON has no NaN/Inf: NaN becomes null, infinities the largest float."""
+    if x is None or math.isnan(x):
+        return None
+    if math.isinf(x):
+        return math.copysign(1.7976931348623157e308, x)
+    return x
+
+
+@dataclass(slots=True)
+class TensorResult:
+    max_abs_diff: float
+    max_rel_diff: float
+    passed: bool
+    nan_count: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "max_abs_diff": _num(self.max_abs_diff),
+            "max_rel_diff": _num(self.max_rel_diff),
+            "pass": self.passed,
+            "nan_count": self.nan_count,
+        }
+
+
+@dataclass(slots=True)
+class ErrorInfo:
+    kind: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        d = {"kind": self.kind, "message": self.message, "line": self.line, "column": self.column}
+        if self.end_line is not None:
+            d["end_line"] = self.end_line
+            d["end_column"] = self.end_column
+        if self.detail:
+            d["detail"] = self.detail
+        return d
+
+
+@dataclass(slots=True)
+class FileResult:
+    file: str
+    status: str
+    tensors: dict[str, TensorResult] = field(default_factory=dict)
+    error: ErrorInfo | None = None
+    seconds: float = 0.0
+    cached: bool = False
+    rtol: float = 5e-2
+    atol: float = 5e-2
+    # 1-based IR lines of the statements that wrote each output (for diagnostics)
+    writes: dict[str, list[list[int]]] = field(default_factory=dict)
+    call_counts: dict[str, int] = field(default_factory=dict)
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return Path(self.file).stem
+
+    def max_abs_diff(self) -> float | None:
+        vals = [t.max_abs_diff for t in self.tensors.values()]
+        return max(vals) if vals else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "status": self.status,
+            "tensors": {k: v.to_json() for k, v in self.tensors.items()},
+            "error": self.error.to_json() if self.error else None,
+            "seconds": round(self.seconds, 6),
+            "cached": self.cached,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "writes": self.writes,
+            "call_counts": self.call_counts,
+        }
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> FileResult:
+        err = d.get("error")
+        return FileResult(
+            file=d["file"],
+            status=d["status"],
+            tensors={
+                k: TensorResult(
+                    v["max_abs_diff"] if v["max_abs_diff"] is not None else float("nan"),
+                    v["max_rel_diff"] if v["max_rel_diff"] is not None else float("nan"),
+                    v["pass"],
+                    v.get("nan_count", 0),
+                )
+                for k, v in d.get("tensors", {}).items()
+            },
+            error=ErrorInfo(
+                err["kind"], err["message"], err.get("line"), err.get("column"), err.get("end_line"), err.get("end_column"), err.get("detail", {})
+            )
+            if err
+            else None,
+            seconds=d.get("seconds", 0.0),
+            cached=d.get("cached", False),
+            rtol=d.get("rtol", 5e-2),
+            atol=d.get("atol", 5e-2),
+            writes=d.get("writes", {}),
+            call_counts=d.get("call_counts", {}),
+            stats=d.get("stats", {}),
+        )
+
+
+@dataclass(slots=True)
+class Report:
+    files: list[FileResult]
+    seconds: float = 0.0
+
+    @property
+    def first_divergent(self) -> FileResult | None:
+        for f in self.files:
+            if f.status in (FAIL, ERROR):
+                return f
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        counts = {PASS: 0, FAIL: 0, ERROR: 0, RAN: 0}
+        for f in self.files:
+            counts[f.status] = counts.get(f.status, 0) + 1
+        return {**counts, "seconds": round(self.seconds, 6)}
+
+    @property
+    def ok(self) -> bool:
+        return all(f.status in (PASS, RAN) for f in self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        fd = self.first_divergent
+        return {
+            "files": [f.to_json() for f in self.files],
+            "first_divergent": fd.file if fd else None,
+            "summary": self.summary(),
+        }
+
+
+__all__ = ["PASS", "FAIL", "ERROR", "RAN", "TensorResult", "ErrorInfo", "FileResult", "Report", "asdict"]

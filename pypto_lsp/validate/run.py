@@ -1,0 +1,162 @@
+"""Folder validation with a result cache and optional worker processes."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .engine import ENGINE_VERSION, _read_text, run_text
+from .report import FileResult, Report
+
+# What cannot change numerics: comment lines, memref/address annotations and the
+# allocs they name, function attributes that only steer later passes.
+_COMMENT = re.compile(r"^[ \t]*#.*$\n?", re.M)
+_MEMREF = re.compile(r",\s*pl\.MemRef\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\[[^\]]*\])?")
+_ALLOC = re.compile(r"^[ \t]*\w+: pl\.Ptr = pl\.tile\.alloc\([^\n]*\)[ \t]*$\n?", re.M)
+_TRAILING_WS = re.compile(r"[ \t]+$", re.M)
+
+
+def normalise(text: str) -> str:
+    """The dump text with what cannot change numbers removed (the cache key's IR part)."""
+    t = _COMMENT.sub("", text)
+    t = _MEMREF.sub("", t)
+    t = _ALLOC.sub("", t)
+    return _TRAILING_WS.sub("", t)
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("PYPTO_LSP_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pypto-lsp"
+
+
+class ResultCache:
+    """On-disk results keyed by everything that determines them; bounded, safe to delete."""
+
+    MAX_ENTRIES = 4000
+
+    def __init__(self, directory: Path | None = None, enabled: bool = True) -> None:
+        self.dir = directory or cache_dir()
+        self.enabled = enabled
+        self.memory: dict[str, dict[str, Any]] = {}
+
+    def key(self, text: str, bundle_id: str, rtol: float, atol: float, entry: str | None) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        for part in (ENGINE_VERSION, torch.__version__, bundle_id, repr(rtol), repr(atol), entry or "", normalise(text)):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+        return h.hexdigest()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        hit = self.memory.get(key)
+        if hit is not None or not self.enabled:
+            return hit
+        p = self.dir / key[:2] / f"{key}.json"
+        try:
+            hit = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        self.memory[key] = hit
+        return hit
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.memory[key] = value
+        if not self.enabled:
+            return
+        try:
+            d = self.dir / key[:2]
+            d.mkdir(parents=True, exist_ok=True)
+            tmp = d / f".{key}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(value), encoding="utf-8")
+            tmp.replace(d / f"{key}.json")
+        except OSError:
+            self.enabled = False  # read-only or full disk: keep going without it
+
+    def prune(self) -> None:
+        if not self.enabled or not self.dir.is_dir():
+            return
+        files = sorted(self.dir.glob("*/*.json"), key=lambda p: p.stat().st_mtime)
+        for p in files[: max(0, len(files) - self.MAX_ENTRIES)]:
+            p.unlink(missing_ok=True)
+
+
+def bundle_identity(paths: tuple[str, str] | None, inputs: Mapping[str, torch.Tensor], expected: Mapping[str, torch.Tensor]) -> str:
+    """Identify the goldens: file path+size+mtime when known, else a hash of the tensors."""
+    if paths is not None:
+        parts = []
+        for p in paths:
+            try:
+                st = Path(p).stat()
+                parts.append(f"{Path(p).resolve()}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                parts.append(p)
+        return "|".join(parts)
+    h = hashlib.blake2b(digest_size=16)
+    for bundle in (inputs, expected):
+        for k in sorted(bundle):
+            t = bundle[k].detach().contiguous().cpu()
+            h.update(k.encode())
+            h.update(str(t.dtype).encode())
+            h.update(str(tuple(t.shape)).encode())
+            if t.numel():
+                h.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))
+    return h.hexdigest()
+
+
+def validate_files(
+    files: list[Path],
+    inputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    *,
+    rtol: float,
+    atol: float,
+    entry: str | None = None,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    on_result: Callable[[FileResult], None] | None = None,
+    bundle_paths: tuple[str, str] | None = None,
+    cache: ResultCache | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Report:
+    """Validate ``files`` in order. Files whose normalised text was already validated with
+    the same goldens and tolerances re-use that result (marked ``cached``)."""
+    t0 = time.perf_counter()
+    cache = cache or ResultCache(enabled=use_cache)
+    bid = bundle_identity(bundle_paths, inputs, expected)
+    results: list[FileResult] = []
+    for f in files:
+        if should_stop is not None and should_stop():
+            break
+        text = _read_text(f)
+        if isinstance(text, FileResult):
+            fr = text
+        else:
+            key = cache.key(text, bid, rtol, atol, entry)
+            hit = cache.get(key)  # in-run memory always; the disk only when enabled
+            if hit is not None:
+                fr = FileResult.from_json(hit)
+                fr.file = str(f)
+                fr.cached = True
+                fr.seconds = 0.0
+            else:
+                fr = run_text(text, inputs, expected, filename=str(f), rtol=rtol, atol=atol, entry=entry, timeout=timeout)
+                if not (fr.error is not None and fr.error.kind == "TimeoutError"):
+                    cache.put(key, fr.to_json())
+        results.append(fr)
+        if on_result is not None:
+            on_result(fr)
+    if use_cache:
+        cache.prune()
+    return Report(results, time.perf_counter() - t0)
