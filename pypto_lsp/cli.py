@@ -88,7 +88,10 @@ def _check_files(paths: list[str]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            files.extend(sorted(f for f in path.rglob("*.py") if f.is_file()))
+            from .validate.config import is_dump_path
+
+            # every dump below: *.py under a passes_dump* folder or starting with '# pypto.program:'
+            files.extend(sorted(f for f in path.rglob("*.py") if f.is_file() and is_dump_path(f)))
         elif path.exists():
             files.append(path)
         else:

@@ -166,7 +166,16 @@ class _FunctionGen:
     def generate(self) -> None:
         fn = self.fn
         params = [self.py(p.name) for p in fn.params]
-        self.emit(0, f"def {self.gen.fn_names[fn.name]}({', '.join(params)}):", fn.name_span)
+        pyname = self.gen.fn_names[fn.name]
+        lanes = _split_aiv_function(fn)
+        if lanes is not None:
+            # An authored split region outlined as a whole function (pass LowerAutoVectorSplit):
+            # its body is the per-lane vector code, so run it once per AIV lane.
+            self.emit(0, f"def {pyname}(*_pl_args):", fn.name_span)
+            self.emit(1, f"return _pl_rt.run_split_aiv({pyname}_lane, 2, {lanes}, _pl_args)", fn.name_span)
+            self.emit(0, "", None)
+            pyname = pyname + "_lane"
+        self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
         body_start = len(self.gen.lines)
         if self.gen.entry is fn:
             for p in fn.params:
@@ -493,6 +502,22 @@ def _targets(s: Stmt) -> list[Target]:
     if isinstance(s, Scope) and s.as_name is not None:
         return [s.as_name]
     return []
+
+
+def _split_aiv_function(fn: Function) -> int | None:
+    """The split code when ``fn`` is a lane-parametric split_aiv function body, else None."""
+    flag = fn.attrs.get("split_aiv")
+    if not (isinstance(flag, Const) and flag.value) or fn.kind not in ("InCore", "Opaque"):
+        return None
+    has_marker = False
+    for s in walk_stmts(fn.body):
+        if isinstance(s, For) and s.kind == "split_aiv":
+            return None  # the region is an explicit loop: the loop runs the lanes
+        for e in _stmt_exprs(s):
+            for sub in walk_expr(e):
+                if isinstance(sub, OpCall) and sub.op in ("tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"):
+                    has_marker = True
+    return _split_of(fn) or 1 if has_marker else None
 
 
 def _split_of(fn: Function) -> int:

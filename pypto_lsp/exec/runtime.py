@@ -93,6 +93,12 @@ def check_value(value: Any, shape: tuple[Any, ...], dt: torch.dtype, valid: tupl
         if b is not None and a != b:
             raise ShapeCheckError(f"shape mismatch for '{name}': annotated {_fmt(shape)}, computed {list(vs)}")
     if value.dtype != dt:
+        if value.dtype.is_floating_point and dt.is_floating_point:
+            # DIVERGENCE: PyPTO's type deduction promotes (an FP16 tile times an FP32 scalar is
+            # FP32) where torch keeps the narrower dtype; the annotation is what the hardware
+            # computes in, so convert instead of failing as the reference does.
+            value = value.to(dt)
+            return value if valid is None else with_valid(value, tuple(valid))
         raise DtypeCheckError(f"dtype mismatch for '{name}': annotated {_dt_name(dt)}, computed {_dt_name(value.dtype)}")
     if valid is not None:
         return with_valid(value, tuple(valid))
@@ -193,6 +199,16 @@ def split_aiv_lanes(n: Any, mode: int) -> Iterator[int]:
         _split_state.stack.pop()
 
 
+def run_split_aiv(fn: Callable[..., Any], n: int, mode: int, args: tuple[Any, ...]) -> Any:
+    """A function-level split_aiv region: the body once per lane; lane 0's value is returned."""
+    result = None
+    for lane in split_aiv_lanes(n, mode):
+        r = fn(*args)
+        if lane == 0:
+            result = r
+    return result
+
+
 def _axis_of(mode: int) -> int:
     return 1 if mode in (2, 4) else 0
 
@@ -215,13 +231,18 @@ def aiv_shard(t: torch.Tensor, *_args: Any, split: Any = None, lane_stride: Any 
         start = frame["lane"] * part
     else:
         start, part = _lane_part(extent, frame["lanes"], frame["lane"])
-    piece = t.narrow(axis, min(start, extent), max(0, min(part, extent - start))).clone()
-    v = get_valid(t)
-    if v is not None:
-        vv = list(v)
-        vv[axis] = max(0, min(part, v[axis] - start))
-        piece = with_valid(piece, tuple(vv))
-    return piece
+    have = max(0, min(part, extent - start))
+    piece = t.narrow(axis, min(start, extent), have).clone()
+    if have < part:
+        # odd split: the last lane's box is as large as the first lane's, its tail is padding
+        shape = list(piece.shape)
+        shape[axis] = part
+        padded = torch.zeros(shape, dtype=t.dtype)
+        padded.narrow(axis, 0, have).copy_(piece)
+        piece = padded
+    v = list(get_valid(t) or t.shape)
+    v[axis] = max(0, min(have, v[axis] - start))
+    return with_valid(piece, tuple(v))
 
 
 def aic_gather(t: torch.Tensor, *_args: Any, split: Any = None, _site: int = 0, _rtype: ResultType | None = None, **_kw: Any) -> Any:
