@@ -186,9 +186,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate.golden import GoldenError, load_bundle
     from .validate.run import validate_files
 
+    inputs_path = args.inputs or (case.inputs if case else None)
+    expected_path = args.expected or (case.expected if case else None)
+    assert inputs_path is not None and expected_path is not None
     try:
-        inputs = load_bundle(args.inputs or case.inputs)  # type: ignore[union-attr]
-        expected = load_bundle(args.expected or case.expected)  # type: ignore[union-attr]
+        inputs = load_bundle(inputs_path)
+        expected = load_bundle(expected_path)
     except GoldenError as exc:
         print(f"pypto-lsp validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -219,7 +222,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         use_cache=not args.no_cache,
         on_result=on_result,
-        bundle_paths=(str(args.inputs or case.inputs), str(args.expected or case.expected)),  # type: ignore[union-attr]
+        bundle_paths=(str(inputs_path), str(expected_path)),
     )
     report.seconds = time.perf_counter() - t0
     if progress:

@@ -674,7 +674,15 @@ def output_writes(program: Program, entry: Function | None) -> dict[str, list[Sp
     out: dict[str, list[Span]] = {}
     if entry is None:
         return out
-    writers = ("tile.store", "tensor.assemble", "tile.assemble", "tensor.write", "tile.write", "tile.scatter_update", "tensor.scatter_update")
+    writers = (
+        "tile.store",
+        "tensor.assemble",
+        "tile.assemble",
+        "tensor.write",
+        "tile.write",
+        "tile.scatter_update",
+        "tensor.scatter_update",
+    )
     for p in entry.params:
         if p.direction == "in":
             continue
@@ -708,9 +716,11 @@ def _collect_writes(
                         changed = True
             if isinstance(s, Assign):
                 v = s.value
-                if (isinstance(v, Name) and v.id in aliases) or (
-                    isinstance(v, OpCall) and v.op in writers and _written_name(v) in aliases
-                ) or (isinstance(v, FuncCall) and any(isinstance(a, Name) and a.id in aliases for a in v.args)):
+                if (
+                    (isinstance(v, Name) and v.id in aliases)
+                    or (isinstance(v, OpCall) and v.op in writers and _written_name(v) in aliases)
+                    or (isinstance(v, FuncCall) and any(isinstance(a, Name) and a.id in aliases for a in v.args))
+                ):
                     if s.target.name not in aliases:
                         aliases.add(s.target.name)
                         changed = True
@@ -758,4 +768,3 @@ def generate(program: Program, check_shapes: bool = True, entry: str | None = No
 def torch_codegen(program: Program, check_shapes: bool = True) -> str:
     """PyPTO-compatible: the standalone script text."""
     return generate(program, check_shapes).source
-

@@ -14,7 +14,8 @@ from typing import Any
 import torch
 
 from . import context, crosscore
-from .kernels import KERNELS, NEEDS_RESULT_TYPE as _KERNEL_RTYPE, NOOPS, ResultType
+from .kernels import KERNELS, NOOPS, ResultType
+from .kernels import NEEDS_RESULT_TYPE as _KERNEL_RTYPE
 from .values import DTYPES, get_valid, with_valid
 
 __all__ = [
@@ -219,7 +220,9 @@ def _lane_part(whole_extent: int, lanes: int, lane: int) -> tuple[int, int]:
     return start, min(size, whole_extent - start)
 
 
-def aiv_shard(t: torch.Tensor, *_args: Any, split: Any = None, lane_stride: Any = None, _rtype: ResultType | None = None, **_kw: Any) -> Any:
+def aiv_shard(
+    t: torch.Tensor, *_args: Any, split: Any = None, lane_stride: Any = None, _rtype: ResultType | None = None, **_kw: Any
+) -> Any:
     if not _split_state.stack:
         return t  # outside a split region the whole tile is the lane's tile
     frame = _split_state.stack[-1]
@@ -278,7 +281,9 @@ OVERRIDES: dict[str, Callable[..., Any]] = {
 # ---------------------------------------------------------------------- groups
 
 
-def run_group(name: str, aic: Callable[..., Any], aiv: Callable[..., Any], args: tuple[Any, ...], *, split: int, dual_aiv_dispatch: bool) -> Any:
+def run_group(
+    name: str, aic: Callable[..., Any], aiv: Callable[..., Any], args: tuple[Any, ...], *, split: int, dual_aiv_dispatch: bool
+) -> Any:
     return crosscore.run_group(name, aic, aiv, args, split=split, dual_aiv_dispatch=dual_aiv_dispatch)
 
 

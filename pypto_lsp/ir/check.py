@@ -216,11 +216,15 @@ class _FunctionChecker:
 
     def run(self) -> None:
         for s in walk_stmts(self.fn.body):
-            for e in _exprs_of(s):
-                for sub in _subexprs(e):
-                    self.expr(sub, s)
-            if isinstance(s, Assign):
-                self.annotation(s)
+            try:
+                for e in _exprs_of(s):
+                    for sub in _subexprs(e):
+                        self.expr(sub, s)
+                if isinstance(s, Assign):
+                    self.annotation(s)
+            except RecursionError:  # e.g. a 2000-term `a and b and ...` chain: flat in Python, deep in the IR
+                self.add(D.error(s.span, "too-deep", "expression nesting is too deep to check"))
+                continue
             if isinstance(s, While) and s.ssa:
                 self.while_yield(s)
             if isinstance(s, If):
@@ -280,7 +284,9 @@ class _FunctionChecker:
             )
         for k, v in e.kwargs.items():
             if k not in spec.kwargs:
-                self.add(D.error(v.span, "unknown-keyword", f"'{e.op}' has no keyword '{k}'", f"accepted: {', '.join(spec.kwargs) or 'none'}"))
+                self.add(
+                    D.error(v.span, "unknown-keyword", f"'{e.op}' has no keyword '{k}'", f"accepted: {', '.join(spec.kwargs) or 'none'}")
+                )
         if spec.status == "unsupported":
             self.add(
                 D.warning(
@@ -376,7 +382,11 @@ class _FunctionChecker:
 
         y = trailing_yield(s.body)
         if len(s.iter_args) != len(s.init_values):
-            self.add(D.error(s.span, "iter-args-mismatch", f"pl.while_ declares {len(s.iter_args)} iter_args but {len(s.init_values)} init values"))
+            self.add(
+                D.error(
+                    s.span, "iter-args-mismatch", f"pl.while_ declares {len(s.iter_args)} iter_args but {len(s.init_values)} init values"
+                )
+            )
         if s.iter_args and y is None:
             self.add(D.error(s.span, "missing-yield", "a pl.while_ loop with iter_args must end with pl.yield_(...)"))
         elif y is not None and len(y.values) != len(s.iter_args):
@@ -437,9 +447,13 @@ def _check_groups(program: Program, out: list[D.Diagnostic]) -> None:
                     )
                 )
         if aic is not None and aic.kind not in ("AIC", "InCore", "Opaque"):
-            out.append(D.warning(aic.name_span, "group-pairing", f"'{aic.name}' is paired as the cube kernel of '{g.name}' but is {aic.kind}"))
+            out.append(
+                D.warning(aic.name_span, "group-pairing", f"'{aic.name}' is paired as the cube kernel of '{g.name}' but is {aic.kind}")
+            )
         if aiv is not None and aiv.kind not in ("AIV", "InCore", "Opaque"):
-            out.append(D.warning(aiv.name_span, "group-pairing", f"'{aiv.name}' is paired as the vector kernel of '{g.name}' but is {aiv.kind}"))
+            out.append(
+                D.warning(aiv.name_span, "group-pairing", f"'{aiv.name}' is paired as the vector kernel of '{g.name}' but is {aiv.kind}")
+            )
 
 
 _ = (EnumRef,)

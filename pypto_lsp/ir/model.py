@@ -19,6 +19,10 @@ class Span:
 
     @staticmethod
     def of(node: object) -> Span:
+        try:  # fast path: every ast expr/stmt node has all four
+            return Span(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset + 1)  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
         line = getattr(node, "lineno", 1) or 1
         col = getattr(node, "col_offset", 0) or 0
         end_line = getattr(node, "end_lineno", None) or line

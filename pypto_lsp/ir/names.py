@@ -36,9 +36,7 @@ MEMORY_SPACES = frozenset({"DDR", "Vec", "Mat", "Left", "Right", "Acc", "Bias", 
 
 FUNCTION_KINDS = frozenset({"Opaque", "Orchestration", "InCore", "AIC", "AIV", "Group", "Spmd", "Inline", "Graph"})
 
-LEVELS = frozenset(
-    {"AIV", "AIC", "CORE_GROUP", "CHIP_DIE", "CHIP", "HOST", "CLUSTER_0", "CLUSTER_1", "CLUSTER_2", "GLOBAL"}
-)
+LEVELS = frozenset({"AIV", "AIC", "CORE_GROUP", "CHIP_DIE", "CHIP", "HOST", "CLUSTER_0", "CLUSTER_1", "CLUSTER_2", "GLOBAL"})
 
 # enum namespaces reachable as pl.<Enum>.<member>; None = any member accepted.
 ENUMS: dict[str, frozenset[str] | None] = {

@@ -8,6 +8,7 @@ problems reports all of them.
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import keyword
 import re
@@ -61,6 +62,9 @@ from .model import (
 from .names import BARE_LAYOUTS, DSL_CONSTRUCTS, DTYPES, ENUMS, LOOP_KINDS, SCOPE_KINDS
 
 MAX_BYTES = 8 * 1024 * 1024
+# the IR's widest integer is 64-bit; larger literals are typos (and overflow int->str limits downstream)
+MAX_INT_LITERAL = 2**64
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _HEADER = re.compile(r"^#\s*pypto\.program:\s*(\S+)")
 
 _BINOPS: dict[type, str] = {
@@ -143,6 +147,14 @@ class _Parser:
         self.filename = filename
         self.diags: list[D.Diagnostic] = []
         self.dyn: dict[str, Span] = {}
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        """Source lines numbered as ``ast`` numbers them: LF, CRLF and CR end a line, form feed does not."""
+        if self._lines is None:
+            self._lines = _LINE_BREAK.split(self.text)
+        return self._lines
 
     # ------------------------------------------------------------------ helpers
 
@@ -164,7 +176,7 @@ class _Parser:
         text = self.text
         try:
             tree = ast.parse(text, filename=self.filename or "<dump>", type_comments=False)
-        except SyntaxError as exc:
+        except SyntaxError:
             fixed = _rewrite_xor(text)
             if fixed is None:
                 raise
@@ -193,12 +205,15 @@ class _Parser:
                 saw_program = True
                 if not any(_dotted(d) == ["pl", "program"] for d in node.decorator_list):
                     self.err(node, "missing-decorator", f"class '{node.name}' is not decorated with @pl.program")
+                for d in node.decorator_list:
+                    if _dotted(d) != ["pl", "program"]:
+                        self.grammar(d, "a class decorator other than @pl.program")
                 for k in node.bases + [kw.value for kw in node.keywords]:
                     self.grammar(k, "a class base")
                 name = node.name if not m else name
                 for item in node.body:
                     if isinstance(item, ast.FunctionDef):
-                        f = self.function(item)
+                        f = self._guarded_function(item)
                         if f is not None:
                             functions.append(f)
                     elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
@@ -208,7 +223,7 @@ class _Parser:
                     else:
                         self.grammar(item, f"'{type(item).__name__}' in the program class")
             elif isinstance(node, ast.FunctionDef):
-                f = self.function(node)
+                f = self._guarded_function(node)
                 if f is not None:
                     functions.append(f)
             elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -218,7 +233,9 @@ class _Parser:
         seen: dict[str, Function] = {}
         for f in functions:
             if f.name in seen:
-                self.err(f.name_span, "duplicate-function", f"function '{f.name}' is defined twice (first at line {seen[f.name].span.line})")
+                self.err(
+                    f.name_span, "duplicate-function", f"function '{f.name}' is defined twice (first at line {seen[f.name].span.line})"
+                )
             else:
                 seen[f.name] = f
         return Program(name, functions, dict(self.dyn), program_span, self.filename, text)
@@ -232,10 +249,20 @@ class _Parser:
             and _dotted(v.func) == ["pl", "dynamic"]
         ):
             self.dyn[node.targets[0].id] = Span.of(node.targets[0])
+            a = v.args
+            if len(a) != 1 or v.keywords or not (isinstance(a[0], ast.Constant) and isinstance(a[0].value, str)):
+                self.grammar(v, "pl.dynamic(...) with anything but one name string")
             return True
         return False
 
     # ------------------------------------------------------------------ functions
+
+    def _guarded_function(self, node: ast.FunctionDef) -> Function | None:
+        try:
+            return self.function(node)
+        except RecursionError:  # a signature nested too deep (bodies are guarded per statement)
+            self.err(node, "too-deep", "expression nesting is too deep to parse")
+            return None
 
     def function(self, node: ast.FunctionDef) -> Function | None:
         if _is_dunder(node.name):
@@ -269,15 +296,15 @@ class _Parser:
                         self.err(kw.value, "unknown-keyword", f"@pl.function has no keyword '{kw.arg}'")
         if not decorated:
             self.err(node, "missing-decorator", f"function '{node.name}' is not decorated with @pl.function")
-        a = node.args
-        for extra in (a.vararg, a.kwarg):
+        fargs = node.args
+        for extra in (fargs.vararg, fargs.kwarg):
             if extra is not None:
                 self.grammar(extra, "*args/**kwargs")
-        if a.kwonlyargs or a.posonlyargs or a.defaults or a.kw_defaults:
+        if fargs.kwonlyargs or fargs.posonlyargs or fargs.defaults or fargs.kw_defaults:
             self.grammar(node, "keyword-only, positional-only or default parameters")
         params: list[Param] = []
         has_self = False
-        for i, arg in enumerate(a.args):
+        for i, arg in enumerate(fargs.args):
             if i == 0 and arg.arg == "self" and arg.annotation is None:
                 has_self = True
                 continue
@@ -341,7 +368,7 @@ class _Parser:
     def _name_span(self, node: ast.FunctionDef) -> Span:
         # "def name" sits on the line of the def keyword, after the decorators.
         line = node.lineno
-        src = self.text.splitlines()[line - 1] if line - 1 < len(self.text.splitlines()) else ""
+        src = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         col = src.find("def " + node.name)
         if col < 0:
             return Span(line, node.col_offset, line, node.col_offset + 3)
@@ -367,7 +394,11 @@ class _Parser:
     def block(self, nodes: list[ast.stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for n in nodes:
-            s = self.stmt(n)
+            try:
+                s = self.stmt(n)
+            except RecursionError:
+                self.err(n, "too-deep", "expression nesting is too deep to parse")
+                continue
             if s is not None:
                 out.append(s)
         return out
@@ -592,6 +623,9 @@ class _Parser:
             if v is Ellipsis or isinstance(v, bytes | complex):
                 self.grammar(node, f"literal {type(v).__name__}")
                 return Const(None, span)
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_INT_LITERAL:
+                self.err(node, "bad-const", f"integer literal of {v.bit_length()} bits does not fit any IR integer type")
+                return Const(None, span)
             return Const(v, span)
         if isinstance(node, ast.BinOp):
             op = _BINOPS.get(type(node.op))
@@ -602,17 +636,17 @@ class _Parser:
         if isinstance(node, ast.BoolOp):
             op = "and" if isinstance(node.op, ast.And) else "or"
             acc = self.expr(node.values[0])
-            for v in node.values[1:]:
-                acc = BinOp(op, acc, self.expr(v), span)
+            for operand in node.values[1:]:
+                acc = BinOp(op, acc, self.expr(operand), span)
             return acc
         if isinstance(node, ast.Compare):
             left = self.expr(node.left)
             result: Expr | None = None
-            for op, right in zip(node.ops, node.comparators, strict=True):
-                sym = _CMPOPS.get(type(op))
+            for cmp, right in zip(node.ops, node.comparators, strict=True):
+                sym = _CMPOPS.get(type(cmp))
                 r = self.expr(right)
                 if sym is None:
-                    self.grammar(node, f"comparison '{type(op).__name__}'")
+                    self.grammar(node, f"comparison '{type(cmp).__name__}'")
                     return Const(None, span)
                 c = BinOp(sym, left, r, span)
                 result = c if result is None else BinOp("and", result, c, span)
@@ -789,7 +823,16 @@ class _Parser:
         span = Span.of(node)
         if isinstance(node, ast.Attribute | ast.Name):
             dd = _dotted(node)
-            if dd in (["pl", "Ptr"], ["pl", "MemRefType"], ["pl", "UnknownType"], ["pl", "PrefetchAsyncContext"], ["pl", "AsyncEvent"], ["pl", "AsyncSession"], ["pld", "WindowBufferType"], ["pld", "CommCtxType"]):
+            if dd in (
+                ["pl", "Ptr"],
+                ["pl", "MemRefType"],
+                ["pl", "UnknownType"],
+                ["pl", "PrefetchAsyncContext"],
+                ["pl", "AsyncEvent"],
+                ["pl", "AsyncSession"],
+                ["pld", "WindowBufferType"],
+                ["pld", "CommCtxType"],
+            ):
                 assert dd is not None
                 return OpaqueType(dd[-1], span)
             if dd == ["pl", "Tensor"] or dd == ["pl", "Tile"]:
@@ -870,11 +913,17 @@ class _Parser:
                 base = b.value
             else:
                 self.err(b, "bad-memref", "pl.MemRef base must be a name or a string")
-        if len(call.args) > 1:
-            off = self.expr(call.args[1])
-        if len(call.args) > 2:
-            size = self.expr(call.args[2])
-        self._kwargs(call)
+        # offsets and sizes are addresses: numerically irrelevant, kept only when they are plain literals
+        for i, a in enumerate(call.args[1:3]):
+            if isinstance(a, ast.Constant) and isinstance(a.value, int | float):
+                if i == 0:
+                    off = Const(a.value, Span.of(a))
+                else:
+                    size = Const(a.value, Span.of(a))
+        for a in call.args[1:]:
+            for sub in ast.walk(a):
+                if isinstance(sub, ast.Name) and _is_dunder(sub.id) or isinstance(sub, ast.Attribute) and _is_dunder(sub.attr):
+                    self.grammar(sub, "a dunder name")
         return MemRefInfo(base, off, size, Span.of(node))
 
     def _view_kwargs(self, node: ast.Call) -> dict[str, ast.expr]:
@@ -888,7 +937,7 @@ class _Parser:
             tile.memref = mr
             return
         dd = _dotted(it)
-        if dd and len(dd) == 3 and dd[0] == "pl" and dd[1] in ("Mem", "MemorySpace"):
+        if dd and len(dd) == 3 and dd[0] == "pl" and dd[1] in ("Mem", "MemorySpace") and isinstance(it, ast.Attribute):
             e = self.attribute(it)  # validates the member
             if isinstance(e, EnumRef):
                 tile.memspace = e.member
@@ -961,6 +1010,8 @@ def parse_bytes(data: bytes, filename: str | None = None) -> ParseResult:
         nul = data.index(b"\x00")
         line = data.count(b"\n", 0, nul) + 1
         return ParseResult(None, [D.error(Span(line, 0, line, 1), "binary", "this is a binary file (NUL byte), not a pass dump")])
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]  # Python and editors accept a UTF-8 signature
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -984,7 +1035,9 @@ def parse_text(text: str, filename: str | None = None) -> ParseResult:
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)
         end_line = exc.end_lineno or line
-        end_col = (exc.end_offset - 1) if exc.end_offset and exc.end_offset > 0 and end_line == line and exc.end_offset - 1 > col else col + 1
+        end_col = (
+            (exc.end_offset - 1) if exc.end_offset and exc.end_offset > 0 and end_line == line and exc.end_offset - 1 > col else col + 1
+        )
         msg = exc.msg
         if isinstance(exc, IndentationError) or "indent" in msg:
             code = "indentation"
@@ -1004,7 +1057,11 @@ def loads(text: str, filename: str | None = None) -> Program:
     errs = res.errors
     if errs:
         first = errs[0]
-        cls = D.IRSyntaxError if first.code in ("syntax", "indentation", "outside-grammar", "binary", "encoding", "too-large", "too-deep") else D.IRError
+        cls = (
+            D.IRSyntaxError
+            if first.code in ("syntax", "indentation", "outside-grammar", "binary", "encoding", "too-large", "too-deep")
+            else D.IRError
+        )
         raise cls(first, filename)
     assert res.program is not None
     return res.program

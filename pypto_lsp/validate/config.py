@@ -6,10 +6,11 @@ No torch here: the language server reads configuration too.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2

@@ -73,7 +73,13 @@ def compile_text(text: str, filename: str | None = None, entry: str | None = Non
             gen = codegen.generate(program, check_shapes=check_shapes, entry=entry, filename=f"<pypto-lsp:{digest[:12]}>")
             if gen.entry is None:
                 n = len(program.functions)
-                comp = Compiled(program, diags, gen, None, ErrorInfo("no-entry", f"program '{program.name}' has {n} functions but no Orchestration entry"))
+                comp = Compiled(
+                    program,
+                    diags,
+                    gen,
+                    None,
+                    ErrorInfo("no-entry", f"program '{program.name}' has {n} functions but no Orchestration entry"),
+                )
             else:
                 code = compile(gen.source, gen.filename, "exec")
                 comp = Compiled(program, diags, gen, code, None)
@@ -167,7 +173,9 @@ def _check_arg_types(program: Program, entry_name: str, args: list[Any]) -> None
         if isinstance(p.type, TensorType | TileType) and isinstance(a, torch.Tensor):
             want = DTYPES.get(p.type.dtype)
             if want is not None and a.dtype != want:
-                raise GoldenError(f"golden tensor for '{p.name}' is {str(a.dtype).replace('torch.', '')}, the entry declares {p.type.dtype}")
+                raise GoldenError(
+                    f"golden tensor for '{p.name}' is {str(a.dtype).replace('torch.', '')}, the entry declares {p.type.dtype}"
+                )
             static = [d.value for d in p.type.shape if hasattr(d, "value") and isinstance(getattr(d, "value", None), int)]
             if len(static) == len(p.type.shape) and list(a.shape) != static:
                 raise GoldenError(f"golden tensor for '{p.name}' has shape {list(a.shape)}, the entry declares {static}")
@@ -181,7 +189,7 @@ def _run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     def target() -> None:
         try:
             box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+        except BaseException as exc:
             box["exc"] = exc
 
     t = threading.Thread(target=target, name="pypto-lsp-run", daemon=True)
@@ -248,7 +256,7 @@ def run_text(
         fn_obj = ns[gen.functions[gen.entry]]
         try:
             _run_with_timeout(lambda: fn_obj(*args), timeout)
-        except Exception as exc:  # noqa: BLE001 - every failure of the IR is a result
+        except Exception as exc:
             span = locate(exc, gen)
             detail: dict[str, Any] = {}
             for attr in ("op", "split", "lane", "role", "queue_depths"):

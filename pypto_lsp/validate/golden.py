@@ -84,7 +84,13 @@ def save_golden(
             except ValueError:
                 return p.resolve().as_posix()
 
-        lines = ["", "[[cases]]", f'dumps = "{rel(Path(dumps))}"', f'inputs = "{rel(d / "inputs.pt")}"', f'expected = "{rel(d / "expected.pt")}"']
+        lines = [
+            "",
+            "[[cases]]",
+            f'dumps = "{rel(Path(dumps))}"',
+            f'inputs = "{rel(d / "inputs.pt")}"',
+            f'expected = "{rel(d / "expected.pt")}"',
+        ]
         if entry:
             lines.append(f'entry = "{entry}"')
         if rtol is not None:

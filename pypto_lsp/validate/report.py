@@ -46,7 +46,7 @@ class ErrorInfo:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        d = {"kind": self.kind, "message": self.message, "line": self.line, "column": self.column}
+        d: dict[str, Any] = {"kind": self.kind, "message": self.message, "line": self.line, "column": self.column}
         if self.end_line is not None:
             d["end_line"] = self.end_line
             d["end_column"] = self.end_column
@@ -108,7 +108,13 @@ class FileResult:
                 for k, v in d.get("tensors", {}).items()
             },
             error=ErrorInfo(
-                err["kind"], err["message"], err.get("line"), err.get("column"), err.get("end_line"), err.get("end_column"), err.get("detail", {})
+                err["kind"],
+                err["message"],
+                err.get("line"),
+                err.get("column"),
+                err.get("end_line"),
+                err.get("end_column"),
+                err.get("detail", {}),
             )
             if err
             else None,

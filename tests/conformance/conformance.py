@@ -74,7 +74,11 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
                 if fr.status == want["status"]:
                     tally.right += 1
                 else:
-                    detail = f"{fr.error.kind}: {fr.error.message[:300]} @line {fr.error.line}" if fr.error else str({k: v.max_abs_diff for k, v in fr.tensors.items()})
+                    detail = (
+                        f"{fr.error.kind}: {fr.error.message[:300]} @line {fr.error.line}"
+                        if fr.error
+                        else str({k: v.max_abs_diff for k, v in fr.tensors.items()})
+                    )
                     tally.mismatches.append(Mismatch(case, name, atol, want["status"], fr.status, detail))
                 oracle = want.get("oracle_max_abs_diff") or {}
                 if want.get("oracle_passed", fr.status == "pass") and fr.status == "pass":
