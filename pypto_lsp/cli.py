@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -163,6 +164,14 @@ def _print_banner(fr: Any) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import config as cfg
 
+    for label in ("rtol", "atol", "timeout"):
+        v = getattr(args, label)
+        if v is not None and not v >= 0:  # negative or NaN
+            print(f"pypto-lsp validate: --{label} must be a number >= 0, got {v}", file=sys.stderr)
+            return EXIT_USAGE
+    if args.jobs is not None and args.jobs < 1:
+        print(f"pypto-lsp validate: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
+        return EXIT_USAGE
     if (args.inputs is None) != (args.expected is None):
         print("pypto-lsp validate: --inputs and --expected go together", file=sys.stderr)
         return EXIT_USAGE
@@ -183,8 +192,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     # torch and the engine load here, after argument checks (fast failures stay fast)
+    from .validate.engine import configure_torch
     from .validate.golden import GoldenError, load_bundle
     from .validate.run import validate_files
+
+    configure_torch()
 
     inputs_path = args.inputs or (case.inputs if case else None)
     expected_path = args.expected or (case.expected if case else None)
@@ -219,7 +231,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         atol=atol,
         entry=entry,
         timeout=timeout,
-        jobs=args.jobs,
+        jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
         use_cache=not args.no_cache,
         on_result=on_result,
         bundle_paths=(str(inputs_path), str(expected_path)),

@@ -35,6 +35,7 @@ __all__ = [
     "current_runtime",
     "snapshot",
     "bound",
+    "restore",
     "reset",
 ]
 
@@ -102,6 +103,12 @@ def set_standalone(rt: Any) -> None:
 def snapshot() -> dict[str, Any]:
     """The inheritable part of this thread's context (for handing to worker threads)."""
     return {f: getattr(_state, f) for f in _FIELDS}
+
+
+def restore(fields: dict[str, Any]) -> None:
+    """Set every field from a :func:`snapshot` (the cross-core scheduler swaps kernels' contexts)."""
+    for k, v in fields.items():
+        setattr(_state, k, v)
 
 
 @contextmanager

@@ -32,8 +32,7 @@ no other core exists to fill it.
 
 from __future__ import annotations
 
-import queue
-import threading
+import greenlet
 import time
 from collections import deque
 from collections.abc import Callable
@@ -245,8 +244,36 @@ def _prod(xs: Any) -> int:
 _Key = tuple[str, int, int | None, int]
 
 
+class _NoLock:
+    """Kernels of a group are greenlets of one thread: FIFO access needs no lock."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()
+
+
 class Runtime:
-    """FIFOs and bookkeeping of one group run (or of one thread's standalone use)."""
+    """FIFOs and scheduling of one group run (or of one thread's standalone use).
+
+    The kernels of a group run as greenlets in the calling thread, one at a time.
+    DIVERGENCE: the reference runs them as free-running threads, so programs whose
+    lanes share a read-modify-write give run-dependent numbers, and a deadlock is
+    only noticed after a 10 s pop timeout. Here the turn passes in a fixed order
+    (AIC, AIV lane 0, lane 1, ...) only when the running kernel blocks in a pop,
+    has queued several tiles, or ends: every run gives the same numbers, a switch
+    costs microseconds instead of a thread hand-off, and a deadlock is known the
+    moment no kernel can make progress.
+    """
+
+    # A producer that has this many tiles queued lets the consumers run (it stays runnable).
+    # Hardware pipes hold a few slots; yielding, not blocking, keeps the reference's
+    # unbounded-FIFO results while never letting one kernel run away with the turn.
+    YIELD_DEPTH = 4
 
     def __init__(self, name: str, *, split: int, dual_nosplit: bool, threads: int, pop_timeout_s: float, standalone: bool = False) -> None:
         self.name = name
@@ -254,21 +281,22 @@ class Runtime:
         self.dual_nosplit = dual_nosplit
         self.pop_timeout_s = pop_timeout_s
         self.standalone = standalone
-        self.cv = threading.Condition(threading.Lock())
+        self.cv = _NO_LOCK
         self.fifos: dict[_Key, deque[torch.Tensor]] = {}
-        self.live = threads
         self.total = threads
-        self.waiters: dict[int, tuple[Callable[[], bool], str]] = {}
         self.cancelled = False
         self.deadlocked: list[str] | None = None
         self.failures: list[tuple[str, int, str, BaseException]] = []
         self.suppressed: list[BaseException] = []
         self.results: dict[tuple[str, int], Any] = {}
-        self.done = 0
         self._gather: dict[tuple[int, int], dict[str, Any]] = {}
         self._gather_seq: dict[int, int] = {}
+        # slot -> (predicate, op, split, lane, description) while blocked in a pop
+        self.blocked: dict[int, tuple[Callable[[], bool], str, int, int, str]] = {}
+        self.scheduler: Any = None  # the greenlet running the scheduler (set by run_group)
+        self.deadline = float("inf")
 
-    # -- helpers (call with self.cv held) ----------------------------------
+    # -- helpers ----------------------------------------------------------------
 
     def _q(self, key: _Key) -> deque[torch.Tensor]:
         q = self.fifos.get(key)
@@ -283,13 +311,7 @@ class Runtime:
             out[f"{direction}[split={split},lane={lane_s},id={pid}]"] = len(q)
         return out
 
-    def _all_blocked(self) -> bool:
-        if len(self.waiters) < self.live:
-            return False
-        return all(not pred() for pred, _ in self.waiters.values())
-
-    def _error(self, kind: str, op: str, split: int, lane: int) -> CrossCoreError:
-        role = context.role()
+    def error(self, kind: str, op: str, split: int, lane: int, role: str | None) -> CrossCoreError:
         depths = self.queue_depths()
         where = f"{op}(split={split}, lane={lane}{', role=' + role if role else ''})"
         if kind == "deadlock":
@@ -297,9 +319,9 @@ class Runtime:
                 msg = f"{where} deadlock: pop from an empty FIFO outside a cross-core group, no other core can push it"
             else:
                 blocked = ", ".join(self.deadlocked or [])
-                msg = f"{where} deadlock in group '{self.name}': every live kernel thread is blocked in a pop (blocked: {blocked})"
+                msg = f"{where} deadlock in group '{self.name}': no kernel can make progress (blocked: {blocked})"
         else:
-            msg = f"{where} timeout after {self.pop_timeout_s:g} s in group '{self.name}'"
+            msg = f"{where} timeout: group '{self.name}' ran past its {self.pop_timeout_s:g} s budget"
         msg += f"; queue depths: {depths}"
         return CrossCoreError(msg, kind=kind, op=op, split=split, lane=lane, role=role, queue_depths=depths, group=self.name)
 
@@ -307,34 +329,37 @@ class Runtime:
         if self.cancelled:
             raise _Cancelled()
 
+    @staticmethod
+    def _my_slot() -> int:
+        return 0 if context.role() == "aic" else 1 + context.lane()
+
+    def _switch_out(self, why: str) -> None:
+        """Hand control back to the scheduler; it resumes us (or throws into us) later."""
+        slot = self._my_slot()
+        self.scheduler.switch((why, slot))
+        self._check_cancel()
+
+    def _after_push(self, depth: int) -> None:
+        if self.standalone or self.scheduler is None or depth < self.YIELD_DEPTH:
+            return
+        self._switch_out("yield")
+
     def _wait(self, pred: Callable[[], bool], op: str, split: int, lane: int) -> None:
-        """Block (cv held) until ``pred()``; raise on cancellation, deadlock or timeout."""
+        """Until ``pred()``: let the other kernels run; the scheduler raises deadlocks in here."""
         self._check_cancel()
         if pred():
             return
-        me = threading.get_ident()
+        if self.standalone or self.scheduler is None:
+            raise self.error("deadlock", op, split, lane, context.role())
+        slot = self._my_slot()
         role = context.role()
         desc = f"{op}(split={split}, lane={lane}{', ' + role if role else ''})"
-        deadline = time.monotonic() + self.pop_timeout_s
-        self.waiters[me] = (pred, desc)
+        self.blocked[slot] = (pred, op, split, lane, desc)
         try:
-            while True:
-                self._check_cancel()
-                if pred():
-                    return
-                if self.deadlocked is not None or self._all_blocked():
-                    if self.standalone:
-                        raise self._error("deadlock", op, split, lane)
-                    if self.deadlocked is None:
-                        self.deadlocked = [d for _, d in self.waiters.values()]
-                        self.cv.notify_all()
-                    raise self._error("deadlock", op, split, lane)
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise self._error("timeout", op, split, lane)
-                self.cv.wait(remaining)
+            while not pred():
+                self._switch_out("blocked")
         finally:
-            del self.waiters[me]
+            self.blocked.pop(slot, None)
 
     # -- AIC -> AIV ----------------------------------------------------------
 
@@ -354,7 +379,8 @@ class Runtime:
             self._check_cancel()
             for key, t in items:
                 self._q(key).append(t)
-            self.cv.notify_all()
+            pass  # consumers run when the scheduler hands them the turn
+            self._after_push(max(len(self._q(k)) for k, _ in items))
 
     def pop_from_aic(self, split: int, lane: int, pid: int = 0) -> torch.Tensor:
         op = "tile.tpop_from_aic"
@@ -399,8 +425,10 @@ class Runtime:
         item = _clone(tile)
         with self.cv:
             self._check_cancel()
-            self._q(key).append(item)
-            self.cv.notify_all()
+            q = self._q(key)
+            q.append(item)
+            pass
+            self._after_push(len(q))
 
     def pop_from_aiv(self, split: int, lane: int = 0, pid: int = 0) -> torch.Tensor:
         op = "tile.tpop_from_aiv"
@@ -432,7 +460,7 @@ class Runtime:
             self._gather_seq[lane] = seq + 1
             entry = self._gather.setdefault((code, seq), {"parts": {}, "taken": 0, "merged": None})
             entry["parts"][lane] = _clone(part)
-            self.cv.notify_all()
+            pass
             self._wait(lambda: len(entry["parts"]) >= 2, op, code, lane)
             if entry["merged"] is None:
                 entry["merged"] = merge_tiles(entry["parts"][0], entry["parts"][1], code)
@@ -441,31 +469,22 @@ class Runtime:
                 del self._gather[(code, seq)]
             return _clone(entry["merged"])
 
-    # -- thread accounting ----------------------------------------------------
+    # -- kernel accounting --------------------------------------------------------
 
-    def thread_finished(self, role: str, lane: int, fn_name: str, result: Any, exc: BaseException | None) -> None:
-        with self.cv:
-            self.live -= 1
-            self.done += 1
-            if exc is None:
-                self.results[(role, lane)] = result
-            elif isinstance(exc, _Cancelled):
-                pass
-            elif self.cancelled:
-                self.suppressed.append(exc)  # a consequence of the first failure
-            else:
-                self.failures.append((role, lane, fn_name, exc))
-                self.cancelled = True
-            self.cv.notify_all()
-
-    def cancel(self) -> None:
-        with self.cv:
+    def kernel_finished(self, role: str, lane: int, fn_name: str, result: Any, exc: BaseException | None) -> None:
+        if exc is None:
+            self.results[(role, lane)] = result
+        elif isinstance(exc, _Cancelled):
+            pass
+        elif self.cancelled:
+            self.suppressed.append(exc)  # a consequence of the first failure
+        else:
+            self.failures.append((role, lane, fn_name, exc))
             self.cancelled = True
-            self.cv.notify_all()
 
 
 def get_runtime() -> Runtime:
-    """The runtime of the current group thread, else this thread's standalone runtime."""
+    """The runtime of the current group kernel, else this thread's standalone runtime."""
     rt = context.current_runtime()
     if rt is not None:
         return rt
@@ -474,69 +493,6 @@ def get_runtime() -> Runtime:
         rt = Runtime("<no group>", split=0, dual_nosplit=False, threads=1, pop_timeout_s=DEFAULT_POP_TIMEOUT_S, standalone=True)
         context.set_standalone(rt)
     return rt
-
-
-# ---------------------------------------------------------------------- worker pool
-
-
-_pool_lock = threading.Lock()
-_idle: list[_Worker] = []
-_MAX_IDLE = 8
-
-
-class _Worker:
-    """A daemon thread that runs one submitted job at a time, then offers itself again."""
-
-    __slots__ = ("jobs",)
-
-    def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        threading.Thread(target=self._loop, name="pypto-cc-worker", daemon=True).start()
-
-    def _loop(self) -> None:
-        while True:
-            job = self.jobs.get()
-            try:
-                job()
-            except BaseException:
-                pass
-            del job
-            with _pool_lock:
-                if len(_idle) >= _MAX_IDLE:
-                    return
-                _idle.append(self)
-
-
-def _submit(job: Callable[[], None]) -> None:
-    with _pool_lock:
-        worker = _idle.pop() if _idle else None
-    if worker is None:
-        worker = _Worker()
-    worker.jobs.put(job)
-
-
-def _kernel_job(
-    rt: Runtime, parent: dict[str, Any], role: str, lane: int, lanes: int, fn: Callable[..., Any], args: tuple[Any, ...]
-) -> Callable[[], None]:
-    fn_name = getattr(fn, "__name__", repr(fn))
-
-    def job() -> None:
-        thread = threading.current_thread()
-        thread.name = f"{rt.name}-{role}" + (f"-lane{lane}" if role == "aiv" else "")
-        fields = dict(parent)
-        fields.update(lane=lane, lanes=lanes, role=role, runtime=rt, lane_sim=None, split_mode=0)
-        result: Any = None
-        exc: BaseException | None = None
-        try:
-            with context.bound(**fields):
-                result = fn(*args)
-        except BaseException as e:
-            exc = e
-        finally:
-            thread.name = "pypto-cc-worker"
-        rt.thread_finished(role, lane, fn_name, result, exc)
-
-    return job
 
 
 # ---------------------------------------------------------------------- group runner
@@ -553,53 +509,112 @@ def run_group(
     pop_timeout_s: float | None = None,
     group_timeout_s: float | None = None,
 ) -> Any:
-    """Run a Group: ``aic_fn(*args)`` on the AIC thread, ``aiv_fn(*args)`` on each AIV lane.
+    """Run a Group: ``aic_fn(*args)`` as the AIC kernel, ``aiv_fn(*args)`` on each AIV lane.
 
     Returns AIV lane 0's return value. Raises :class:`CrossCoreError` chained to
-    the kernel thread's exception on any failure.
+    the kernel's exception on any failure. ``group_timeout_s`` bounds the whole
+    run; it is checked whenever a kernel hands over (a kernel spinning without
+    touching a pipe is stopped by the per-file timeout of the caller instead).
     """
     split = split_code(split)
     dual = bool(dual_aiv_dispatch)
     n_aiv = 2 if split in _SPLIT_CODES or dual else 1
     pop_t = DEFAULT_POP_TIMEOUT_S if pop_timeout_s is None else float(pop_timeout_s)
     group_t = DEFAULT_GROUP_TIMEOUT_S if group_timeout_s is None else float(group_timeout_s)
-    rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), threads=1 + n_aiv, pop_timeout_s=pop_t)
+    rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), threads=1 + n_aiv, pop_timeout_s=group_t)
+    _ = pop_t  # a pop never waits in real time here: it blocks until a peer pushes or is a deadlock
     parent = context.snapshot()
-    jobs = [_kernel_job(rt, parent, "aic", 0, 0, aic_fn, args)]
-    jobs += [_kernel_job(rt, parent, "aiv", lane, n_aiv, aiv_fn, args) for lane in range(n_aiv)]
+    roles = [("aic", 0, aic_fn)] + [("aiv", lane, aiv_fn) for lane in range(n_aiv)]
+    ctxs: list[dict[str, Any]] = []
+    for role, lane, _fn in roles:
+        c = dict(parent)
+        c.update(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, lane_sim=None, split_mode=0)
+        ctxs.append(c)
 
-    deadline = time.monotonic() + group_t
+    def make(slot: int) -> Callable[[], Any]:
+        role, lane, fn = roles[slot]
+        fn_name = getattr(fn, "__name__", repr(fn))
+
+        def body() -> Any:
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - recorded, re-raised by run_group
+                rt.kernel_finished(role, lane, fn_name, None, exc)
+                return None
+            rt.kernel_finished(role, lane, fn_name, result, None)
+            return None
+
+        return body
+
+    me = greenlet.getcurrent()
+    rt.scheduler = me
+    kernels = [greenlet.greenlet(make(i), parent=me) for i in range(len(roles))]
+    done = [False] * len(roles)
+    started = [False] * len(roles)
+    outer = context.snapshot()
+    rt.deadline = time.monotonic() + group_t
     timed_out = False
-    try:
-        for job in jobs:
-            _submit(job)
-        with rt.cv:
-            while rt.done < rt.total and not rt.failures:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                rt.cv.wait(remaining)
-            if timed_out or rt.failures:
-                rt.cancelled = True
-                rt.cv.notify_all()
-                # Give the cancelled threads a moment to leave their pops.
-                grace_end = time.monotonic() + min(_CANCEL_GRACE_S, max(0.0, deadline - time.monotonic()) + 0.2)
-                while rt.done < rt.total:
-                    remaining = grace_end - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    rt.cv.wait(remaining)
-    except BaseException:
-        rt.cancel()
-        raise
+    cur = 0
+    n = len(roles)
 
-    with rt.cv:
-        depths = rt.queue_depths()
-        failures = list(rt.failures)
-        alive = rt.total - rt.done
-    if failures:
-        role, lane, fn_name, exc = failures[0]
+    def resume(slot: int, throw: BaseException | None = None) -> None:
+        context.restore(ctxs[slot])
+        try:
+            if throw is not None:
+                kernels[slot].throw(throw)
+            else:
+                kernels[slot].switch()
+        finally:
+            ctxs[slot] = context.snapshot()
+            context.restore(outer)
+        started[slot] = True
+        if kernels[slot].dead:
+            done[slot] = True
+
+    try:
+        while not all(done):
+            if rt.cancelled:
+                # a kernel failed: unwind the others where they stand
+                for s in range(n):
+                    if not done[s]:
+                        if started[s]:
+                            resume(s, _Cancelled())
+                        done[s] = True
+                break
+            if time.monotonic() > rt.deadline:
+                timed_out = True
+                for s in range(n):
+                    if not done[s]:
+                        if started[s]:
+                            resume(s, _Cancelled())
+                        done[s] = True
+                break
+            pick = None
+            for k in range(n):
+                s = (cur + k) % n
+                if done[s]:
+                    continue
+                b = rt.blocked.get(s)
+                if b is None or b[0]():
+                    pick = s
+                    break
+            if pick is None:
+                # nobody can run: a deadlock, reported in the first blocked pop (its frame
+                # holds the IR line); the other blocked kernels are unwound
+                rt.deadlocked = [b[4] for _, b in sorted(rt.blocked.items())]
+                first = min(rt.blocked)
+                _pred, op, sp, ln, _desc = rt.blocked[first]
+                role = roles[first][0]
+                resume(first, rt.error("deadlock", op, sp, ln, role))
+                continue
+            resume(pick)
+            cur = (pick + 1) % n
+    finally:
+        context.restore(outer)
+
+    depths = rt.queue_depths()
+    if rt.failures:
+        role, lane, fn_name, exc = rt.failures[0]
         if isinstance(exc, CrossCoreError) and exc.kind in ("deadlock", "timeout"):
             raise CrossCoreError(
                 str(exc),
@@ -625,8 +640,9 @@ def run_group(
             function=fn_name,
         ) from exc
     if timed_out:
+        alive = sum(1 for s in range(n) if started[s] and not kernels[s].dead)
         raise CrossCoreError(
-            f"group '{name}' did not finish within {group_t:g} s ({alive} kernel thread(s) still running); queue depths: {depths}",
+            f"group '{name}' did not finish within {group_t:g} s ({alive} kernel(s) still running); queue depths: {depths}",
             kind="timeout",
             op="group",
             split=split,

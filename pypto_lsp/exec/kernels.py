@@ -225,21 +225,25 @@ def _fill_value(dtype: torch.dtype, pad: Any) -> Any:
     return info.max if hi else info.min
 
 
-def _write_region(dst: torch.Tensor, src: torch.Tensor, offs: list[int], atomic: bool) -> torch.Tensor:
-    """``dst[offs : offs + valid(src)] (+)= src[: valid]``, clamped at the edge of ``dst``. In place."""
+def _write_region(dst: torch.Tensor, src: torch.Tensor, offs: list[int], atomic: bool, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """``dst[offs : offs + valid(src)] (+)= src[: valid]``, clamped at the edge of ``dst``. In place.
+
+    ``mask`` (same shape as ``src``) further restricts the written cells.
+    """
     v = list(valid_box(src))
     if len(offs) != src.dim():
         if len(offs) > src.dim():
             extra = len(offs) - src.dim()
             src = src.reshape([1] * extra + list(src.shape))
+            mask = None if mask is None else mask.reshape(src.shape)
             v = [1] * extra + v
-        else:
-            # Fewer offsets than tile dims: the leading tile dims must be unit dims.
+        elif all(s == 1 for s in src.shape[: src.dim() - len(offs)]):
             drop = src.dim() - len(offs)
-            src = src.reshape(list(src.shape)[drop:]) if all(s == 1 for s in src.shape[:drop]) else src
+            src = src.reshape(list(src.shape)[drop:])
+            mask = None if mask is None else mask.reshape(src.shape)
             v = v[drop:]
-    if len(offs) != dst.dim():
-        raise ValueError(f"store/assemble: {len(offs)} offsets for a {dst.dim()}-D target")
+    if len(offs) != dst.dim() or len(offs) != src.dim():
+        raise ValueError(f"store/assemble: {len(offs)} offsets for a {src.dim()}-D source and a {dst.dim()}-D target")
     dst_sl = []
     src_sl = []
     for o, n, size in zip(offs, v, dst.shape, strict=True):
@@ -250,11 +254,18 @@ def _write_region(dst: torch.Tensor, src: torch.Tensor, offs: list[int], atomic:
             return dst
         dst_sl.append(slice(start, start + count))
         src_sl.append(slice(start - o, start - o + count))
-    region = src[tuple(src_sl)]
-    if atomic:
-        dst[tuple(dst_sl)] += region.to(dst.dtype)
+    region = src[tuple(src_sl)].to(dst.dtype)
+    window = dst[tuple(dst_sl)]
+    if mask is not None:
+        m = mask[tuple(src_sl)]
+        if atomic:
+            window[m] += region[m]
+        else:
+            window[m] = region[m]
+    elif atomic:
+        window += region
     else:
-        dst[tuple(dst_sl)] = region.to(dst.dtype)
+        window.copy_(region)
     return dst
 
 
@@ -281,6 +292,20 @@ def load(
     load feeding a 2-D tile after FlattenTileNdTo2D) is reshaped to the
     declared shape.
     """
+    # fast path: the common in-bounds, fully valid window of the same rank
+    if (
+        type(offsets) is list
+        and type(shapes) is list
+        and len(offsets) == len(shapes) == tensor.dim()
+        and (valid_shape is None or valid_shape == shapes)
+        and (_rtype is None or _rtype.shape is None or len(_rtype.shape) == len(shapes))
+    ):
+        try:
+            window = tuple(slice(o, o + n) for o, n in zip(offsets, shapes, strict=True))
+            if all(0 <= o and o + n <= size for o, n, size in zip(offsets, shapes, tensor.shape, strict=True)):
+                return tensor[window].clone()
+        except TypeError:
+            pass  # a tensor-valued offset: the general path converts it
     offs = _ints(offsets)
     shp = _ints(shapes)
     src = tensor
@@ -325,23 +350,19 @@ def store(
     """
     offs = _ints(offsets)
     src = tile
+    mask = None
     if shapes is not None:
         shp = _ints(shapes)
         if shp and len(shp) != src.dim() and _prod(shp) == src.numel():
-            nv = _reshape_valid(get_valid(src), list(src.shape), shp)
-            if nv is None and get_valid(src) is not None:
-                nv = _nd_valid_fallback(valid_box(src), shp)
+            v = get_valid(src)
+            nv = _reshape_valid(v, list(src.shape), shp)
+            if nv is None and v is not None and len(v) == src.dim():
+                # The valid rows of the flattened tile are no box in N-D: write them cell-exactly.
+                mask = torch.zeros(src.shape, dtype=torch.bool)
+                mask[tuple(slice(0, n) for n in valid_box(src))] = True
+                mask = mask.reshape(shp)
             src = with_valid(src.reshape(shp), nv)
-    return _write_region(output_tensor, src, offs, _atomic_add(atomic))
-
-
-def _nd_valid_fallback(v2: Sequence[int], shp: Sequence[int]) -> tuple[int, ...]:
-    """2-D valid [rows, cols] of a flattened N-D tile that is not a prefix box: keep cols, round rows up."""
-    rows, cols = (int(v2[0]), int(v2[-1])) if len(v2) >= 2 else (int(v2[0]), int(shp[-1]))
-    lead = [int(s) for s in shp[:-1]]
-    inner = _prod(lead[1:]) if len(lead) > 1 else 1
-    first = min(lead[0], -(-rows // inner)) if lead else 1
-    return (first, *lead[1:], cols)
+    return _write_region(output_tensor, src, offs, _atomic_add(atomic), mask)
 
 
 @_reg("assemble")
@@ -939,8 +960,8 @@ _UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "sin": _float_op(torch.sin),
     "cos": _float_op(torch.cos),
 }
-for _n, _f in _UNARY.items():
-    KERNELS[f"tile.{_n}"] = KERNELS[f"tensor.{_n}"] = _unary(_f)
+for _un, _uf in _UNARY.items():
+    KERNELS[f"tile.{_un}"] = KERNELS[f"tensor.{_un}"] = _unary(_uf)
 
 
 # ---------------------------------------------------------------------- compare / select

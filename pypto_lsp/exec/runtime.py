@@ -85,6 +85,9 @@ def dtype(name: str) -> torch.dtype:
 
 def check_value(value: Any, shape: tuple[Any, ...], dt: torch.dtype, valid: tuple[Any, ...] | None, name: str) -> Any:
     """After an assignment to a Tensor/Tile-typed name: type, shape and dtype as annotated."""
+    if type(value) is torch.Tensor and value.dtype == dt and value.shape == shape:
+        # fast path: a fully static annotation that holds
+        return value if valid is None else with_valid(value, valid)
     if not isinstance(value, torch.Tensor):
         raise ShapeCheckError(f"'{name}' should be a tensor of shape {list(shape)}, got {type(value).__name__}")
     vs = value.shape

@@ -76,6 +76,8 @@ def with_valid(t: torch.Tensor, shape: Sequence[Any] | None) -> torch.Tensor:
     """
     if not isinstance(t, torch.Tensor):
         return t
+    if shape is None and getattr(t, _VALID_ATTR, None) is None:
+        return t
     norm = _norm(shape)
     if norm is not None and norm == tuple(t.shape):
         norm = None

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from .config import discover_dumps
-from .engine import run_text
+from .engine import configure_torch, run_text
 from .report import ERROR, FAIL
 
 _ERROR_TYPES: dict[str, type[Exception]] = {"golden": KeyError, "TimeoutError": TimeoutError}
@@ -30,7 +30,7 @@ def _check_args(tensors: object, expected: object, rtol: object, atol: object) -
     for label, v in (("rtol", rtol), ("atol", atol)):
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise ValueError(f"{label} must be a number, got {v!r}")
-        if v < 0:
+        if not v >= 0:  # also rejects NaN
             raise ValueError(f"{label} must be >= 0, got {v!r}")
 
 
@@ -44,6 +44,7 @@ def validate_pass_ir_codegen_results(
 ) -> None:
     """Validate a dump file or every ``*.py`` in a folder; print PyPTO's banner lines; raise on failure."""
     _check_args(tensors, expected, rtol, atol)
+    configure_torch()
     path = Path(ir_dir)
     if not path.exists():
         raise FileNotFoundError(f"IR path does not exist: {path}")

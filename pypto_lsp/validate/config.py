@@ -87,7 +87,7 @@ def discover_dumps(path: str | Path) -> list[Path]:
 
 def _num(table: dict[str, Any], key: str, default: float, where: str) -> float:
     v = table.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0 or v == float("inf") and key != "timeout_s":
         raise ConfigError(f"{where}: '{key}' must be a non-negative number, got {v!r}")
     return float(v)
 
@@ -115,6 +115,8 @@ def _cases_in(config: Path) -> list[Case]:
                 raise ConfigError(f"{where}: '{key}' must be a path string")
         if "dumps" not in c:
             raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
+        if "entry" in c and not (isinstance(c["entry"], str) and c["entry"].isidentifier()):
+            raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
         unknown = set(c) - {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name"}
         case = Case(
             dumps=(base / c["dumps"]).resolve(),

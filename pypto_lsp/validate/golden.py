@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -84,15 +85,16 @@ def save_golden(
             except ValueError:
                 return p.resolve().as_posix()
 
+        # json.dumps gives a valid TOML basic string for any path (quotes, backslashes escaped)
         lines = [
             "",
             "[[cases]]",
-            f'dumps = "{rel(Path(dumps))}"',
-            f'inputs = "{rel(d / "inputs.pt")}"',
-            f'expected = "{rel(d / "expected.pt")}"',
+            f"dumps = {json.dumps(rel(Path(dumps)))}",
+            f"inputs = {json.dumps(rel(d / 'inputs.pt'))}",
+            f"expected = {json.dumps(rel(d / 'expected.pt'))}",
         ]
         if entry:
-            lines.append(f'entry = "{entry}"')
+            lines.append(f"entry = {json.dumps(entry)}")
         if rtol is not None:
             lines.append(f"rtol = {float(rtol)!r}")
         if atol is not None:

@@ -8,7 +8,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -135,28 +135,105 @@ def validate_files(
     t0 = time.perf_counter()
     cache = cache or ResultCache(enabled=use_cache)
     bid = bundle_identity(bundle_paths, inputs, expected)
-    results: list[FileResult] = []
+    texts: list[str | FileResult] = []
+    keys: list[str | None] = []
     for f in files:
+        text = _read_text(f)
+        texts.append(text)
+        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, rtol, atol, entry))
+    # files whose normalised text is new: run once each (in worker processes when asked)
+    todo: dict[str, tuple[str, str]] = {}
+    for f, text, key in zip(files, texts, keys, strict=True):
+        if key is not None and key not in todo and cache.get(key) is None:
+            assert isinstance(text, str)
+            todo[key] = (text, str(f))
+    n_jobs = min(jobs or 1, len(todo))
+    parallel: Iterator[tuple[str, dict[str, Any]]] | None = None
+    if n_jobs > 1 and (should_stop is None) and _can_fork():
+        parallel = _run_parallel(todo, inputs, expected, rtol, atol, entry, timeout, n_jobs)
+    results: list[FileResult] = []
+    for f, text, key in zip(files, texts, keys, strict=True):
         if should_stop is not None and should_stop():
             break
-        text = _read_text(f)
         if isinstance(text, FileResult):
             fr = text
         else:
-            key = cache.key(text, bid, rtol, atol, entry)
+            assert key is not None
             hit = cache.get(key)  # in-run memory always; the disk only when enabled
+            while hit is None and parallel is not None and key in todo:
+                k, value = next(parallel)
+                _store(cache, k, value)
+                hit = cache.get(key)
             if hit is not None:
                 fr = FileResult.from_json(hit)
+                first = todo.get(key, (None, None))[1] == str(f)
                 fr.file = str(f)
-                fr.cached = True
-                fr.seconds = 0.0
+                fr.cached = not first
+                if not first:
+                    fr.seconds = 0.0
             else:
                 fr = run_text(text, inputs, expected, filename=str(f), rtol=rtol, atol=atol, entry=entry, timeout=timeout)
-                if not (fr.error is not None and fr.error.kind == "TimeoutError"):
-                    cache.put(key, fr.to_json())
+                _store(cache, key, fr.to_json())
         results.append(fr)
         if on_result is not None:
             on_result(fr)
     if use_cache:
         cache.prune()
     return Report(results, time.perf_counter() - t0)
+
+
+def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
+    err = value.get("error")
+    if err and err.get("kind") == "TimeoutError":
+        cache.memory[key] = value  # a timeout may pass on a quieter machine: not kept on disk
+    else:
+        cache.put(key, value)
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+# Set in the parent right before forking: the children inherit the goldens without pickling.
+_FORK_STATE: dict[str, Any] = {}
+
+
+def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
+    key, text, filename = item
+    st = _FORK_STATE
+    fr = run_text(text, st["inputs"], st["expected"], filename=filename, rtol=st["rtol"], atol=st["atol"], entry=st["entry"], timeout=st["timeout"])
+    return key, fr.to_json()
+
+
+def _child_init() -> None:
+    torch.set_num_threads(1)
+
+
+def _run_parallel(
+    todo: dict[str, tuple[str, str]],
+    inputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    rtol: float,
+    atol: float,
+    entry: str | None,
+    timeout: float | None,
+    jobs: int,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Run the distinct files in ``jobs`` forked processes; results in submission order."""
+    import multiprocessing
+
+    _FORK_STATE.update(inputs=inputs, expected=expected, rtol=rtol, atol=atol, entry=entry, timeout=timeout)
+    ctx = multiprocessing.get_context("fork")
+    pool = ctx.Pool(jobs, initializer=_child_init)
+    items = [(k, t, fn) for k, (t, fn) in todo.items()]
+
+    def gen() -> Iterator[tuple[str, dict[str, Any]]]:
+        try:
+            yield from pool.imap(_child_run, items)
+        finally:
+            pool.terminate()
+            _FORK_STATE.clear()
+
+    return gen()

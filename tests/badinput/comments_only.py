@@ -1,0 +1,2 @@
+# pypto.program: nothing
+# just a comment
