@@ -422,12 +422,42 @@ def _dtype_compatible(rule: str, computed: str, declared: str) -> bool:
     return frozenset({computed, declared}) in same
 
 
+_CROSS_CORE_OPS = ("tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv")
+
+
+def _split_codes(fn: Function) -> dict[int, Span]:
+    """split= codes of the transport ops in ``fn`` (first span of each)."""
+    codes: dict[int, Span] = {}
+    for s in walk_stmts(fn.body):
+        for e in _exprs_of(s):
+            for sub in _subexprs(e):
+                if isinstance(sub, OpCall) and sub.op in _CROSS_CORE_OPS:
+                    v = sub.kwargs.get("split")
+                    if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
+                        codes.setdefault(v.value, sub.span)
+    return codes
+
+
 def _check_groups(program: Program, out: list[D.Diagnostic]) -> None:
     for g in program.functions:
         if g.kind != "Group":
             continue
         aic = program.function(g.name + "_aic")
         aiv = program.function(g.name + "_aiv")
+        if aic is not None and aiv is not None:
+            codes = _split_codes(aic)
+            for c, sp in _split_codes(aiv).items():
+                codes.setdefault(c, sp)
+            if len(codes) > 1:
+                # PyPTO derives one split code per group from its transport ops (reference §2.3)
+                out.append(
+                    D.error(
+                        codes[max(codes)],
+                        "split-conflict",
+                        f"conflicting split codes {sorted(codes)} in the cross-core ops of group '{g.name}'; a group has one split mode",
+                        "every tpush/tpop of one group must carry the same split=",
+                    )
+                )
         if (aic is None) != (aiv is None):
             missing = g.name + ("_aic" if aic is None else "_aiv")
             out.append(

@@ -1028,6 +1028,8 @@ def parse_text(text: str, filename: str | None = None) -> ParseResult:
         )
     if "\x00" in text:
         return ParseResult(None, [D.error(None, "binary", "this is a binary file (NUL character), not a pass dump")])
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a UTF-8 signature, which Python source may carry
     p = _Parser(text, filename)
     try:
         program = p.parse()

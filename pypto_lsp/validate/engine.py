@@ -7,7 +7,7 @@ import re
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, TracebackType
@@ -215,6 +215,7 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: flo
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(torch.float64)
     diff = (a - e).abs()
+    diff = torch.where(a == e, torch.zeros((), dtype=diff.dtype), diff)  # equal infinities differ by 0, not NaN
     nan_count = int(torch.isnan(a).sum().item())
     if diff.numel() == 0:
         return TensorResult(0.0, 0.0, True, nan_count)
@@ -237,10 +238,18 @@ def run_text(
     entry: str | None = None,
     timeout: float | None = None,
     collect_stats: bool = False,
+    stats_for: Collection[str] | None = None,
 ) -> FileResult:
-    """Validate one dump text; every failure becomes a status with a located error."""
+    """Validate one dump text; every failure becomes a status with a located error.
+
+    ``collect_stats``: value stats of the tensors after the run (all of them, or only the
+    keys in ``stats_for``: the language server skips big inputs the run cannot change).
+    """
     t0 = time.perf_counter()
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
+    from ..exec import context
+
+    context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
     try:
         comp = compile_text(text, filename, entry)
         if comp.error is not None:
@@ -293,7 +302,7 @@ def run_text(
             ok = ok and tr.passed
         result.status = PASS if ok else FAIL
         if collect_stats:
-            result.stats = {k: tensor_stats(v) for k, v in run_tensors.items()}
+            result.stats = {k: tensor_stats(v) for k, v in run_tensors.items() if stats_for is None or k in stats_for}
         return result
     except (RecursionError, MemoryError) as exc:
         result.error = ErrorInfo(type(exc).__name__, f"{type(exc).__name__} while running the dump")
@@ -371,6 +380,9 @@ def validate_passes(
     copies per file; a failing file never stops the run.
     """
     configure_torch()
+    for label, v in (("rtol", rtol), ("atol", atol)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0):
+            raise ValueError(f"{label} must be a number >= 0, got {v!r}")
     files = discover_dumps(path)
     case: Case | None = None
     if inputs is None or expected is None:
@@ -413,7 +425,7 @@ def _read_text(f: Path) -> str | FileResult:
 
     data = f.read_bytes()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         res = parse_bytes(data, str(f))
         d = res.errors[0]

@@ -85,6 +85,11 @@ def save_golden(
             except ValueError:
                 return p.resolve().as_posix()
 
+        for p in (Path(dumps), d):
+            try:
+                rel(p).encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise GoldenError(f"cannot write {p!r} into {cfg}: TOML needs UTF-8 paths") from exc
         # json.dumps gives a valid TOML basic string for any path (quotes, backslashes escaped)
         lines = [
             "",

@@ -14,6 +14,21 @@ from pathlib import Path
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 
+# Verdicts we deliberately do not reach, with the reason. Each is checked to still disagree
+# exactly as described, so an entry cannot silently go stale.
+KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
+    # (case, file): (verdict, our status, why)
+    ("cross_core_c2v_nosplit", "23_after_InjectGMPipeBuffer.py"): (
+        "pass",
+        "fail",
+        "numerically identical to file 22 (InjectGMPipeBuffer only adds an unused __gm_pipe_buffer "
+        "parameter), whose verdict is fail: the no-split vector body runs on both AIV lanes and the "
+        "read-modify-write of c is applied twice. The reference's threads raced and happened to pass "
+        "23; our kernels take turns deterministically, so 22 and 23 both give c + 2*(a@b).",
+    ),
+}
+
+
 @dataclass
 class Mismatch:
     case: str
@@ -30,6 +45,8 @@ class Tally:
     listed: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
     diff_violations: list[str] = field(default_factory=list)
+    known: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
 
 
 def load_verdicts() -> dict:
@@ -63,6 +80,7 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
                 atol=atol,
                 entry=spec.get("entry"),
                 timeout=60,
+                jobs=2,
                 use_cache=False,
                 cache=ResultCache(enabled=False),
                 bundle_paths=(str(FIXTURES / spec["inputs"]), str(FIXTURES / spec["expected"])),
@@ -71,8 +89,13 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
                 name = Path(fr.file).name
                 want = want_files[name]
                 tally.listed += 1
+                known = KNOWN_DISAGREEMENTS.get((case, name))
                 if fr.status == want["status"]:
                     tally.right += 1
+                    if known is not None:
+                        tally.stale.append(f"{case}/{name}: listed as a known disagreement but now reaches its verdict")
+                elif known is not None and (want["status"], fr.status) == known[:2]:
+                    tally.known.append(f"{case}/{name}: verdict {known[0]}, ours {known[1]}: {known[2]}")
                 else:
                     detail = (
                         f"{fr.error.kind}: {fr.error.message[:300]} @line {fr.error.line}"
@@ -100,8 +123,10 @@ def main() -> int:
         print(f"MISMATCH {m.case}/{m.file} tol={m.tol}: want {m.want}, got {m.got}: {m.detail}")
     for v in tally.diff_violations:
         print("DIFF", v)
-    print(f"conformance: {tally.right}/{tally.listed} files right")
-    return 0 if tally.right == tally.listed and not tally.diff_violations else 1
+    for k in tally.known:
+        print("KNOWN", k)
+    print(f"conformance: {tally.right}/{tally.listed} files right ({len(tally.known)} documented disagreement(s))")
+    return 0 if not tally.mismatches and not tally.stale and not tally.diff_violations else 1
 
 
 if __name__ == "__main__":

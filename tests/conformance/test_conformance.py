@@ -22,9 +22,12 @@ def tally():
 
 def test_every_file_reaches_its_verdict(tally, capsys):
     with capsys.disabled():
-        print(f"\nconformance: {tally.right}/{tally.listed} files right")
+        print(f"\nconformance: {tally.right}/{tally.listed} files right; documented disagreements:")
+        for k in tally.known:
+            print(f"  {k}")
     lines = [f"{m.case}/{m.file} (atol {m.tol}): want {m.want}, got {m.got}: {m.detail}" for m in tally.mismatches]
     assert not lines, "\n".join(lines)
+    assert not tally.stale, "\n".join(tally.stale)
 
 
 def test_max_diff_close_to_the_reference_where_it_passed(tally):
