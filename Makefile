@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup lint typecheck pytest bench clean extension
+.PHONY: demo test setup lint typecheck pytest bench clean extension extension-e2e
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -30,7 +30,15 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-test: lint typecheck pytest
+# the VS Code extension: its unit tests, the .vsix, and the end-to-end test in real VS Code
+# (code-server + headless Chromium, installed on first use; see vscode-extension/test/e2e/run.sh)
+extension: $(STAMP)
+	cd vscode-extension && npm ci --no-audit --no-fund && npm test && npm run package
+
+extension-e2e: extension
+	PYPTO_LSP_PYTHON=$(CURDIR)/$(BIN)/python bash vscode-extension/test/e2e/run.sh --no-build
+
+test: lint typecheck pytest extension-e2e
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+    chooseInterpreter,
+    DEFAULTS,
+    expandVariables,
+    importErrorMessage,
+    installCommand,
+    IMPORT_CHECK_CODE,
+    needsRestart,
+    normaliseSettings,
+    resolveFileSetting,
+    resolveInterpreterSetting,
+    sameServerOptions,
+} from '../../src/core/settings';
+
+const ctx = { workspaceFolder: '/ws', home: '/home/u', env: { VENV: '/opt/venv' } };
+
+describe('expandVariables', () => {
+    test('workspaceFolder, userHome, env and ~', () => {
+        assert.equal(expandVariables('${workspaceFolder}/.venv/bin/python', ctx), '/ws/.venv/bin/python');
+        assert.equal(expandVariables('${userHome}/x', ctx), '/home/u/x');
+        assert.equal(expandVariables('${env:VENV}/bin/python', ctx), '/opt/venv/bin/python');
+        assert.equal(expandVariables('${env:NOPE}x', ctx), 'x');
+        assert.equal(expandVariables('~/py', ctx), '/home/u/py');
+        assert.equal(expandVariables('~', ctx), '/home/u');
+        assert.equal(expandVariables('a~b', ctx), 'a~b');
+    });
+    test('no workspace folder leaves the variable as written', () => {
+        assert.equal(expandVariables('${workspaceFolder}/p', { home: '/h', env: {} }), '${workspaceFolder}/p');
+        assert.equal(expandVariables('${unknown}', ctx), '${unknown}');
+    });
+});
+
+describe('path settings', () => {
+    test('interpreter: absolute, relative to the folder, or a bare command', () => {
+        assert.equal(resolveInterpreterSetting('/usr/bin/python3.11', ctx), '/usr/bin/python3.11');
+        assert.equal(resolveInterpreterSetting('.venv/bin/python', ctx), '/ws/.venv/bin/python');
+        assert.equal(resolveInterpreterSetting('python3.11', ctx), 'python3.11');
+        assert.equal(resolveInterpreterSetting('  ', ctx), undefined);
+        assert.equal(resolveInterpreterSetting(42, ctx), undefined);
+    });
+    test('golden files: relative to the folder, empty is null', () => {
+        assert.equal(resolveFileSetting('golden/in.pt', ctx), '/ws/golden/in.pt');
+        assert.equal(resolveFileSetting('/abs/in.pt', ctx), '/abs/in.pt');
+        assert.equal(resolveFileSetting('', ctx), null);
+        assert.equal(resolveFileSetting(undefined, ctx), null);
+        assert.equal(resolveFileSetting('in.pt', { home: '/h', env: {} }), 'in.pt');
+    });
+});
+
+describe('normaliseSettings', () => {
+    test('defaults for an empty configuration', () => {
+        const s = normaliseSettings({}, ctx, true);
+        assert.equal(s.interpreter, undefined);
+        assert.deepEqual(s.server, {
+            runOn: 'onSave',
+            rtol: DEFAULTS.rtol,
+            atol: DEFAULTS.atol,
+            timeoutSeconds: 30,
+            golden: { inputs: null, expected: null },
+            validation: true,
+        });
+    });
+    test('valid values are kept and resolved', () => {
+        const s = normaliseSettings(
+            {
+                interpreter: '${workspaceFolder}/.venv/bin/python',
+                runOn: 'manual',
+                rtol: 0.001,
+                atol: 0,
+                timeoutSeconds: 5,
+                golden: { inputs: 'g/in.pt', expected: '/abs/exp.safetensors' },
+            },
+            ctx,
+            true,
+        );
+        assert.equal(s.interpreter, '/ws/.venv/bin/python');
+        assert.deepEqual(s.server, {
+            runOn: 'manual',
+            rtol: 0.001,
+            atol: 0,
+            timeoutSeconds: 5,
+            golden: { inputs: '/ws/g/in.pt', expected: '/abs/exp.safetensors' },
+            validation: true,
+        });
+    });
+    test('invalid values fall back to the defaults', () => {
+        const s = normaliseSettings({ runOn: 'always', rtol: -1, atol: 'x', timeoutSeconds: 0, golden: 'nope' }, ctx, true);
+        assert.equal(s.server.runOn, 'onSave');
+        assert.equal(s.server.rtol, 0.05);
+        assert.equal(s.server.atol, 0.05);
+        assert.equal(s.server.timeoutSeconds, 30);
+        assert.deepEqual(s.server.golden, { inputs: null, expected: null });
+        assert.equal(normaliseSettings({ rtol: NaN, timeoutSeconds: Infinity }, ctx, true).server.rtol, 0.05);
+    });
+    test('an untrusted workspace turns validation off', () => {
+        assert.equal(normaliseSettings({}, ctx, false).server.validation, false);
+    });
+    test('restart vs push', () => {
+        const a = normaliseSettings({ interpreter: '/a/python' }, ctx, true);
+        const b = normaliseSettings({ interpreter: '/b/python' }, ctx, true);
+        const a2 = normaliseSettings({ interpreter: '/a/python', rtol: 0.1 }, ctx, true);
+        assert.ok(needsRestart(undefined, a));
+        assert.ok(needsRestart(a, b));
+        assert.ok(!needsRestart(a, a2));
+        assert.ok(!sameServerOptions(a.server, a2.server));
+        assert.ok(sameServerOptions(a.server, b.server));
+    });
+});
+
+describe('interpreter choice', () => {
+    test('setting > Python extension > python3', () => {
+        assert.deepEqual(chooseInterpreter('/s/python', '/ext/python'), { command: '/s/python', source: 'setting' });
+        assert.deepEqual(chooseInterpreter(undefined, '/ext/python'), { command: '/ext/python', source: 'python-extension' });
+        assert.deepEqual(chooseInterpreter(undefined, undefined), { command: 'python3', source: 'default' });
+        assert.deepEqual(chooseInterpreter('', undefined), { command: 'python3', source: 'default' });
+    });
+    test('install command and error message', () => {
+        assert.equal(installCommand('/v/bin/python', '/src/pypto-lsp'), '/v/bin/python -m pip install -e /src/pypto-lsp');
+        assert.equal(installCommand('/my env/python', '/my src'), '"/my env/python" -m pip install -e "/my src"');
+        assert.equal(installCommand('python3', undefined), 'python3 -m pip install -e <path to your pypto-lsp checkout>');
+        const msg = importErrorMessage({ command: 'python3', source: 'default' }, undefined, "Traceback...\nModuleNotFoundError: No module named 'pypto_lsp'\n");
+        assert.match(msg, /not importable with python3 \(the default interpreter\)/);
+        assert.match(msg, /— ModuleNotFoundError: No module named 'pypto_lsp'\./);
+        assert.match(msg, /Install it with: python3 -m pip install -e <path to your pypto-lsp checkout> \(or: python3 -m pip install pypto-lsp\)/);
+        const msg2 = importErrorMessage({ command: '/v/python', source: 'setting' }, '/src/co', '');
+        assert.match(msg2, /pypto-lsp\.interpreter setting\)\. Install it with: \/v\/python -m pip install -e \/src\/co \(or/);
+        assert.match(importErrorMessage({ command: '/e/python', source: 'python-extension' }, undefined, 'x'), /the Python extension's interpreter/);
+    });
+    test('the import check code is valid python-looking text that needs __main__', () => {
+        assert.match(IMPORT_CHECK_CODE, /import pypto_lsp\n/);
+        assert.match(IMPORT_CHECK_CODE, /find_spec\("pypto_lsp.__main__"\)/);
+    });
+});
