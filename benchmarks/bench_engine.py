@@ -69,10 +69,10 @@ def stage_times(path: Path, inputs, expected, rtol: float, atol: float, entry: s
     args = resolve_args(res.program, gen.entry, run)
     ns = {"__builtins__": _SAFE_BUILTINS}
     exec(code, ns)
-    t3 = time.perf_counter()
+    time.perf_counter()
     try:
         ns[gen.functions[gen.entry]](*args)
-    except Exception:  # noqa: BLE001 - failing files still have a stage profile
+    except Exception:
         pass
     t4 = time.perf_counter()
     for k, e in expected.items():
@@ -125,13 +125,53 @@ def main() -> int:
 
             engine._COMPILED.clear()
             t0 = time.perf_counter()
-            validate_files(files, inputs, expected, rtol=spec["rtol"], atol=spec["atol"], entry=spec.get("entry"), use_cache=False, bundle_paths=bundle, cache=ResultCache(enabled=False))
+            validate_files(
+                files,
+                inputs,
+                expected,
+                rtol=spec["rtol"],
+                atol=spec["atol"],
+                entry=spec.get("entry"),
+                use_cache=False,
+                bundle_paths=bundle,
+                cache=ResultCache(enabled=False),
+            )
             cold = time.perf_counter() - t0
             t0 = time.perf_counter()
-            validate_files(files, inputs, expected, rtol=spec["rtol"], atol=spec["atol"], entry=spec.get("entry"), use_cache=True, bundle_paths=bundle, cache=ResultCache(Path(tmp)))
-            validate_files(files, inputs, expected, rtol=spec["rtol"], atol=spec["atol"], entry=spec.get("entry"), use_cache=True, bundle_paths=bundle, cache=ResultCache(Path(tmp)))
+            validate_files(
+                files,
+                inputs,
+                expected,
+                rtol=spec["rtol"],
+                atol=spec["atol"],
+                entry=spec.get("entry"),
+                use_cache=True,
+                bundle_paths=bundle,
+                cache=ResultCache(Path(tmp)),
+            )
+            validate_files(
+                files,
+                inputs,
+                expected,
+                rtol=spec["rtol"],
+                atol=spec["atol"],
+                entry=spec.get("entry"),
+                use_cache=True,
+                bundle_paths=bundle,
+                cache=ResultCache(Path(tmp)),
+            )
             t1 = time.perf_counter()
-            warm = validate_files(files, inputs, expected, rtol=spec["rtol"], atol=spec["atol"], entry=spec.get("entry"), use_cache=True, bundle_paths=bundle, cache=ResultCache(Path(tmp))).seconds
+            warm = validate_files(
+                files,
+                inputs,
+                expected,
+                rtol=spec["rtol"],
+                atol=spec["atol"],
+                entry=spec.get("entry"),
+                use_cache=True,
+                bundle_paths=bundle,
+                cache=ResultCache(Path(tmp)),
+            ).seconds
             _ = t1 - t0
         med = {k: (statistics.median(v) if v else 0.0) for k, v in stages.items()}
         mx = {k: (max(v) if v else 0.0) for k, v in stages.items()}
@@ -140,7 +180,9 @@ def main() -> int:
         def cell(x: float) -> str:
             return f"{x * 1e3:6.1f}ms {x / eager:5.1f}x"
 
-        print(f"{case:<42} {len(files):>5} {med['parse_check'] * 1e3:9.1f} ms {med['codegen'] * 1e3:6.1f} ms {med['execute'] * 1e3:6.1f} ms {med['compare'] * 1e3:6.2f} ms {cold:9.3f} s {warm:6.3f} s")
+        print(
+            f"{case:<42} {len(files):>5} {med['parse_check'] * 1e3:9.1f} ms {med['codegen'] * 1e3:6.1f} ms {med['execute'] * 1e3:6.1f} ms {med['compare'] * 1e3:6.2f} ms {cold:9.3f} s {warm:6.3f} s"
+        )
         _ = cell
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of this process: {out['peak_rss_mb']:.0f} MB")

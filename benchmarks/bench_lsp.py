@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -189,7 +188,9 @@ async def bench(saves: int, requests: int) -> None:
 
         # ---- 2. hover / codeLens while validateFolder runs elsewhere
         lines = path.read_text().splitlines()
-        hover_pos = [(i, line.index(":") - 2) for i, line in enumerate(lines) if "__ssa_v" in line and ":" in line and line.startswith("        ")][:50]
+        hover_pos = [
+            (i, line.index(":") - 2) for i, line in enumerate(lines) if "__ssa_v" in line and ":" in line and line.startswith("        ")
+        ][:50]
         folder_uri = (other / "passes_dump").as_uri()
         run = asyncio.ensure_future(
             client.protocol.send_request_async(

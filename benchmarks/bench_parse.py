@@ -42,7 +42,9 @@ def main() -> int:
     best = min(one(largest[1]) for _ in range(5))
     worst = max(times)
     print(f"files: {len(files)}")
-    print(f"parse+check median: {statistics.median(vals) * 1e3:.2f} ms, p95: {sorted(vals)[int(0.95 * len(vals))] * 1e3:.2f} ms, max: {worst[0] * 1e3:.2f} ms ({worst[1].relative_to(FIXTURES)})")
+    print(
+        f"parse+check median: {statistics.median(vals) * 1e3:.2f} ms, p95: {sorted(vals)[int(0.95 * len(vals))] * 1e3:.2f} ms, max: {worst[0] * 1e3:.2f} ms ({worst[1].relative_to(FIXTURES)})"
+    )
     print(f"largest dump {largest[0].relative_to(FIXTURES)} ({len(largest[1]) / 1024:.1f} KiB): {best * 1e3:.2f} ms (best of 5)")
     return 0
 

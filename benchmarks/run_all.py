@@ -38,9 +38,9 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     results: dict = {}
     sys.path.insert(0, str(ROOT))
-    from benchmarks.bench_engine import eager_calibration
-
     import torch
+
+    from benchmarks.bench_engine import eager_calibration
 
     torch.set_num_threads(1)
     eager = eager_calibration()
@@ -57,7 +57,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             env = {"PYPTO_LSP_CACHE_DIR": tmp}
             rows = {}
-            for label, extra in (("cold --no-cache --jobs 1", ["--no-cache", "--jobs", "1"]), ("cold --no-cache (jobs = cores)", ["--no-cache"])):
+            for label, extra in (
+                ("cold --no-cache --jobs 1", ["--no-cache", "--jobs", "1"]),
+                ("cold --no-cache (jobs = cores)", ["--no-cache"]),
+            ):
                 best = None
                 for _ in range(3):
                     wall, rep = cli_validate(QWEN / "passes_dump", *extra, env=env)

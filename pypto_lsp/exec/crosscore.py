@@ -32,12 +32,12 @@ no other core exists to fill it.
 
 from __future__ import annotations
 
-import greenlet
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import greenlet
 import torch
 
 from . import context
@@ -538,7 +538,7 @@ def run_group(
         def body() -> Any:
             try:
                 result = fn(*args)
-            except BaseException as exc:  # noqa: BLE001 - recorded, re-raised by run_group
+            except BaseException as exc:
                 rt.kernel_finished(role, lane, fn_name, None, exc)
                 return None
             rt.kernel_finished(role, lane, fn_name, result, None)

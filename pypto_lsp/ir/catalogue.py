@@ -56,8 +56,7 @@ RESULT_RULES: dict[str, str] = {
     "create": "shape from arg 0; dtype from the dtype kwarg",
     "reshape": "shape from arg 1; dtype of arg 0",
     "store": (
-        "the destination operand, returned as is (arg 2 for tile.store and tile.mscatter; "
-        "arg 0 for tensor.assemble and tile.assemble)"
+        "the destination operand, returned as is (arg 2 for tile.store and tile.mscatter; arg 0 for tensor.assemble and tile.assemble)"
     ),
     "cmp_mask": "packed predicate mask: UINT8, shape [M, roundup(ceil(N / 8), 32)] for an [M, N] input",
     "scalar_index": "a pl.Scalar[pl.INDEX]",
@@ -134,9 +133,7 @@ REFERENCE_SUPPORTED: frozenset[str] = frozenset(
 
 # Names in the reference's table that PyPTO does not register (dead entries
 # upstream); we keep rows for them so hand-edited dumps using them still run.
-UNREGISTERED_OPS: frozenset[str] = frozenset(
-    {"tensor.maximums", "tensor.minimums", "tensor.rems", "tensor.transpose_view"}
-)
+UNREGISTERED_OPS: frozenset[str] = frozenset({"tensor.maximums", "tensor.minimums", "tensor.rems", "tensor.transpose_view"})
 
 # Ops our executor runs although the reference rejects them.
 EXECUTOR_EXTRAS: frozenset[str] = frozenset(

@@ -7,7 +7,6 @@ Python's ``ast`` reports them). The model is plain data: no torch, no LSP.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,21 +148,7 @@ class FuncCall:
     submit: str | None = None  # "submit" | "spmd_submit" for task launches
 
 
-Expr = Union[
-    Name,
-    Const,
-    DTypeRef,
-    EnumRef,
-    BinOp,
-    UnaryOp,
-    ListExpr,
-    TupleExpr,
-    DictExpr,
-    Subscript,
-    Intrinsic,
-    OpCall,
-    FuncCall,
-]
+Expr = Name | Const | DTypeRef | EnumRef | BinOp | UnaryOp | ListExpr | TupleExpr | DictExpr | Subscript | Intrinsic | OpCall | FuncCall
 
 
 # --------------------------------------------------------------------------- types
@@ -226,7 +211,7 @@ class OpaqueType:
     span: Span
 
 
-Type = Union[TensorType, TileType, ScalarType, TupleType, ArrayType, OpaqueType]
+Type = TensorType | TileType | ScalarType | TupleType | ArrayType | OpaqueType
 
 
 # --------------------------------------------------------------------------- statements
@@ -352,7 +337,7 @@ class FuncAttr:
     span: Span
 
 
-Stmt = Union[Assign, Unpack, Yield, ExprStmt, Return, Break, Continue, Pass, For, While, If, Scope, FuncAttr]
+Stmt = Assign | Unpack | Yield | ExprStmt | Return | Break | Continue | Pass | For | While | If | Scope | FuncAttr
 
 
 # --------------------------------------------------------------------------- functions / program

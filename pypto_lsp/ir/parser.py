@@ -613,6 +613,11 @@ class _Parser:
     # ------------------------------------------------------------------ expressions
 
     def expr(self, node: ast.expr) -> Expr:
+        t = type(node)
+        if t is ast.Call:  # the most common forms first: op calls and pl.<Enum>.<member>
+            return self.call(node)  # type: ignore[arg-type]
+        if t is ast.Attribute:
+            return self.attribute(node)  # type: ignore[arg-type]
         span = Span.of(node)
         if isinstance(node, ast.Name):
             if _is_dunder(node.id):
@@ -921,6 +926,14 @@ class _Parser:
                 else:
                     size = Const(a.value, Span.of(a))
         for a in call.args[1:]:
+            if isinstance(a, ast.Constant) or (
+                isinstance(a, ast.Call)
+                and not a.keywords
+                and len(a.args) == 2
+                and isinstance(a.args[0], ast.Constant)
+                and _dotted(a.func) == ["pl", "const"]
+            ):
+                continue  # the printer's literal forms: nothing to inspect
             for sub in ast.walk(a):
                 if isinstance(sub, ast.Name) and _is_dunder(sub.id) or isinstance(sub, ast.Attribute) and _is_dunder(sub.attr):
                     self.grammar(sub, "a dunder name")

@@ -34,6 +34,8 @@ def configure_torch() -> None:
     with 1). Called by the CLI, the worker and the validate_* entry points."""
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
+
+
 _SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
 
 

@@ -203,7 +203,9 @@ _FORK_STATE: dict[str, Any] = {}
 def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
     key, text, filename = item
     st = _FORK_STATE
-    fr = run_text(text, st["inputs"], st["expected"], filename=filename, rtol=st["rtol"], atol=st["atol"], entry=st["entry"], timeout=st["timeout"])
+    fr = run_text(
+        text, st["inputs"], st["expected"], filename=filename, rtol=st["rtol"], atol=st["atol"], entry=st["entry"], timeout=st["timeout"]
+    )
     return key, fr.to_json()
 
 

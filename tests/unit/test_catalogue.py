@@ -88,13 +88,8 @@ def test_selected_rows() -> None:
     assert OPS["system.syncall"].min_args == 0
 
     assert OPS["tensor.slice"].params[:3] == ("input", "shape", "offset")
-    assert (
-        OPS["tile.matmul_acc"].min_args == 3 and len(OPS["tile.matmul_acc"].params) == 4
-    )
-    assert (
-        OPS["tile.tpop_from_aic"].params == ()
-        and OPS["tile.tpop_from_aic"].result == "popped"
-    )
+    assert OPS["tile.matmul_acc"].min_args == 3 and len(OPS["tile.matmul_acc"].params) == 4
+    assert OPS["tile.tpop_from_aic"].params == () and OPS["tile.tpop_from_aic"].result == "popped"
     assert OPS["tile.cmp"].result == "cmp_mask"
     assert OPS["tile.alloc"].result == "ptr"
     assert OPS["system.bar_v"].status == "noop"
@@ -191,9 +186,7 @@ def _scan_dumps() -> tuple[int, tuple[str, ...], frozenset[str]]:
             if any(isinstance(a, ast.Starred) for a in node.args):
                 problems.append(f"{where}: starred argument")
             if npos < spec.min_args or (not spec.variadic and npos > len(spec.params)):
-                problems.append(
-                    f"{where}: {npos} positional args, expected {spec.min_args}..{len(spec.params)}"
-                )
+                problems.append(f"{where}: {npos} positional args, expected {spec.min_args}..{len(spec.params)}")
             for kw in node.keywords:
                 if kw.arg is None:
                     problems.append(f"{where}: **kwargs")
@@ -209,9 +202,7 @@ def test_every_dump_call_matches_catalogue() -> None:
     assert not problems, "\n".join(problems[:50])
 
 
-@pytest.mark.skipif(
-    not (FIXTURES / "ops.txt").is_file(), reason="shared fixtures not available"
-)
+@pytest.mark.skipif(not (FIXTURES / "ops.txt").is_file(), reason="shared fixtures not available")
 def test_ops_txt_names_present() -> None:
     listed = []
     for line in (FIXTURES / "ops.txt").read_text(encoding="utf-8").splitlines():
