@@ -448,7 +448,10 @@ class _FunctionGen:
         for k, v in e.kwargs.items():
             args.append(f"{_sanitize(k) if not k.isidentifier() else k}={self.expr(v)}")
         if e.op in self.gen.needs_rtype:
-            args.append(f"_rtype={self.rtype(target_type)}")
+            rt = self.rtype(target_type)
+            if rt != "None" and _is_static(target_type):
+                rt = self.gen.constant(rt)  # built once at module level, not per call
+            args.append(f"_rtype={rt}")
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
             args.append(f"_site={self.gen.next_site()}")
         return f"{sym}({', '.join(args)})"
@@ -485,6 +488,14 @@ class _FunctionGen:
         if e.submit is not None:
             return f"({call}, None)"
         return call
+
+
+def _is_static(t: Type | None) -> bool:
+    """A type whose shape and valid shape are literal ints (its ResultType is a constant)."""
+    if isinstance(t, TensorType | TileType):
+        dims = list(t.shape) + list(t.valid_shape or [])
+        return all(isinstance(d, Const) and isinstance(d.value, int) for d in dims)
+    return isinstance(t, ScalarType)
 
 
 def _same_dims(a: list[Expr], b: list[Expr]) -> bool:
@@ -599,6 +610,7 @@ class _ProgramGen:
         self.ops: dict[str, str] = {}
         self.dtypes: dict[str, str] = {}
         self.sites = 0
+        self.constants: dict[str, str] = {}
         self.fn_names: dict[str, str] = {}
         taken: set[str] = set()
         for f in program.functions:
@@ -634,6 +646,14 @@ class _ProgramGen:
             self.dtypes[name] = sym
         return sym
 
+    def constant(self, expr: str) -> str:
+        """A module-level name for a constant expression (deduplicated)."""
+        name = self.constants.get(expr)
+        if name is None:
+            name = f"_pl_k{len(self.constants)}"
+            self.constants[expr] = name
+        return name
+
     def next_site(self) -> int:
         self.sites += 1
         return self.sites
@@ -655,6 +675,8 @@ class _ProgramGen:
             head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))
         for op, sym in sorted(self.ops.items()):
             head.append((f"{sym} = _pl_rt.kernel({_literal(op)})", None))
+        for expr, sym in self.constants.items():
+            head.append((f"{sym} = {expr}", None))
         head.append(("", None))
         tail: list[tuple[str, Span | None]] = [("# IR names of the functions", None)]
         for f in self.program.functions:

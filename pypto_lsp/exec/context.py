@@ -35,6 +35,9 @@ __all__ = [
     "current_runtime",
     "snapshot",
     "bound",
+    "current",
+    "swap",
+    "Ctx",
     "restore",
     "reset",
 ]
@@ -42,16 +45,35 @@ __all__ = [
 _FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime", "lane_sim")
 
 
+class Ctx:
+    """One kernel's view of where it runs. Immutable by convention: changes make a copy,
+    so the cross-core scheduler can switch kernels by swapping one reference."""
+
+    __slots__ = _FIELDS
+
+    def __init__(self) -> None:
+        self.lane = 0
+        self.lanes = 0
+        self.role: str | None = None
+        self.split_mode = 0
+        self.block_idx = 0
+        self.block_num = 1
+        self.runtime: Any = None  # crosscore.Runtime of the group this kernel runs in
+        self.lane_sim: Any = None  # shared state of a sequential split_aiv region run
+
+    def derive(self, **fields: Any) -> Ctx:
+        new = Ctx.__new__(Ctx)
+        for f in _FIELDS:
+            setattr(new, f, fields[f] if f in fields else getattr(self, f))
+        for k in fields:
+            if k not in _FIELDS:
+                raise AttributeError(f"unknown execution-context field {k!r}")
+        return new
+
+
 class _State(threading.local):
     def __init__(self) -> None:
-        self.lane: int = 0
-        self.lanes: int = 0
-        self.role: str | None = None
-        self.split_mode: int = 0
-        self.block_idx: int = 0
-        self.block_num: int = 1
-        self.runtime: Any = None  # crosscore._Runtime of the group this thread runs in
-        self.lane_sim: Any = None  # shared state of a sequential split_aiv region run
+        self.ctx = Ctx()
         self.standalone: Any = None  # crosscore runtime used outside any group (lazy)
 
 
@@ -59,37 +81,37 @@ _state = _State()
 
 
 def lane() -> int:
-    return _state.lane
+    return _state.ctx.lane
 
 
 def lane_count() -> int:
-    return _state.lanes
+    return _state.ctx.lanes
 
 
 def role() -> str | None:
-    return _state.role
+    return _state.ctx.role
 
 
 def split_mode() -> int:
     """Split mode of the enclosing split_aiv region (0 when none)."""
-    return _state.split_mode
+    return _state.ctx.split_mode
 
 
 def block_idx() -> int:
-    return _state.block_idx
+    return _state.ctx.block_idx
 
 
 def block_num() -> int:
-    return _state.block_num
+    return _state.ctx.block_num
 
 
 def current_runtime() -> Any:
-    """The cross-core runtime bound to this thread by a running group, or None."""
-    return _state.runtime
+    """The cross-core runtime bound to this kernel by a running group, or None."""
+    return _state.ctx.runtime
 
 
 def lane_sim() -> Any:
-    return _state.lane_sim
+    return _state.ctx.lane_sim
 
 
 def standalone() -> Any:
@@ -100,30 +122,36 @@ def set_standalone(rt: Any) -> None:
     _state.standalone = rt
 
 
+def current() -> Ctx:
+    return _state.ctx
+
+
+def swap(ctx: Ctx) -> Ctx:
+    """Make ``ctx`` current; return the previous one (the cross-core scheduler's switch)."""
+    old = _state.ctx
+    _state.ctx = ctx
+    return old
+
+
 def snapshot() -> dict[str, Any]:
-    """The inheritable part of this thread's context (for handing to worker threads)."""
-    return {f: getattr(_state, f) for f in _FIELDS}
+    """The inheritable part of this thread's context, as a dict."""
+    c = _state.ctx
+    return {f: getattr(c, f) for f in _FIELDS}
 
 
 def restore(fields: dict[str, Any]) -> None:
-    """Set every field from a :func:`snapshot` (the cross-core scheduler swaps kernels' contexts)."""
-    for k, v in fields.items():
-        setattr(_state, k, v)
+    """Set every field from a :func:`snapshot`."""
+    _state.ctx = _state.ctx.derive(**fields)
 
 
 @contextmanager
 def bound(**fields: Any) -> Iterator[None]:
     """Temporarily set context fields (``lane=1, role="aiv", runtime=rt`` ...)."""
-    old = {k: getattr(_state, k) for k in fields}
-    for k, v in fields.items():
-        if k not in _FIELDS:
-            raise AttributeError(f"unknown execution-context field {k!r}")
-        setattr(_state, k, v)
+    old = swap(_state.ctx.derive(**fields))
     try:
         yield
     finally:
-        for k, v in old.items():
-            setattr(_state, k, v)
+        _state.ctx = old
 
 
 @contextmanager

@@ -523,13 +523,12 @@ def run_group(
     group_t = DEFAULT_GROUP_TIMEOUT_S if group_timeout_s is None else float(group_timeout_s)
     rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), threads=1 + n_aiv, pop_timeout_s=group_t)
     _ = pop_t  # a pop never waits in real time here: it blocks until a peer pushes or is a deadlock
-    parent = context.snapshot()
+    parent = context.current()
     roles = [("aic", 0, aic_fn)] + [("aiv", lane, aiv_fn) for lane in range(n_aiv)]
-    ctxs: list[dict[str, Any]] = []
-    for role, lane, _fn in roles:
-        c = dict(parent)
-        c.update(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, lane_sim=None, split_mode=0)
-        ctxs.append(c)
+    ctxs = [
+        parent.derive(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, lane_sim=None, split_mode=0)
+        for role, lane, _fn in roles
+    ]
 
     def make(slot: int) -> Callable[[], Any]:
         role, lane, fn = roles[slot]
@@ -551,22 +550,21 @@ def run_group(
     kernels = [greenlet.greenlet(make(i), parent=me) for i in range(len(roles))]
     done = [False] * len(roles)
     started = [False] * len(roles)
-    outer = context.snapshot()
+    outer = context.current()
     rt.deadline = time.monotonic() + group_t
     timed_out = False
     cur = 0
     n = len(roles)
 
     def resume(slot: int, throw: BaseException | None = None) -> None:
-        context.restore(ctxs[slot])
+        context.swap(ctxs[slot])
         try:
             if throw is not None:
                 kernels[slot].throw(throw)
             else:
                 kernels[slot].switch()
         finally:
-            ctxs[slot] = context.snapshot()
-            context.restore(outer)
+            ctxs[slot] = context.swap(outer)  # keep what the kernel changed (a bound() it is inside)
         started[slot] = True
         if kernels[slot].dead:
             done[slot] = True
@@ -610,7 +608,7 @@ def run_group(
             resume(pick)
             cur = (pick + 1) % n
     finally:
-        context.restore(outer)
+        context.swap(outer)
 
     depths = rt.queue_depths()
     if rt.failures:

@@ -1156,6 +1156,11 @@ def _to_half(x: torch.Tensor, dtype: torch.dtype, mode: str) -> torch.Tensor:
     y = x.to(dtype)
     if mode in ("rint", "none"):
         return y
+    if mode == "round" and x.dtype == torch.float32 and dtype == torch.bfloat16:
+        # FP32 -> BF16 drops the low 16 bits: only a value whose low half is exactly 0x8000
+        # is a tie, and away from ties round-half-away equals torch's nearest-even
+        if not bool(((x.view(torch.int32) & 0xFFFF) == 0x8000).any()):
+            return y
     xd = x.double()
     yd = y.double()
     exact = (yd == xd) | torch.isnan(xd)
