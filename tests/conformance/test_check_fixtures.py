@@ -59,7 +59,9 @@ def test_free_var_errors_are_on_the_line_that_uses_the_name(checked: dict[str, l
         uses = {i + 1 for i, line in enumerate(lines) if "__FREE_VAR" in line}
         errs = [d for d in checked[str(path)] if d["severity"] == "error" and d["code"] == "free-var"]
         assert errs, f"{path.relative_to(FIXTURES)}: no free-var error"
-        assert {d["line"] for d in errs} == uses, f"{path.relative_to(FIXTURES)}: errors on {sorted(d['line'] for d in errs)}, uses on {sorted(uses)}"
+        assert {d["line"] for d in errs} == uses, (
+            f"{path.relative_to(FIXTURES)}: errors on {sorted(d['line'] for d in errs)}, uses on {sorted(uses)}"
+        )
         n += 1
     assert n == 58  # example_flash_attention 22-34 and ops/cf_while 05-49
 

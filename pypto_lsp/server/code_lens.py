@@ -1,0 +1,77 @@
+"""``textDocument/codeLens``: the verdict at the top of a dump, actions, and each function's kind.
+
+Lenses are built from state the server already holds (the last parse, the last
+result), so the request never waits for a run: a run in flight shows ``… validating``,
+and ``workspace/codeLens/refresh`` (when the client supports it) asks for new lenses
+when a result lands. No ``codeLens/resolve``: there is nothing left to compute.
+
+Line 0: per output tensor ``✓ out max|Δ| 9.77e-04 (atol 5e-2) · 41 ms`` /
+``✗ out max|Δ| 2.39e-01 > atol 5e-2 · 40 ms``, or ``✗ error: <kind> (line N)``, then
+``Validate this pass``, ``Validate all passes``, ``Compare with previous pass`` (the
+last one is implemented by the VS Code extension). Without goldens: ``Configure golden
+tensors…``. On each ``def``: ``<Kind> · called N×`` when the last run counted calls.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from . import results as R
+from .documents import text_hash
+from .parse_diagnostics import ensure_parsed
+
+if TYPE_CHECKING:
+    from .app import PyptoServer
+
+VALIDATE_FILE = "pypto-lsp.validateFile"
+VALIDATE_FOLDER = "pypto-lsp.validateFolder"
+COMPARE_WITH_PREVIOUS = "pypto-lsp.compareWithPrevious"  # client-side (VS Code extension)
+CONFIGURE_GOLDEN = "pypto-lsp.configureGolden"  # client-side (VS Code extension)
+NO_ACTION = ""  # a lens that only shows text
+
+
+def _lens(line: int, title: str, command: str, args: list[object] | None = None) -> types.CodeLens:
+    return types.CodeLens(
+        range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+        command=types.Command(title=title, command=command, arguments=args),
+    )
+
+
+def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
+    st = ls.docs.get(uri)
+    if st is None or not st.is_open:
+        return []
+    out: list[types.CodeLens] = []
+    if ls.config.settings.validation:
+        if st.config_error:
+            out.append(_lens(0, f"✗ config: {st.config_error[:120]}", NO_ACTION))
+        elif st.no_golden:
+            out.append(_lens(0, "Configure golden tensors…", CONFIGURE_GOLDEN, [uri]))
+        else:
+            if st.pending:
+                out.append(_lens(0, "… validating", NO_ACTION))
+            elif st.result is not None:
+                stale = st.result_hash != text_hash(ls.workspace.get_text_document(uri).source)
+                for title in R.verdict_titles(st.result):
+                    # clicking a verdict runs it again (a lens needs some command in most clients)
+                    out.append(_lens(0, title + (" (before edits)" if stale else ""), VALIDATE_FILE, [uri]))
+            out.append(_lens(0, "Validate this pass", VALIDATE_FILE, [uri]))
+            out.append(_lens(0, "Validate all passes", VALIDATE_FOLDER, [uri]))
+            out.append(_lens(0, "Compare with previous pass", COMPARE_WITH_PREVIOUS, [uri]))
+    program = st.program
+    if program is not None:
+        counts = st.result.call_counts if st.result is not None else {}
+        for fn in program.functions:
+            n = counts.get(fn.name)
+            title = f"{fn.kind} · called {n}×" if n is not None else fn.kind
+            out.append(_lens(max(fn.name_span.line - 1, 0), title, NO_ACTION))
+    return out
+
+
+def register(ls: PyptoServer) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        await ensure_parsed(ls, params.text_document.uri)
+        return lenses_for(ls, params.text_document.uri)

@@ -1,0 +1,279 @@
+"""Settings: ``initializationOptions`` and ``workspace/didChangeConfiguration``, merged with ``pypto-lsp.toml``.
+
+The client sends ``{"pypto-lsp": {runOn, rtol, atol, timeoutSeconds, golden: {inputs, expected},
+validation, cache}}`` (``initializationOptions`` may also be the inner object). What a dump
+uses is resolved per dump folder:
+
+* goldens, entry: the ``pypto-lsp.toml`` ``[[cases]]`` entry covering the folder (or a
+  ``golden/`` / ``tensors.pt`` beside it, see :func:`validate.config.find_case`); the
+  settings' golden paths only when nothing there applies;
+* tolerances and timeout: a value the toml case sets explicitly wins over the settings,
+  which win over the defaults (the project's file knows its numbers better than a global
+  editor setting).
+
+Settings must be valid as a whole value: a bad one is reported and the previous kept.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..validate import config as vconfig
+
+SECTION = "pypto-lsp"
+RUN_ON = ("onSave", "onType", "manual")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    run_on: str = "onSave"
+    rtol: float | None = None
+    atol: float | None = None
+    timeout_s: float | None = None
+    golden_inputs: str | None = None
+    golden_expected: str | None = None
+    validation: bool = True
+    cache: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runOn": self.run_on,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "timeoutSeconds": self.timeout_s,
+            "golden": {"inputs": self.golden_inputs, "expected": self.golden_expected},
+            "validation": self.validation,
+            "cache": self.cache,
+        }
+
+
+def _unwrap(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    inner = raw.get(SECTION)
+    if isinstance(inner, dict):
+        return inner
+    return raw
+
+
+def _tol(v: Any, key: str, problems: list[str]) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0 or v != v:
+        problems.append(f"'{key}' must be a non-negative number, got {v!r}")
+        return None
+    return float(v)
+
+
+def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
+    """``base`` updated with the keys present in ``raw``; unknown keys and bad values are reported."""
+    d = _unwrap(raw)
+    if d is None:
+        return base, ([] if raw is None else [f"settings must be an object, got {type(raw).__name__}"])
+    problems: list[str] = []
+    upd: dict[str, Any] = {}
+    if "runOn" in d:
+        if d["runOn"] in RUN_ON:
+            upd["run_on"] = d["runOn"]
+        else:
+            problems.append(f"'runOn' must be one of {', '.join(RUN_ON)}, got {d['runOn']!r}")
+    for key, attr in (("rtol", "rtol"), ("atol", "atol"), ("timeoutSeconds", "timeout_s"), ("timeout_s", "timeout_s")):
+        if key in d and not (key == "timeout_s" and "timeoutSeconds" in d):
+            v = _tol(d[key], key, problems)
+            if v is not None or d[key] is None:
+                upd[attr] = v
+    g = d.get("golden")
+    if g is not None:
+        if not isinstance(g, dict):
+            problems.append(f"'golden' must be an object {{inputs, expected}}, got {g!r}")
+        else:
+            for key, attr in (("inputs", "golden_inputs"), ("expected", "golden_expected")):
+                if key in g:
+                    v = g[key]
+                    if v is None or (isinstance(v, str) and v.strip() == ""):
+                        upd[attr] = None
+                    elif isinstance(v, str):
+                        upd[attr] = v
+                    else:
+                        problems.append(f"'golden.{key}' must be a path string, got {v!r}")
+    for key in ("validation", "cache"):
+        if key in d:
+            if isinstance(d[key], bool):
+                upd[key] = d[key]
+            else:
+                problems.append(f"'{key}' must be true or false, got {d[key]!r}")
+    known = {"runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "interpreter", "trace"}
+    unknown = sorted(k for k in d if k not in known)
+    if unknown:
+        problems.append(f"ignored unknown settings: {', '.join(unknown)}")
+    return replace(base, **upd), problems
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """Everything a validation of one dump depends on, snapshotted when a run starts."""
+
+    folder: Path
+    inputs: Path | None
+    expected: Path | None
+    entry: str | None
+    rtol: float
+    atol: float
+    timeout_s: float
+    golden_source: str  # a config file, a folder, "settings" or "none"
+    validation: bool
+    run_on: str
+    use_cache: bool
+    error: str | None = None  # a config file that cannot be used
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def has_goldens(self) -> bool:
+        return self.inputs is not None and self.expected is not None
+
+    def key(self) -> tuple[Any, ...]:
+        """What makes two results comparable (goldens, tolerances, entry)."""
+        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "folder": str(self.folder),
+            "golden": {"inputs": str(self.inputs) if self.inputs else None, "expected": str(self.expected) if self.expected else None},
+            "golden_source": self.golden_source,
+            "entry": self.entry,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "timeout_s": self.timeout_s,
+            "validation": self.validation,
+            "runOn": self.run_on,
+            "cache": self.use_cache,
+            "error": self.error,
+            "notes": list(self.notes),
+        }
+
+
+def _settings_path(p: str, root: Path | None) -> Path:
+    path = Path(p).expanduser()
+    if not path.is_absolute() and root is not None:
+        path = root / path
+    return path.resolve()
+
+
+def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
+    """The configuration one dump is validated with (reads config files; no torch)."""
+    folder = dump.parent if dump.suffix == ".py" else dump
+    error: str | None = None
+    case: vconfig.Case | None
+    try:
+        case = vconfig.find_case(dump)
+    except vconfig.ConfigError as exc:
+        error, case = str(exc), None
+    except OSError as exc:
+        error, case = f"cannot read the configuration: {exc}", None
+    from_file = case is not None and case.source not in ("none",) and case.source.endswith(".toml")
+    inputs = case.inputs if case is not None else None
+    expected = case.expected if case is not None else None
+    source = case.source if case is not None else "none"
+    notes = tuple(case.notes) if case is not None else ()
+    if (inputs is None or expected is None) and settings.golden_inputs and settings.golden_expected:
+        inputs = _settings_path(settings.golden_inputs, root)
+        expected = _settings_path(settings.golden_expected, root)
+        source = "settings"
+
+    def pick(case_value: float | None, default: float, setting: float | None) -> float:
+        if from_file and case_value is not None and case_value != default:
+            return case_value
+        return setting if setting is not None else (case_value if case_value is not None else default)
+
+    return Resolved(
+        folder=folder,
+        inputs=inputs,
+        expected=expected,
+        entry=case.entry if case is not None else None,
+        rtol=pick(case.rtol if case else None, vconfig.DEFAULT_RTOL, settings.rtol),
+        atol=pick(case.atol if case else None, vconfig.DEFAULT_ATOL, settings.atol),
+        timeout_s=pick(case.timeout_s if case else None, vconfig.DEFAULT_TIMEOUT_S, settings.timeout_s),
+        golden_source=source,
+        validation=settings.validation,
+        run_on=settings.run_on,
+        use_cache=settings.cache,
+        error=error,
+        notes=notes,
+    )
+
+
+class ConfigCache:
+    """Resolved configuration per dump folder, until a settings or config file change."""
+
+    def __init__(self) -> None:
+        self.settings = Settings()
+        self.root: Path | None = None
+        self._by_folder: dict[Path, Resolved] = {}
+
+    def update(self, raw: Any) -> list[str]:
+        self.settings, problems = merge(self.settings, raw)
+        self.clear()
+        return problems
+
+    def clear(self) -> None:
+        self._by_folder.clear()
+
+    def get(self, dump: Path) -> Resolved:
+        folder = dump.parent
+        hit = self._by_folder.get(folder)
+        if hit is None:
+            hit = resolve(dump, self.settings, self.root)
+            self._by_folder[folder] = hit
+        return hit
+
+
+# ---------------------------------------------------------------------- LSP glue
+
+
+def apply(ls: Any, raw: Any, where: str) -> None:
+    """Merge ``raw`` settings; re-check open dumps when something that matters changed."""
+    before = ls.config.settings
+    for p in ls.config.update(raw):
+        ls.log(f"settings ({where}): {p}", 30)
+    after = ls.config.settings
+    if after != before:
+        ls.log(f"settings ({where}): {json.dumps(after.to_json())}")
+        ls.on_settings_changed(before, after)
+
+
+def register(ls: Any) -> None:
+    from lsprotocol import types
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if (
+            settings is None
+            or settings == {}
+            or (isinstance(settings, dict) and SECTION not in settings and not set(settings) & {"runOn", "golden"})
+        ):
+            # the pull model: the notification only says "something changed"
+            settings = await pull(ls)
+            if settings is None:
+                return
+        apply(ls, settings, "didChangeConfiguration")
+
+
+async def pull(ls: Any) -> Any:
+    """``workspace/configuration`` for our section, when the client offers it."""
+    from lsprotocol import types
+
+    ws = ls.client_capabilities.workspace if ls.client_capabilities else None
+    if not (ws and ws.configuration):
+        return None
+    try:
+        res = await ls.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+    except Exception as exc:
+        ls.log(f"workspace/configuration failed: {exc}")
+        return None
+    if not res or not isinstance(res[0], dict) or not res[0]:
+        return None
+    return res[0]

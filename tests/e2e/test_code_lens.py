@@ -1,0 +1,66 @@
+"""textDocument/codeLens: open a fixture dump -> the PASS lens with the max diff, the actions, each function's kind."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import pytest_lsp
+from pytest_lsp import LanguageClient
+
+from .conftest import FIXTURES, NEOVIM, VSCODE, copy_tree, dump, lens_titles, make_config, needs_fixtures, open_doc, start, wait_result
+
+pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_lsp.fixture(config=make_config(), scope="module", params=[VSCODE, NEOVIM])
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    ws = copy_tree(FIXTURES / "example_softmax", tmp_path_factory.mktemp("softmax"), ["00_", "49_"])
+    lsp_client.ws = ws  # type: ignore[attr-defined]
+    lsp_client.init_result = await start(lsp_client, request.param, ws)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_pass_lens_with_max_diff(client: LanguageClient) -> None:
+    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    uri = open_doc(client, path)
+    res = await wait_result(client, uri)
+    assert res["status"] == "pass", res
+    diff = res["tensors"]["output"]["max_abs_diff"]
+    titles = await lens_titles(client, uri)
+    verdict = [t for t in titles if t.startswith("✓ output")]
+    assert verdict, titles
+    assert verdict[0].startswith(f"✓ output max|Δ| {diff:.2e} (atol 5e-2) · "), verdict
+    assert re.search(r"· (\d+ ms|cached)$", verdict[0]), verdict
+    for action in ("Validate this pass", "Validate all passes", "Compare with previous pass"):
+        assert action in titles
+    # one lens per function, with its kind
+    text = path.read_text()
+    n_funcs = len(re.findall(r"^    def ", text, re.M))
+    kinds = [t for t in titles if t.split(" ")[0] in ("InCore", "Orchestration", "AIC", "AIV", "Group", "Opaque", "Spmd", "Inline")]
+    assert len(kinds) == n_funcs, titles
+
+
+async def test_no_diagnostics_for_a_passing_dump(client: LanguageClient) -> None:
+    path = dump(client.ws, "00_")  # type: ignore[attr-defined]
+    uri = open_doc(client, path)
+    res = await wait_result(client, uri)
+    assert res["status"] == "pass"
+    assert not [d for d in client.diagnostics.get(uri, []) if d.severity == 1]
+
+
+async def test_lens_commands_are_advertised(client: LanguageClient) -> None:
+    caps = client.init_result.capabilities  # type: ignore[attr-defined]
+    assert caps.code_lens_provider is not None
+    cmds = set(caps.execute_command_provider.commands)
+    assert {
+        "pypto-lsp.validateFile",
+        "pypto-lsp.validateFolder",
+        "pypto-lsp.firstDivergentPass",
+        "pypto-lsp.showGeneratedCode",
+        "pypto-lsp.showConfig",
+    } <= cmds
+    # implemented by the VS Code extension: advertising them would clash with its own commands
+    assert not cmds & {"pypto-lsp.compareWithPrevious", "pypto-lsp.configureGolden"}
+    assert client.init_result.server_info.name == "pypto-lsp"  # type: ignore[attr-defined]

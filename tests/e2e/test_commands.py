@@ -1,0 +1,186 @@
+"""workspace/executeCommand: validateFile, validateFolder (progress, cancellation), firstDivergentPass, showGeneratedCode, showConfig."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from .conftest import (
+    FIXTURES,
+    VSCODE,
+    copy_tree,
+    debug_info,
+    dump,
+    execute,
+    make_config,
+    needs_fixtures,
+    open_doc,
+    qwen3_broken_workspace,
+    wait_result,
+    wait_until,
+)
+
+pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_lsp.fixture(config=make_config(), scope="module")
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("commands")
+    lsp_client.qwen = qwen3_broken_workspace(root / "qwen", ["33_", "34_", "35_", "36_"])  # type: ignore[attr-defined]
+    lsp_client.softmax = copy_tree(FIXTURES / "example_softmax", root / "softmax")  # type: ignore[attr-defined]
+    lsp_client.big = qwen3_broken_workspace(root / "big")  # type: ignore[attr-defined]
+    # no cache: the cancellation test needs runs that take time
+    await start_session(lsp_client, root)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def start_session(client: LanguageClient, root) -> None:  # type: ignore[no-untyped-def]
+    from .conftest import start
+
+    await start(client, VSCODE, root, {"pypto-lsp": {"cache": False}})
+
+
+async def test_validate_file(client: LanguageClient) -> None:
+    path = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    res = await execute(client, "pypto-lsp.validateFile", path.as_uri())
+    assert res["uri"] == path.as_uri()
+    assert res["status"] == "fail" and res["tensors"]["out"]["pass"] is False
+    # a closed file that fails gets its diagnostics too
+    await wait_until(lambda: client.diagnostics.get(path.as_uri()), 10, "diagnostics for the closed file")
+
+
+async def test_validate_folder_reports_progress_and_first_divergent(client: LanguageClient) -> None:
+    folder = client.qwen / "passes_dump"  # type: ignore[attr-defined]
+    before = set(client.progress_reports)
+    res = await execute(client, "pypto-lsp.validateFolder", folder.as_uri())
+    names = [f["file"].rsplit("/", 1)[-1][:3] for f in res["files"]]
+    assert names == ["33_", "34_", "35_", "36_"], names
+    assert [f["status"] for f in res["files"]] == ["pass", "pass", "fail", "fail"]
+    assert res["first_divergent"] == dump(client.qwen, "35_").as_uri()  # type: ignore[attr-defined]
+    assert res["cancelled"] is False
+    # work-done progress: begin, one report per pass "k/N <file>", end
+    tokens = [t for t in client.progress_reports if t not in before]
+    assert len(tokens) == 1
+    reports = client.progress_reports[tokens[0]]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+    msgs = [r.message for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+    assert msgs == [f"{k}/4 {n}" for k, n in enumerate(sorted(p.name for p in folder.iterdir()), start=1)], msgs
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+    # diagnostics only for the files that fail
+    assert client.diagnostics.get(dump(client.qwen, "36_").as_uri())  # type: ignore[attr-defined]
+    assert dump(client.qwen, "33_").as_uri() not in client.diagnostics  # type: ignore[attr-defined]
+
+
+async def test_first_divergent_pass(client: LanguageClient) -> None:
+    path = dump(client.qwen, "33_")  # type: ignore[attr-defined]
+    loc = await execute(client, "pypto-lsp.firstDivergentPass", path.as_uri())
+    assert loc["uri"] == dump(client.qwen, "35_").as_uri()  # type: ignore[attr-defined]
+    line = loc["range"]["start"]["line"]
+    text = dump(client.qwen, "35_").read_text().splitlines()[line]  # type: ignore[attr-defined]
+    assert "pl.tile.store" in text or "pl.tensor.assemble" in text or "return" in text, text
+
+
+async def test_first_divergent_pass_of_a_healthy_folder_is_null(client: LanguageClient) -> None:
+    path = dump(client.softmax, "00_")  # type: ignore[attr-defined]
+    assert await execute(client, "pypto-lsp.firstDivergentPass", path.as_uri()) is None
+
+
+async def test_cancel_request_stops_a_folder_run(client: LanguageClient) -> None:
+    folder = client.big / "passes_dump"  # type: ignore[attr-defined]
+    total = len(list(folder.glob("*.py")))
+    seen = len(client.file_results)  # type: ignore[attr-defined]
+    msg_id = "cancel-me-1"
+    fut = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="pypto-lsp.validateFolder", arguments=[folder.as_uri()]),
+            msg_id=msg_id,
+        )
+    )
+    await wait_until(lambda: len([r for r in client.file_results[seen:] if "/big/" in r["uri"]]) >= 2, 60, "two results")  # type: ignore[attr-defined]
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    with pytest.raises(Exception) as e:
+        await asyncio.wait_for(fut, 30)
+    assert "cancel" in str(e.value).lower(), e.value
+    await asyncio.sleep(1.5)
+    done = len([r for r in client.file_results[seen:] if "/big/" in r["uri"]])  # type: ignore[attr-defined]
+    assert done < total, f"{done} of {total} files validated after the cancel"
+    await asyncio.sleep(1.0)
+    assert len([r for r in client.file_results[seen:] if "/big/" in r["uri"]]) == done, "results kept coming"  # type: ignore[attr-defined]
+    # the worker is fine afterwards
+    path = dump(client.softmax, "49_")  # type: ignore[attr-defined]
+    assert (await execute(client, "pypto-lsp.validateFile", path.as_uri()))["status"] == "pass"
+
+
+async def test_progress_cancel_stops_a_folder_run(client: LanguageClient) -> None:
+    folder = client.big / "passes_dump"  # type: ignore[attr-defined]
+    total = len(list(folder.glob("*.py")))
+    before = set(client.progress_reports)
+    task = asyncio.ensure_future(execute(client, "pypto-lsp.validateFolder", folder.as_uri()))
+
+    def token() -> str | None:
+        new = [t for t in client.progress_reports if t not in before]
+        if new and any(isinstance(r, types.WorkDoneProgressReport) for r in client.progress_reports[new[0]]):
+            return new[0]  # type: ignore[no-any-return]
+        return None
+
+    tok = await wait_until(token, 60, "a progress report")
+    client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=tok))
+    res = await asyncio.wait_for(task, 30)
+    assert res["cancelled"] is True
+    assert 0 < len(res["files"]) < total
+    assert isinstance(client.progress_reports[tok][-1], types.WorkDoneProgressEnd)
+
+
+async def test_show_generated_code(client: LanguageClient) -> None:
+    path = dump(client.softmax, "49_")  # type: ignore[attr-defined]
+    open_doc(client, path)
+    await wait_result(client, path.as_uri())
+    src = await execute(client, "pypto-lsp.showGeneratedCode", path.as_uri())
+    assert isinstance(src, str) and "import pypto_lsp.exec.runtime" in src
+    assert (await debug_info(client))["torch_loaded"] is False
+
+
+async def test_show_config(client: LanguageClient) -> None:
+    path = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    cfg = await execute(client, "pypto-lsp.showConfig", path.as_uri())
+    golden = FIXTURES / "qwen3_scope3_910b"
+    assert cfg["golden"] == {"inputs": str(golden / "tensors.pt"), "expected": str(golden / "expected.pt")}
+    assert cfg["golden_source"].endswith("pypto-lsp.toml")
+    assert cfg["rtol"] == 0.05 and cfg["atol"] == 0.05
+    assert cfg["interpreter"] == sys.executable
+    assert cfg["versions"]["torch"].startswith("2.") and cfg["versions"]["pygls"].startswith("2.")
+    assert cfg["versions"]["pypto-lsp"]
+    assert cfg["settings"]["cache"] is False
+
+
+async def test_bad_arguments_are_an_error_not_a_crash(client: LanguageClient) -> None:
+    with pytest.raises(Exception):
+        await execute(client, "pypto-lsp.validateFile", 42)
+    with pytest.raises(Exception):
+        await execute(client, "pypto-lsp.validateFolder", (client.softmax / "nope").as_uri())  # type: ignore[attr-defined]
+    not_a_dump = client.softmax / "helper.py"  # type: ignore[attr-defined]
+    not_a_dump.write_text("x = 1\n")
+    with pytest.raises(Exception, match="not a pass dump"):
+        await execute(client, "pypto-lsp.validateFile", not_a_dump.as_uri())
+    assert (await debug_info(client))["torch_loaded"] is False
+
+
+async def test_shutdown_with_a_folder_run_in_flight(client: LanguageClient) -> None:
+    """Last in this module: the server answers shutdown and exits while a folder run is going."""
+    folder = client.big / "passes_dump"  # type: ignore[attr-defined]
+    seen = len(client.file_results)  # type: ignore[attr-defined]
+    run = asyncio.ensure_future(execute(client, "pypto-lsp.validateFolder", folder.as_uri()))
+    await wait_until(lambda: len(client.file_results) > seen, 60, "a first result")  # type: ignore[attr-defined]
+    await asyncio.wait_for(client.shutdown_async(None), 20)
+    client.exit(None)
+    assert client._server is not None
+    assert await asyncio.wait_for(client._server.wait(), 20) == 0
+    run.cancel()
+    client.capabilities = None  # the fixture's shutdown has been done here

@@ -1,0 +1,142 @@
+"""textDocument/publishDiagnostics from validation: a numeric mismatch on the output write, re-checked after edit + save."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from .conftest import (
+    FIXTURES,
+    VSCODE,
+    copy_tree,
+    dump,
+    lens_titles,
+    make_config,
+    needs_fixtures,
+    open_doc,
+    qwen3_broken_workspace,
+    results_for,
+    save_doc,
+    start,
+    wait_result,
+    wait_until,
+)
+
+pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+
+BROKEN = "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, 0]"
+FIXED = "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, o0__ssa_v0]"
+
+
+@pytest_lsp.fixture(config=make_config(), scope="module")
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("diagnostics")
+    ws = qwen3_broken_workspace(root / "qwen3_broken", ["35_", "36_"])
+    lsp_client.ws = ws  # type: ignore[attr-defined]
+    lsp_client.softmax = copy_tree(FIXTURES / "example_softmax", root / "softmax", ["00_"])  # type: ignore[attr-defined]
+    await start(lsp_client, VSCODE, root)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    return [d for d in client.diagnostics.get(uri, []) if d.severity == types.DiagnosticSeverity.Error]
+
+
+async def test_fail_lens_and_mismatch_on_the_output_write(client: LanguageClient) -> None:
+    path = dump(client.ws, "35_")  # type: ignore[attr-defined]
+    uri = open_doc(client, path)
+    res = await wait_result(client, uri)
+    assert res["status"] == "fail", res
+    out = res["tensors"]["out"]
+    assert out["pass"] is False and out["max_abs_diff"] > 0.05
+    titles = await lens_titles(client, uri)
+    assert any(t.startswith(f"✗ out max|Δ| {out['max_abs_diff']:.2e} > atol 5e-2 · ") for t in titles), titles
+
+    diags = await wait_until(lambda: errors(client, uri), 10, "the mismatch diagnostic")
+    mismatch = [d for d in diags if d.code == "numeric-mismatch"]
+    assert mismatch, diags
+    write_lines = {line - 1 for pair in res["writes"].values() for line in range(pair[0][0], pair[0][1] + 1)} | {
+        line - 1 for spans in res["writes"].values() for s in spans for line in range(s[0], s[1] + 1)
+    }
+    lines = path.read_text().splitlines()
+    for d in mismatch:
+        assert d.range.start.line in write_lines, (d.range, res["writes"])
+        assert any(w in lines[d.range.start.line] for w in ("pl.tile.store", "pl.tensor.assemble", "return", "self.")), lines[
+            d.range.start.line
+        ]
+        assert "'out'" in d.message and "atol 5e-2" in d.message and "rtol 5e-2" in d.message
+        assert f"{out['max_abs_diff']:.2e}" in d.message
+        assert d.source == "pypto-lsp"
+        assert not d.related_information  # nothing earlier is known to diverge
+
+
+async def test_related_information_points_at_the_first_divergent_pass(client: LanguageClient) -> None:
+    first = dump(client.ws, "35_").as_uri()  # type: ignore[attr-defined]
+    path = dump(client.ws, "36_")  # type: ignore[attr-defined]
+    uri = open_doc(client, path)
+    res = await wait_result(client, uri)
+    assert res["status"] == "fail"
+    assert res["first_divergent"] == first
+    diags = await wait_until(lambda: [d for d in errors(client, uri) if d.code == "numeric-mismatch"], 10, "the mismatch diagnostic")
+    rel = diags[0].related_information
+    assert rel and rel[0].location.uri == first, rel
+
+
+async def test_edit_and_save_rechecks(client: LanguageClient) -> None:
+    path = dump(client.ws, "35_")  # type: ignore[attr-defined]
+    uri = path.as_uri()
+    before = len(results_for(client, uri))
+    text = path.read_text()
+    assert BROKEN in text
+    save_doc(client, path, text.replace(BROKEN, FIXED), uri, version=2)
+    res = await wait_result(client, uri, after=before)
+    assert res["status"] == "pass", res
+    assert res["tensors"]["out"]["max_abs_diff"] < 0.01
+    await wait_until(lambda: not errors(client, uri), 10, "the mismatch diagnostic to go")
+    titles = await lens_titles(client, uri)
+    assert any(t.startswith("✓ out max|Δ| ") for t in titles), titles
+    # the first divergent pass moved on: 36 now points at itself (no related information to 35)
+    path36 = dump(client.ws, "36_")  # type: ignore[attr-defined]
+    res36 = results_for(client, path36.as_uri())[-1]
+    assert res36["status"] == "fail"
+
+
+async def test_a_newer_save_supersedes_an_older_run(client: LanguageClient) -> None:
+    path = dump(client.ws, "35_")  # type: ignore[attr-defined]
+    uri = path.as_uri()
+    fixed = path.read_text()
+    assert FIXED in fixed
+    n = len(results_for(client, uri))
+    save_doc(client, path, fixed.replace(FIXED, BROKEN), uri, version=3)  # would fail...
+    save_doc(client, path, fixed + "# saved again\n", uri, version=4)  # ...but this one wins
+    res = await wait_result(client, uri, after=n)
+    assert res["status"] == "pass", res
+    await asyncio.sleep(1.5)
+    assert [r["status"] for r in results_for(client, uri)[n:]] == ["pass"], "the superseded run was published"
+    assert not errors(client, uri)
+
+
+async def test_a_runtime_error_lands_on_its_line(client: LanguageClient) -> None:
+    path = dump(client.softmax, "00_")  # type: ignore[attr-defined]
+    uri = open_doc(client, path)
+    assert (await wait_result(client, uri))["status"] == "pass"
+    text = path.read_text()
+    # operands whose shapes cannot broadcast: the checker lets it through, torch raises at run time
+    bad = "pl.tile.add(exp_shifted, pl.tile.create([32, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec))"
+    new = text.replace("pl.tile.row_expand_div(exp_shifted, row_sum)", bad)
+    target = next(i for i, line in enumerate(new.splitlines()) if bad in line)
+    n = len(results_for(client, uri))
+    save_doc(client, path, new, uri, version=2)
+    res = await wait_result(client, uri, after=n)
+    assert res["status"] == "error", res
+    assert res["error"]["line"] == target + 1, res["error"]
+    diags = await wait_until(lambda: errors(client, uri), 10, "the runtime error diagnostic")
+    assert [d.range.start.line for d in diags] == [target], [(d.range.start.line, d.message) for d in diags]
+    assert "RuntimeError" in diags[0].message and "size of tensor" in diags[0].message
+    titles = await lens_titles(client, uri)
+    assert f"✗ error: RuntimeError (line {target + 1})" in titles, titles
