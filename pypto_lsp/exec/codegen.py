@@ -176,6 +176,7 @@ class _FunctionGen:
             self.emit(0, "", None)
             pyname = pyname + "_lane"
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
+        self.emit(1, f"_pl_calls[{_literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         body_start = len(self.gen.lines)
         if self.gen.entry is fn:
             for p in fn.params:
@@ -670,6 +671,7 @@ class _ProgramGen:
             (f"# program {ascii(self.program.name)}; entry: {ascii(self.entry.name if self.entry else None)}", None),
             (f"import {RUNTIME_MODULE} as _pl_rt", None),
             ("_pl_chk = _pl_rt.check_value", None),
+            ("_pl_calls = _pl_rt.call_counter()", None),
         ]
         for name, sym in sorted(self.dtypes.items()):
             head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))

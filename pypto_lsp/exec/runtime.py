@@ -7,6 +7,7 @@ simulator in :mod:`.crosscore`; this module only glues them to the code that
 
 from __future__ import annotations
 
+import collections
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -115,6 +116,11 @@ def _fmt(shape: tuple[Any, ...]) -> str:
 
 def _dt_name(dt: torch.dtype) -> str:
     return str(dt).replace("torch.", "")
+
+
+def call_counter() -> collections.Counter[str]:
+    """How often each IR function ran (one counter per execution of a script)."""
+    return collections.Counter()
 
 
 def scalar_arg(v: Any) -> Any:

@@ -60,9 +60,19 @@ def _span_error(kind: str, message: str, span: Span | None, **detail: Any) -> Er
     return ErrorInfo(kind, message, span.line, span.col + 1, span.end_line, span.end_col + 1, detail=detail)
 
 
+_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
+
+
+def _blank_comments(text: str) -> str:
+    head, nl, rest = text.partition("\n")  # the '# pypto.program:' header names the program: keep it
+    return head + nl + _COMMENT_LINE.sub("", rest)
+
+
 def compile_text(text: str, filename: str | None = None, entry: str | None = None, check_shapes: bool = True) -> Compiled:
     """Parse + static checks + codegen + ``compile``; cached by text hash."""
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    # comments cannot change the program: blank them (keeping every line where it is) before
+    # hashing, so a comment-only edit re-uses the compiled script
+    digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     key = (digest, entry, check_shapes)
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
@@ -274,7 +284,10 @@ def run_text(
         exec(comp.code, ns)  # our own generated code, never dump text
         fn_obj = ns[gen.functions[gen.entry]]
         try:
-            _run_with_timeout(lambda: fn_obj(*args), timeout)
+            try:
+                _run_with_timeout(lambda: fn_obj(*args), timeout)
+            finally:
+                result.call_counts = dict(ns.get("_pl_calls") or {})
         except Exception as exc:
             span = locate(exc, gen)
             detail: dict[str, Any] = {}
