@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -151,7 +152,8 @@ async def test_show_config(client: LanguageClient) -> None:
     path = dump(client.qwen, "35_")  # type: ignore[attr-defined]
     cfg = await execute(client, "pypto-lsp.showConfig", path.as_uri())
     golden = FIXTURES / "qwen3_scope3_910b"
-    assert cfg["golden"] == {"inputs": str(golden / "tensors.pt"), "expected": str(golden / "expected.pt")}
+    resolved = {k: str(Path(v).resolve()) for k, v in cfg["golden"].items()}  # ../shared may be a link
+    assert resolved == {"inputs": str((golden / "tensors.pt").resolve()), "expected": str((golden / "expected.pt").resolve())}
     assert cfg["golden_source"].endswith("pypto-lsp.toml")
     assert cfg["rtol"] == 0.05 and cfg["atol"] == 0.05
     assert cfg["interpreter"] == sys.executable

@@ -114,10 +114,14 @@ async def test_a_newer_save_supersedes_an_older_run(client: LanguageClient) -> N
     n = len(results_for(client, uri))
     save_doc(client, path, fixed.replace(FIXED, BROKEN), uri, version=3)  # would fail...
     save_doc(client, path, fixed + "# saved again\n", uri, version=4)  # ...but this one wins
-    res = await wait_result(client, uri, after=n)
-    assert res["status"] == "pass", res
+    # The run of version 3 may legitimately finish (e.g. from the result cache) before the
+    # version-4 save reaches the server; what must hold is that nothing older is published
+    # after the newest result, and that the file ends up checked against version 4.
+    await wait_until(lambda: "pass" in [r["status"] for r in results_for(client, uri)[n:]], 60, "the version-4 result")
     await asyncio.sleep(1.5)
-    assert [r["status"] for r in results_for(client, uri)[n:]] == ["pass"], "the superseded run was published"
+    statuses = [r["status"] for r in results_for(client, uri)[n:]]
+    assert statuses[-1] == "pass" and statuses.count("pass") == 1, f"a superseded run was published after the newer one: {statuses}"
+    assert statuses in (["pass"], ["fail", "pass"]), statuses
     assert not errors(client, uri)
 
 
