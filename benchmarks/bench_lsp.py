@@ -221,12 +221,33 @@ async def bench(saves: int, requests: int) -> None:
             client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="bench-folder"))
         with contextlib.suppress(Exception):
             await asyncio.wait_for(run, 60)
+        # memory: the worker holds one copy of each golden bundle, shared by every file it runs
+        with contextlib.suppress(Exception):
+            info = await client.protocol.send_request_async("pypto-lsp/debugInfo", {})
+            get = info.get if isinstance(info, dict) else lambda k: getattr(info, k, None)
+            pids = {"server": get("pid") or client_server_pid(client), "worker": get("worker_pid")}
+            print("\n== memory (peak resident set, VmHWM) ==")
+            for label, pid in pids.items():
+                if pid:
+                    print(f"{label:<8} pid {pid}: {peak_rss_mb(int(pid)):.0f} MB")
         await client.shutdown_async(None)
         client.exit(None)
         await asyncio.sleep(0.5)
         await client.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def client_server_pid(client: object) -> int | None:
+    proc = getattr(client, "_server", None)
+    return getattr(proc, "pid", None)
 
 
 def main() -> int:
