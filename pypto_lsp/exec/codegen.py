@@ -53,10 +53,12 @@ from ..ir.model import (
     While,
     Yield,
     entry_function,
+    stmt_exprs,
+    stmt_targets,
     walk_expr,
     walk_stmts,
 )
-from ..ir.names import SPLIT_MODE_CODE
+from ..ir.names import CROSS_CORE_OPS, SPLIT_MODE_CODE
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 
@@ -64,8 +66,6 @@ RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 _RESERVED = frozenset(
     {"range", "min", "max", "abs", "int", "float", "bool", "len", "None", "True", "False", "print", "self", "object", "type"}
 )
-
-_CROSS_CORE_OPS = ("tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv")
 
 
 class CodegenError(Exception):
@@ -141,7 +141,7 @@ class _FunctionGen:
             if p.type is not None:
                 self.types[p.name] = p.type
         for s in walk_stmts(fn.body):
-            for t in _targets(s):
+            for t in stmt_targets(s):
                 self.defined.add(t.name)
                 if t.type is not None:
                     self.types.setdefault(t.name, t.type)
@@ -506,23 +506,6 @@ def _same_dims(a: list[Expr], b: list[Expr]) -> bool:
     )
 
 
-def _targets(s: Stmt) -> list[Target]:
-    if isinstance(s, Assign):
-        return [s.target]
-    if isinstance(s, Unpack | Yield):
-        return list(s.targets)
-    if isinstance(s, For):
-        out = list(s.iter_args)
-        if s.var is not None:
-            out.append(s.var)
-        return out
-    if isinstance(s, While):
-        return list(s.iter_args)
-    if isinstance(s, Scope) and s.as_name is not None:
-        return [s.as_name]
-    return []
-
-
 def _split_aiv_function(fn: Function) -> int | None:
     """The split code when ``fn`` is a lane-parametric split_aiv function body, else None."""
     flag = fn.attrs.get("split_aiv")
@@ -532,7 +515,7 @@ def _split_aiv_function(fn: Function) -> int | None:
     for s in walk_stmts(fn.body):
         if isinstance(s, For) and s.kind == "split_aiv":
             return None  # the region is an explicit loop: the loop runs the lanes
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             for sub in walk_expr(e):
                 if isinstance(sub, OpCall) and sub.op in ("tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"):
                     has_marker = True
@@ -561,9 +544,9 @@ def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
         splits: set[int] = set()
         for fn in (aic, aiv):
             for s in walk_stmts(fn.body):
-                for e in _stmt_exprs(s):
+                for e in stmt_exprs(s):
                     for sub in walk_expr(e):
-                        if isinstance(sub, OpCall) and sub.op in _CROSS_CORE_OPS:
+                        if isinstance(sub, OpCall) and sub.op in CROSS_CORE_OPS:
                             sv = sub.kwargs.get("split")
                             if isinstance(sv, Const) and isinstance(sv.value, int):
                                 splits.add(sv.value)
@@ -578,29 +561,6 @@ def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
         dual = bool(isinstance(dual_v, Const) and dual_v.value)
         meta[g.name] = (aic.name, aiv.name, split, dual)
     return meta
-
-
-def _stmt_exprs(s: Stmt) -> list[Expr]:
-    if isinstance(s, Assign):
-        return [s.value]
-    if isinstance(s, Unpack):
-        return [s.value]
-    if isinstance(s, Yield | Return):
-        return list(s.values)
-    if isinstance(s, ExprStmt):
-        return [s.value]
-    if isinstance(s, For):
-        out = [s.stop, *s.init_values]
-        if s.start is not None:
-            out.append(s.start)
-        if s.step is not None:
-            out.append(s.step)
-        return out
-    if isinstance(s, While):
-        return [s.cond, *s.init_values]
-    if isinstance(s, If):
-        return [s.cond]
-    return []
 
 
 class _ProgramGen:
@@ -763,7 +723,7 @@ def _collect_writes(
                         aliases.add(t.name)
                         changed = True
     for s in stmts:
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             for sub in walk_expr(e):
                 if isinstance(sub, OpCall) and sub.op in writers and _written_name(sub) in aliases:
                     spans.append(s.span)

@@ -6,19 +6,15 @@ says what to do. The op catalogue is the only source of op facts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from . import catalogue
 from . import diagnostics as D
 from .model import (
     Assign,
     BinOp,
     Const,
-    DictExpr,
     DTypeRef,
     EnumRef,
     Expr,
-    ExprStmt,
     For,
     FuncCall,
     Function,
@@ -28,24 +24,20 @@ from .model import (
     Name,
     OpCall,
     Program,
-    Return,
     ScalarType,
-    Scope,
     Span,
     Stmt,
-    Subscript,
-    Target,
     TensorType,
     TileType,
-    TupleExpr,
     Type,
-    UnaryOp,
-    Unpack,
     While,
-    Yield,
     entry_function,
+    stmt_exprs,
+    stmt_targets,
+    walk_expr,
     walk_stmts,
 )
+from .names import CROSS_CORE_OPS
 
 FREE_VAR_MARK = "__FREE_VAR"
 
@@ -75,77 +67,6 @@ def check_program(program: Program, entry: str | None = None) -> list[D.Diagnost
         _FunctionChecker(program, fn, out).run()
     _check_groups(program, out)
     return out
-
-
-def _exprs_of(s: Stmt) -> Iterator[Expr]:
-    if isinstance(s, Assign | Unpack | ExprStmt):
-        yield s.value
-    elif isinstance(s, Yield | Return):
-        yield from s.values
-    elif isinstance(s, For):
-        yield s.stop
-        if s.start is not None:
-            yield s.start
-        if s.step is not None:
-            yield s.step
-        yield from s.init_values
-    elif isinstance(s, While):
-        yield s.cond
-        yield from s.init_values
-    elif isinstance(s, If):
-        yield s.cond
-    elif isinstance(s, Scope):
-        yield from s.args
-        for k, v in s.kwargs.items():
-            if k not in ("optimizations", "deps", "no_dep_args", "dumps"):
-                yield v
-
-
-def _subexprs(e: Expr, skip_attrs: bool = True) -> Iterator[Expr]:
-    """Like walk_expr, but does not descend into ``attrs={...}`` metadata dicts."""
-    yield e
-    if isinstance(e, BinOp):
-        yield from _subexprs(e.left)
-        yield from _subexprs(e.right)
-    elif isinstance(e, UnaryOp):
-        yield from _subexprs(e.operand)
-    elif isinstance(e, ListExpr | TupleExpr):
-        for i in e.items:
-            yield from _subexprs(i)
-    elif isinstance(e, DictExpr):
-        for v in e.values:
-            yield from _subexprs(v)
-    elif isinstance(e, Subscript):
-        yield from _subexprs(e.value)
-        yield from _subexprs(e.index)
-    elif isinstance(e, Intrinsic):
-        for i in e.args:
-            yield from _subexprs(i)
-    elif isinstance(e, OpCall):
-        for i in e.args:
-            yield from _subexprs(i)
-        for v in e.kwargs.values():
-            yield from _subexprs(v)
-    elif isinstance(e, FuncCall):
-        for i in e.args:
-            yield from _subexprs(i)
-        for k, v in e.kwargs.items():
-            if not (skip_attrs and k == "attrs"):
-                yield from _subexprs(v)
-
-
-def _targets(s: Stmt) -> list[Target]:
-    if isinstance(s, Assign):
-        return [s.target]
-    if isinstance(s, Unpack | Yield):
-        return list(s.targets)
-    if isinstance(s, For):
-        return ([s.var] if s.var else []) + list(s.iter_args)
-    if isinstance(s, While):
-        return list(s.iter_args)
-    if isinstance(s, Scope) and s.as_name is not None:
-        return [s.as_name]
-    return []
 
 
 def _static_dims(dims: list[Expr]) -> list[int] | None:
@@ -190,7 +111,7 @@ class _FunctionChecker:
                     if isinstance(d, Name):
                         self.defined.add(d.id)  # implicit dynamic dim (upstream creates it on load)
         for s in walk_stmts(fn.body):
-            for t in _targets(s):
+            for t in stmt_targets(s):
                 self.defined.add(t.name)
                 if t.type is not None:
                     self.types.setdefault(t.name, t.type)
@@ -217,8 +138,8 @@ class _FunctionChecker:
     def run(self) -> None:
         for s in walk_stmts(self.fn.body):
             try:
-                for e in _exprs_of(s):
-                    for sub in _subexprs(e):
+                for e in stmt_exprs(s):
+                    for sub in walk_expr(e):
                         self.expr(sub, s)
                 if isinstance(s, Assign):
                     self.annotation(s)
@@ -422,16 +343,13 @@ def _dtype_compatible(rule: str, computed: str, declared: str) -> bool:
     return frozenset({computed, declared}) in same
 
 
-_CROSS_CORE_OPS = ("tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv")
-
-
 def _split_codes(fn: Function) -> dict[int, Span]:
     """split= codes of the transport ops in ``fn`` (first span of each)."""
     codes: dict[int, Span] = {}
     for s in walk_stmts(fn.body):
-        for e in _exprs_of(s):
-            for sub in _subexprs(e):
-                if isinstance(sub, OpCall) and sub.op in _CROSS_CORE_OPS:
+        for e in stmt_exprs(s):
+            for sub in walk_expr(e):
+                if isinstance(sub, OpCall) and sub.op in CROSS_CORE_OPS:
                     v = sub.kwargs.get("split")
                     if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
                         codes.setdefault(v.value, sub.span)

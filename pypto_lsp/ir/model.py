@@ -6,6 +6,7 @@ Python's ``ast`` reports them). The model is plain data: no torch, no LSP.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -397,7 +398,7 @@ def entry_function(program: Program) -> Function | None:
     return orch[0] if orch else None
 
 
-def walk_stmts(body: list[Stmt]):  # type: ignore[no-untyped-def]
+def walk_stmts(body: list[Stmt]) -> Iterator[Stmt]:
     """Yield every statement in ``body``, depth first (parents before children)."""
     for s in body:
         yield s
@@ -408,8 +409,8 @@ def walk_stmts(body: list[Stmt]):  # type: ignore[no-untyped-def]
             yield from walk_stmts(s.orelse)
 
 
-def walk_expr(e: Expr):  # type: ignore[no-untyped-def]
-    """Yield ``e`` and every sub-expression."""
+def walk_expr(e: Expr) -> Iterator[Expr]:
+    """Yield ``e`` and every sub-expression, except the ``attrs={...}`` metadata of calls."""
     yield e
     if isinstance(e, BinOp):
         yield from walk_expr(e.left)
@@ -431,5 +432,50 @@ def walk_expr(e: Expr):  # type: ignore[no-untyped-def]
     elif isinstance(e, OpCall | FuncCall):
         for i in e.args:
             yield from walk_expr(i)
-        for v in e.kwargs.values():
-            yield from walk_expr(v)
+        for k, v in e.kwargs.items():
+            if k != "attrs":
+                yield from walk_expr(v)
+
+
+# scope keywords that only carry scheduling metadata
+_SCOPE_METADATA = ("optimizations", "deps", "no_dep_args", "dumps")
+
+
+def stmt_exprs(s: Stmt) -> Iterator[Expr]:
+    """The expressions a statement evaluates itself (not those of nested statements)."""
+    if isinstance(s, Assign | Unpack | ExprStmt):
+        yield s.value
+    elif isinstance(s, Yield | Return):
+        yield from s.values
+    elif isinstance(s, For):
+        yield s.stop
+        if s.start is not None:
+            yield s.start
+        if s.step is not None:
+            yield s.step
+        yield from s.init_values
+    elif isinstance(s, While):
+        yield s.cond
+        yield from s.init_values
+    elif isinstance(s, If):
+        yield s.cond
+    elif isinstance(s, Scope):
+        yield from s.args
+        for k, v in s.kwargs.items():
+            if k not in _SCOPE_METADATA:
+                yield v
+
+
+def stmt_targets(s: Stmt) -> list[Target]:
+    """The names a statement binds (loop variables and iter_args included)."""
+    if isinstance(s, Assign):
+        return [s.target]
+    if isinstance(s, Unpack | Yield):
+        return list(s.targets)
+    if isinstance(s, For):
+        return ([s.var] if s.var else []) + list(s.iter_args)
+    if isinstance(s, While):
+        return list(s.iter_args)
+    if isinstance(s, Scope) and s.as_name is not None:
+        return [s.as_name]
+    return []
