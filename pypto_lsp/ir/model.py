@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+_tuple_new = tuple.__new__
+
 
 class Span(NamedTuple):
     """1-based lines, 0-based columns (end exclusive), as Python's ``ast`` reports them.
@@ -25,8 +27,10 @@ class Span(NamedTuple):
 
     @staticmethod
     def of(node: object) -> Span:
-        try:  # fast path: every ast expr/stmt node has all four
-            return Span(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset + 1)  # type: ignore[attr-defined]
+        try:  # fast path: every ast expr/stmt node has all four (tuple.__new__ skips the Python-level __new__)
+            return _tuple_new(
+                Span, (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset + 1)
+            )  # type: ignore[attr-defined]
         except AttributeError:
             pass
         line = getattr(node, "lineno", 1) or 1

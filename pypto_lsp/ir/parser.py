@@ -120,6 +120,14 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return None
 
 
+def _is_pl_call(node: ast.expr, name: str) -> bool:
+    """``node`` is ``pl.<name>(...)`` (cheaper than building the dotted name)."""
+    if type(node) is not ast.Call:
+        return False
+    f = node.func  # type: ignore[attr-defined]
+    return type(f) is ast.Attribute and f.attr == name and type(f.value) is ast.Name and f.value.id == "pl"
+
+
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
@@ -428,7 +436,7 @@ class _Parser:
             tgt = self.target(node.target, node.annotation)
             if tgt is None:
                 return None
-            if self._call_name(node.value) == ["pl", "yield_"]:
+            if _is_pl_call(node.value, "yield_"):
                 assert isinstance(node.value, ast.Call)
                 return Yield([tgt], [self.expr(a) for a in node.value.args], span)
             return Assign(tgt, self.expr(node.value), span)
@@ -439,31 +447,30 @@ class _Parser:
             t = node.targets[0]
             if isinstance(t, ast.Tuple | ast.List):
                 tgts = [x for x in (self.target(e) for e in t.elts) if x is not None]
-                if self._call_name(node.value) == ["pl", "yield_"]:
+                if _is_pl_call(node.value, "yield_"):
                     assert isinstance(node.value, ast.Call)
                     return Yield(tgts, [self.expr(a) for a in node.value.args], span)
                 return Unpack(tgts, self.expr(node.value), span)
             tgt = self.target(t)
             if tgt is None:
                 return None
-            if self._call_name(node.value) == ["pl", "yield_"]:
+            if _is_pl_call(node.value, "yield_"):
                 assert isinstance(node.value, ast.Call)
                 return Yield([tgt], [self.expr(a) for a in node.value.args], span)
             return Assign(tgt, self.expr(node.value), span)
         if isinstance(node, ast.Expr):
             v = node.value
-            cn = self._call_name(v)
-            if cn == ["pl", "yield_"]:
+            if _is_pl_call(v, "yield_"):
                 assert isinstance(v, ast.Call)
                 return Yield([], [self.expr(a) for a in v.args], span)
-            if cn == ["pl", "func_attr"]:
+            if _is_pl_call(v, "func_attr"):
                 assert isinstance(v, ast.Call)
                 d = self.expr(v.args[0]) if v.args else None
                 if not isinstance(d, DictExpr):
                     self.err(v, "bad-func-attr", "pl.func_attr takes one dict literal")
                     return None
                 return FuncAttr(d, span)
-            if cn == ["pl", "cond"]:
+            if _is_pl_call(v, "cond"):
                 self.err(v, "misplaced-cond", "pl.cond(...) may only be the first statement of a pl.while_ loop body")
                 return None
             if isinstance(v, ast.Constant) and isinstance(v.value, str):
@@ -550,7 +557,7 @@ class _Parser:
             body_nodes = list(node.body)
             cond: Expr = Const(True, span)
             cond_span = span
-            if body_nodes and isinstance(body_nodes[0], ast.Expr) and self._call_name(body_nodes[0].value) == ["pl", "cond"]:
+            if body_nodes and isinstance(body_nodes[0], ast.Expr) and _is_pl_call(body_nodes[0].value, "cond"):
                 c = body_nodes[0].value
                 assert isinstance(c, ast.Call)
                 cond = self.expr(c.args[0]) if c.args else Const(True, Span.of(c))
