@@ -47,6 +47,13 @@ _RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast"
 
 def check_program(program: Program, entry: str | None = None) -> list[D.Diagnostic]:
     """All static diagnostics for ``program`` (parse diagnostics are not repeated here)."""
+    from .parser import _gc_paused
+
+    with _gc_paused():
+        return _check_program(program, entry)
+
+
+def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
     out: list[D.Diagnostic] = []
     if not program.functions:
         out.append(D.error(program.span, "no-functions", "the dump defines no function"))
