@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 _tuple_new = tuple.__new__
 
@@ -26,11 +26,11 @@ class Span(NamedTuple):
     end_col: int
 
     @staticmethod
-    def of(node: object) -> Span:
+    def of(node: Any) -> Span:
         try:  # fast path: every ast expr/stmt node has all four (tuple.__new__ skips the Python-level __new__)
             return _tuple_new(
                 Span, (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset + 1)
-            )  # type: ignore[attr-defined]
+            )
         except AttributeError:
             pass
         line = getattr(node, "lineno", 1) or 1
