@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..ir.passdiff import changed_blocks, pass_name, previous_dump
+from ..validate.report import ERROR, FAIL, PASS, RAN
 from . import results as R
+from .documents import DocState
 
 if TYPE_CHECKING:
     from .app import PyptoServer
@@ -33,7 +36,53 @@ def diagnostics_for(ls: PyptoServer, uri: str) -> list[types.Diagnostic]:
     elif st.result is not None:
         fd = ls.first_divergent_location(uri)
         out.extend(R.result_diagnostics(st.result, lines, encoding=enc, include_static=not st.is_open, first_divergent=fd))
+        out.extend(changed_by_pass(ls, st, lines, enc))
     return out
+
+
+def changed_by_pass(ls: PyptoServer, st: DocState, lines: list[str], enc: str) -> list[types.Diagnostic]:
+    """On the first divergent pass (this one fails, the previous one passed): what this pass changed.
+
+    The bug is almost always on one of these lines, while the mismatch itself is only seen
+    where the output is written.
+    """
+    if st.result is None or st.result.status not in (FAIL, ERROR) or st.path is None:
+        return []
+    prev_path = previous_dump(st.path)
+    if prev_path is None:
+        return []
+    prev = ls.docs.get(prev_path.as_uri())
+    if prev is None or prev.result is None or prev.result.status not in (PASS, RAN):
+        return []
+    key = (st.result_hash, prev.result_hash, prev_path.name)
+    cached = _CHANGED.get(st.uri)
+    if cached is not None and cached[0] == key:
+        blocks = cached[1]
+    else:
+        try:
+            prev_text = (
+                "\n".join(prev.parsed_lines)
+                if prev.is_open and prev.parsed_lines
+                else prev_path.read_text(encoding="utf-8", errors="replace")
+            )
+        except OSError:
+            return []
+        blocks = changed_blocks(prev_text, "\n".join(lines))
+        _CHANGED[st.uri] = (key, blocks)
+    name = pass_name(st.path)
+    return [
+        types.Diagnostic(
+            range=R.statement_range(lines, a, b, enc),
+            message=f"changed by {name}, the first pass whose numbers diverge ({prev_path.name} passes): a likely place for the bug",
+            severity=types.DiagnosticSeverity.Information,
+            code="changed-in-divergent-pass",
+            source=R.SOURCE,
+        )
+        for a, b in blocks
+    ]
+
+
+_CHANGED: dict[str, tuple[tuple[object, ...], list[tuple[int, int]]]] = {}
 
 
 def publish(ls: PyptoServer, uri: str) -> None:

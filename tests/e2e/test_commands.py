@@ -78,6 +78,26 @@ async def test_validate_folder_reports_progress_and_first_divergent(client: Lang
     assert dump(client.qwen, "33_").as_uri() not in client.diagnostics  # type: ignore[attr-defined]
 
 
+async def test_the_first_divergent_pass_shows_what_it_changed(client: LanguageClient) -> None:
+    # 35 is the first failing pass and 34 passes: the lines AllocateMemoryAddr changed (with
+    # addresses normalised away) are marked, and the hand-made bug is one of them
+    folder = client.qwen / "passes_dump"  # type: ignore[attr-defined]
+    await execute(client, "pypto-lsp.validateFolder", folder.as_uri())
+    path35 = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    await wait_until(
+        lambda: [d for d in client.diagnostics.get(path35.as_uri(), []) if d.code == "changed-in-divergent-pass"], 20, "change hints"
+    )
+    hints = [d for d in client.diagnostics[path35.as_uri()] if d.code == "changed-in-divergent-pass"]
+    lines = path35.read_text().splitlines()
+    bug = next(i for i, line in enumerate(lines) if "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, 0]" in line)
+    assert any(h.range.start.line <= bug <= h.range.end.line for h in hints), [h.range for h in hints]
+    assert len(hints) <= 5 and all(h.severity == types.DiagnosticSeverity.Information for h in hints)
+    assert "AllocateMemoryAddr" in hints[0].message
+    # 36 fails too but is not the first divergent pass: no hints there
+    path36 = dump(client.qwen, "36_")  # type: ignore[attr-defined]
+    assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "changed-in-divergent-pass"]
+
+
 async def test_first_divergent_pass(client: LanguageClient) -> None:
     path = dump(client.qwen, "33_")  # type: ignore[attr-defined]
     loc = await execute(client, "pypto-lsp.firstDivergentPass", path.as_uri())
