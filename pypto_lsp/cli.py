@@ -259,6 +259,17 @@ def _print_summary(report: Any) -> None:
     if fd is not None:
         where = f":{fd.error.line}" if fd.error and fd.error.line else ""
         print(f"first divergent pass: {Path(fd.file).name}{where} ({fd.status})")
+        i = report.files.index(fd)
+        if i > 0 and report.files[i - 1].status in ("pass", "ran"):
+            from .ir.passdiff import changed_blocks, pass_name
+
+            try:
+                blocks = changed_blocks(Path(report.files[i - 1].file).read_text(), Path(fd.file).read_text())
+            except OSError:
+                blocks = []
+            if blocks:
+                where_changed = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in blocks)
+                print(f"  {pass_name(Path(fd.file))} changed lines {where_changed} (addresses and comments ignored): look there first")
     else:
         print("first divergent pass: none")
 
