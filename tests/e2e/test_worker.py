@@ -165,7 +165,7 @@ async def test_a_worker_that_cannot_start_is_reported() -> None:
     await wc.stop()
 
 
-def test_protocol_round_trip() -> None:
+async def test_protocol_round_trip() -> None:
     params = P.ValidateParams("f.py", "text", P.Golden("i.pt", "e.pt"), 0.05, 0.05, entry="main", timeout_s=3)
     msg = P.decode(P.encode(P.request(4, P.VALIDATE, params)))
     assert msg["id"] == 4 and msg["method"] == P.VALIDATE
