@@ -198,7 +198,13 @@ async function scenarioBroken() {
         await wb.screenshot('broken-failing-only.png');
         await wb.clickPassesAction('Show All Passes');
         await wb.clickPassesAction('Hide Passes Whose IR Did Not Change');
-        r = await wb.waitFor((s) => s.passes && /hidden/.test(s.passes.description), 10000);
+        // wait until the rows themselves are filtered, not only the "N hidden" description
+        // (the tree re-renders a moment after its description changes)
+        r = await wb.waitFor((s) => {
+            if (!s.passes) return false;
+            const m = /(\d+) hidden/.exec(s.passes.description || '');
+            return !!m && Number(m[1]) > 0 && s.passes.rows.length <= total - Number(m[1]) && s.passes.rows.some((x) => x.label === file);
+        }, 15000);
         const shown = r.snap.passes ? r.snap.passes.rows.map((x) => x.label) : [];
         check('broken.filter-hide-unchanged', r.ok && shown.includes('00_frontend.py') && shown.includes(file) && shown.length < total,
             `${r.snap.passes && r.snap.passes.description}: ${shown.join(', ')}`);
