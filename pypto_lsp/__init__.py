@@ -7,11 +7,16 @@ so the language server can import this package and stay light.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
+
 
 from .ir.diagnostics import Diagnostic, IRError, IRSyntaxError
 from .ir.model import Program
 from .ir.parser import load, loads
+
+# torch warns on import when numpy is absent; pypto-lsp never needs numpy, so say nothing
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
 
 __version__ = "0.1.0"
 
