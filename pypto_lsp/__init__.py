@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-
 from .ir.diagnostics import Diagnostic, IRError, IRSyntaxError
 from .ir.model import Program
 from .ir.parser import load, loads
