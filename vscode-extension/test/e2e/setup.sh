@@ -13,6 +13,8 @@ PLAYWRIGHT_VERSION=1.65.1
 DO_APT=true
 for a in "$@"; do case "$a" in --no-apt) DO_APT=false;; *) echo "unknown option $a" >&2; exit 64;; esac; done
 log() { echo "[e2e-setup $(date +%T)] $*"; }
+# registries can hiccup on a fresh CI machine: try a download step up to three times
+retry() { local n; for n in 1 2 3; do "$@" && return 0; log "attempt $n failed: $*"; sleep $((n * 5)); done; return 1; }
 mkdir -p "$P"
 
 need_apt=false
@@ -23,8 +25,8 @@ done
 if $need_apt; then
   if ! $DO_APT; then echo "missing Debian packages and --no-apt given" >&2; exit 1; fi
   log "apt: chromium ripgrep + native build deps for code-server"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ripgrep build-essential pkg-config \
+  retry apt-get update -qq
+  retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ripgrep build-essential pkg-config \
     libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev >/dev/null
 fi
 
@@ -32,7 +34,7 @@ if [ ! -d "$P/tools/node_modules/playwright-core" ]; then
   log "playwright-core@$PLAYWRIGHT_VERSION"
   mkdir -p "$P/tools"
   ( cd "$P/tools" && { [ -f package.json ] || npm init -y >/dev/null; } && \
-    npm install --no-audit --no-fund "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null )
+    retry npm install --no-audit --no-fund "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null )
 fi
 
 CS="$P/cs/node_modules/.bin/code-server"
@@ -51,7 +53,7 @@ else
   ( cd "$P/cs" && { [ -f package.json ] || npm init -y >/dev/null; } )
   # unsafe_perm: postinstall.sh refuses root otherwise; nodedir: node-gyp uses the local
   # headers instead of downloading them; yes: node-pty's postinstall runs `npx node-gyp`.
-  ( cd "$P/cs" && npm_config_unsafe_perm=true npm_config_nodedir=/usr npm_config_yes=true \
+  ( cd "$P/cs" && retry env npm_config_unsafe_perm=true npm_config_nodedir=/usr npm_config_yes=true \
       npm install --no-audit --no-fund --foreground-scripts "code-server@$CODE_SERVER_VERSION" \
       > "$P/code-server-install.log" 2>&1 ) || { tail -40 "$P/code-server-install.log"; exit 1; }
   XDG_CONFIG_HOME="$P/xdg" "$CS" --config /dev/null --version | tail -1
