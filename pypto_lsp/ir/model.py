@@ -403,42 +403,51 @@ def entry_function(program: Program) -> Function | None:
 
 
 def walk_stmts(body: list[Stmt]) -> Iterator[Stmt]:
-    """Yield every statement in ``body``, depth first (parents before children)."""
-    for s in body:
+    """Yield every statement in ``body``, depth first (parents before children, in order).
+
+    Iterative (an explicit stack), not recursive generators: the checker and codegen walk
+    every statement of every function, and nested ``yield from`` costs per level.
+    """
+    stack: list[Stmt] = list(reversed(body))
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        s: Any = pop()
         yield s
-        if isinstance(s, For | While | Scope):
-            yield from walk_stmts(s.body)
-        elif isinstance(s, If):
-            yield from walk_stmts(s.then)
-            yield from walk_stmts(s.orelse)
+        t = type(s)
+        if t is For or t is While or t is Scope:
+            extend(reversed(s.body))
+        elif t is If:
+            extend(reversed(s.orelse))
+            extend(reversed(s.then))
 
 
 def walk_expr(e: Expr) -> Iterator[Expr]:
-    """Yield ``e`` and every sub-expression, except the ``attrs={...}`` metadata of calls."""
-    yield e
-    if isinstance(e, BinOp):
-        yield from walk_expr(e.left)
-        yield from walk_expr(e.right)
-    elif isinstance(e, UnaryOp):
-        yield from walk_expr(e.operand)
-    elif isinstance(e, ListExpr | TupleExpr):
-        for i in e.items:
-            yield from walk_expr(i)
-    elif isinstance(e, DictExpr):
-        for i in e.values:
-            yield from walk_expr(i)
-    elif isinstance(e, Subscript):
-        yield from walk_expr(e.value)
-        yield from walk_expr(e.index)
-    elif isinstance(e, Intrinsic):
-        for i in e.args:
-            yield from walk_expr(i)
-    elif isinstance(e, OpCall | FuncCall):
-        for i in e.args:
-            yield from walk_expr(i)
-        for k, v in e.kwargs.items():
-            if k != "attrs":
-                yield from walk_expr(v)
+    """Yield ``e`` and every sub-expression (pre-order), except the ``attrs={...}`` metadata of calls."""
+    stack: list[Expr] = [e]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        x: Any = pop()
+        yield x
+        t = type(x)
+        if t is OpCall or t is FuncCall:
+            kw = x.kwargs
+            if kw:
+                extend(reversed([v for k, v in kw.items() if k != "attrs"]))
+            extend(reversed(x.args))
+        elif t is BinOp:
+            push(x.right)
+            push(x.left)
+        elif t is ListExpr or t is TupleExpr:
+            extend(reversed(x.items))
+        elif t is UnaryOp:
+            push(x.operand)
+        elif t is Subscript:
+            push(x.index)
+            push(x.value)
+        elif t is Intrinsic:
+            extend(reversed(x.args))
+        elif t is DictExpr:
+            extend(reversed(x.values))
 
 
 # scope keywords that only carry scheduling metadata

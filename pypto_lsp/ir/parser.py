@@ -66,6 +66,7 @@ from .model import (
 from .names import BARE_LAYOUTS, DSL_CONSTRUCTS, DTYPES, ENUMS, LOOP_KINDS, SCOPE_KINDS
 
 MAX_BYTES = 8 * 1024 * 1024
+MAX_CHAIN = 256  # terms of one `a and b and ...` / `a < b < ...` chain
 # the IR's widest integer is 64-bit; larger literals are typos (and overflow int->str limits downstream)
 MAX_INT_LITERAL = 2**64
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -650,12 +651,16 @@ class _Parser:
                 return Const(None, span)
             return BinOp(op, self.expr(node.left), self.expr(node.right), span)
         if isinstance(node, ast.BoolOp):
+            if len(node.values) > MAX_CHAIN:
+                return self._too_deep(node, len(node.values))
             op = "and" if isinstance(node.op, ast.And) else "or"
             acc = self.expr(node.values[0])
             for operand in node.values[1:]:
                 acc = BinOp(op, acc, self.expr(operand), span)
             return acc
         if isinstance(node, ast.Compare):
+            if len(node.ops) > MAX_CHAIN:
+                return self._too_deep(node, len(node.ops) + 1)
             left = self.expr(node.left)
             result: Expr | None = None
             for cmp, right in zip(node.ops, node.comparators, strict=True):
@@ -710,6 +715,12 @@ class _Parser:
         }.get(type(node), f"expression '{type(node).__name__}'")
         self.grammar(node, what)
         return Const(None, span)
+
+    def _too_deep(self, node: ast.expr, terms: int) -> Expr:
+        # flat in Python's syntax tree but one IR level per term: no pass prints such a chain,
+        # and running it would exhaust the interpreter's recursion limit
+        self.err(node, "too-deep", f"a chain of {terms} terms is too deep for the IR (at most {MAX_CHAIN})")
+        return Const(None, Span.of(node))
 
     def attribute(self, node: ast.Attribute) -> Expr:
         span = Span.of(node)
