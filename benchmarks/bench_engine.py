@@ -10,6 +10,7 @@ No asserts: this measures, it does not judge.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -124,66 +125,20 @@ def main() -> int:
             from pypto_lsp.validate import engine
 
             engine._COMPILED.clear()
-            t0 = time.perf_counter()
-            validate_files(
-                files,
-                inputs,
-                expected,
-                rtol=spec["rtol"],
-                atol=spec["atol"],
-                entry=spec.get("entry"),
-                use_cache=False,
-                bundle_paths=bundle,
-                cache=ResultCache(enabled=False),
+
+            run = functools.partial(
+                validate_files, files, inputs, expected, rtol=spec["rtol"], atol=spec["atol"], entry=spec.get("entry"), bundle_paths=bundle
             )
-            cold = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            validate_files(
-                files,
-                inputs,
-                expected,
-                rtol=spec["rtol"],
-                atol=spec["atol"],
-                entry=spec.get("entry"),
-                use_cache=True,
-                bundle_paths=bundle,
-                cache=ResultCache(Path(tmp)),
-            )
-            validate_files(
-                files,
-                inputs,
-                expected,
-                rtol=spec["rtol"],
-                atol=spec["atol"],
-                entry=spec.get("entry"),
-                use_cache=True,
-                bundle_paths=bundle,
-                cache=ResultCache(Path(tmp)),
-            )
-            t1 = time.perf_counter()
-            warm = validate_files(
-                files,
-                inputs,
-                expected,
-                rtol=spec["rtol"],
-                atol=spec["atol"],
-                entry=spec.get("entry"),
-                use_cache=True,
-                bundle_paths=bundle,
-                cache=ResultCache(Path(tmp)),
-            ).seconds
-            _ = t1 - t0
+            cold = run(use_cache=False, cache=ResultCache(enabled=False)).seconds
+            run(use_cache=True, cache=ResultCache(Path(tmp)))  # fills the cache
+            warm = run(use_cache=True, cache=ResultCache(Path(tmp))).seconds
         med = {k: (statistics.median(v) if v else 0.0) for k, v in stages.items()}
         mx = {k: (max(v) if v else 0.0) for k, v in stages.items()}
         out["cases"][case] = {"files": len(files), "median": med, "max": mx, "folder_cold_s": cold, "folder_warm_s": warm}
 
-        def cell(x: float) -> str:
-            return f"{x * 1e3:6.1f}ms {x / eager:5.1f}x"
-
         print(
             f"{case:<42} {len(files):>5} {med['parse_check'] * 1e3:9.1f} ms {med['codegen'] * 1e3:6.1f} ms {med['execute'] * 1e3:6.1f} ms {med['compare'] * 1e3:6.2f} ms {cold:9.3f} s {warm:6.3f} s"
         )
-        _ = cell
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of this process: {out['peak_rss_mb']:.0f} MB")
     if args.json:

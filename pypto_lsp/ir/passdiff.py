@@ -12,7 +12,9 @@ import difflib
 import re
 from pathlib import Path
 
-_MEMREF = re.compile(r",\s*pl\.MemRef\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\[[^\]]*\])?")
+# a ``, pl.MemRef(...)`` type item (an optional ``[...]`` suffix included); shared with the result
+# cache's normalisation (validate/run.py): one definition of what an address annotation is
+MEMREF_ITEM = re.compile(r",\s*pl\.MemRef\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\[[^\]]*\])?")
 _ALLOC = re.compile(r"^\s*\w+: pl\.Ptr = pl\.tile\.alloc\(.*\)\s*$")
 _PASS = re.compile(r"^\d+_after_(\w+)$")
 
@@ -23,7 +25,7 @@ def _normalised_lines(text: str) -> list[str]:
         if line.lstrip().startswith("#") or _ALLOC.match(line):
             out.append("")
         else:
-            out.append(_MEMREF.sub("", line).rstrip())
+            out.append(MEMREF_ITEM.sub("", line).rstrip())
     return out
 
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import torch
 
+from ..ir.passdiff import MEMREF_ITEM
 from .engine import ENGINE_VERSION, _read_text, run_text
 from .report import FileResult, Report
 
 # What cannot change numerics: comment lines, memref/address annotations and the
 # allocs they name, function attributes that only steer later passes.
 _COMMENT = re.compile(r"^[ \t]*#.*$\n?", re.M)
-_MEMREF = re.compile(r",\s*pl\.MemRef\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\[[^\]]*\])?")
 _ALLOC = re.compile(r"^[ \t]*\w+: pl\.Ptr = pl\.tile\.alloc\([^\n]*\)[ \t]*$\n?", re.M)
 _TRAILING_WS = re.compile(r"[ \t]+$", re.M)
 
@@ -28,7 +28,7 @@ _TRAILING_WS = re.compile(r"[ \t]+$", re.M)
 def normalise(text: str) -> str:
     """The dump text with what cannot change numbers removed (the cache key's IR part)."""
     t = _COMMENT.sub("", text)
-    t = _MEMREF.sub("", t)
+    t = MEMREF_ITEM.sub("", t)
     t = _ALLOC.sub("", t)
     return _TRAILING_WS.sub("", t)
 
