@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..ir.check import transport_split_codes
 from ..ir.model import (
     Assign,
     BinOp,
@@ -58,7 +59,7 @@ from ..ir.model import (
     walk_expr,
     walk_stmts,
 )
-from ..ir.names import CROSS_CORE_OPS, SPLIT_MODE_CODE
+from ..ir.names import SPLIT_MODE_CODE
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 
@@ -541,15 +542,7 @@ def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
         aiv = program.function(g.name + "_aiv")
         if aic is None or aiv is None:
             continue
-        splits: set[int] = set()
-        for fn in (aic, aiv):
-            for s in walk_stmts(fn.body):
-                for e in stmt_exprs(s):
-                    for sub in walk_expr(e):
-                        if isinstance(sub, OpCall) and sub.op in CROSS_CORE_OPS:
-                            sv = sub.kwargs.get("split")
-                            if isinstance(sv, Const) and isinstance(sv.value, int):
-                                splits.add(sv.value)
+        splits = set(transport_split_codes(aic)) | set(transport_split_codes(aiv))
         if len(splits) > 1:
             # conflicting split codes: keep the largest; the checker reports it on the group
             split = max(splits)

@@ -350,8 +350,9 @@ def _dtype_compatible(rule: str, computed: str, declared: str) -> bool:
     return frozenset({computed, declared}) in same
 
 
-def _split_codes(fn: Function) -> dict[int, Span]:
-    """split= codes of the transport ops in ``fn`` (first span of each)."""
+def transport_split_codes(fn: Function) -> dict[int, Span]:
+    """split= codes of the cross-core transport ops in ``fn`` (first span of each); the checker
+    and the code generator's Group pairing both read them here."""
     codes: dict[int, Span] = {}
     for s in walk_stmts(fn.body):
         for e in stmt_exprs(s):
@@ -370,8 +371,8 @@ def _check_groups(program: Program, out: list[D.Diagnostic]) -> None:
         aic = program.function(g.name + "_aic")
         aiv = program.function(g.name + "_aiv")
         if aic is not None and aiv is not None:
-            codes = _split_codes(aic)
-            for c, sp in _split_codes(aiv).items():
+            codes = transport_split_codes(aic)
+            for c, sp in transport_split_codes(aiv).items():
                 codes.setdefault(c, sp)
             if len(codes) > 1:
                 # PyPTO derives one split code per group from its transport ops (reference §2.3)
