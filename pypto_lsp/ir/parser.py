@@ -64,6 +64,7 @@ from .model import (
     Yield,
 )
 from .names import BARE_LAYOUTS, DSL_CONSTRUCTS, DTYPES, ENUMS, LOOP_KINDS, SCOPE_KINDS
+from .printer_forms import Parsed, blank_printer_forms
 
 MAX_BYTES = 8 * 1024 * 1024
 MAX_CHAIN = 256  # terms of one `a and b and ...` / `a < b < ...` chain
@@ -161,6 +162,7 @@ class _Parser:
         self.diags: list[D.Diagnostic] = []
         self.dyn: dict[str, Span] = {}
         self._lines: list[str] | None = None
+        self._forms: dict[tuple[int, int], Parsed] = {}  # see printer_forms
 
     @property
     def lines(self) -> list[str]:
@@ -185,12 +187,15 @@ class _Parser:
 
     # ------------------------------------------------------------------ module
 
-    def parse(self) -> Program | None:
+    def parse(self, printer_forms: bool = True) -> Program | None:
         text = self.text
+        parsed = text
+        if printer_forms:
+            parsed, self._forms = blank_printer_forms(text)
         try:
-            tree = ast.parse(text, filename=self.filename or "<dump>", type_comments=False)
+            tree = ast.parse(parsed, filename=self.filename or "<dump>", type_comments=False)
         except SyntaxError:
-            fixed = _rewrite_xor(text)
+            fixed = _rewrite_xor(parsed)
             if fixed is None:
                 raise
             tree = ast.parse(fixed, filename=self.filename or "<dump>")
@@ -847,6 +852,12 @@ class _Parser:
     # ------------------------------------------------------------------ types
 
     def type(self, node: ast.expr) -> Type | None:
+        if type(node) is ast.Name and self._forms:
+            key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            if type(self._forms.get(key)) is not MemRefInfo:
+                parsed = self._forms.pop(key, None)
+                if parsed is not None:
+                    return parsed  # type: ignore[return-value]
         span = Span.of(node)
         if isinstance(node, ast.Attribute | ast.Name):
             dd = _dotted(node)
@@ -966,8 +977,15 @@ class _Parser:
             self.err(a, "bad-type", "views take keyword arguments only")
         return {kw.arg: kw.value for kw in node.keywords if kw.arg}
 
+    def _placeholder_memref(self, it: ast.expr) -> MemRefInfo | None:
+        if type(it) is ast.Name and self._forms:
+            key = (it.lineno, it.col_offset)
+            if type(self._forms.get(key)) is MemRefInfo:
+                return self._forms.pop(key)  # type: ignore[return-value]
+        return None
+
     def _tile_item(self, tile: TileType, it: ast.expr) -> None:
-        mr = self._memref(it)
+        mr = self._placeholder_memref(it) or self._memref(it)
         if mr is not None:
             tile.memref = mr
             return
@@ -991,7 +1009,7 @@ class _Parser:
         self.err(it, "bad-type", f"unexpected tile type item '{ast.unparse(it)[:60]}'")
 
     def _tensor_item(self, tensor: TensorType, it: ast.expr) -> None:
-        mr = self._memref(it)
+        mr = self._placeholder_memref(it) or self._memref(it)
         if mr is not None:
             tensor.memref = mr
             return
@@ -1080,13 +1098,17 @@ def _gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def parse_text(text: str, filename: str | None = None) -> ParseResult:
-    """Parse dump text into a Program plus every grammar diagnostic found on the way."""
+def parse_text(text: str, filename: str | None = None, *, printer_forms: bool = True) -> ParseResult:
+    """Parse dump text into a Program plus every grammar diagnostic found on the way.
+
+    ``printer_forms=False`` reads every annotation through ``ast`` instead of taking the
+    :mod:`~pypto_lsp.ir.printer_forms` shortcut; the result is the same, only slower.
+    """
     with _gc_paused():
-        return _parse_text(text, filename)
+        return _parse_text(text, filename, printer_forms)
 
 
-def _parse_text(text: str, filename: str | None = None) -> ParseResult:
+def _parse_text(text: str, filename: str | None, printer_forms: bool) -> ParseResult:
     if len(text) > MAX_BYTES:
         return ParseResult(
             None,
@@ -1098,7 +1120,10 @@ def _parse_text(text: str, filename: str | None = None) -> ParseResult:
         text = text[1:]  # a UTF-8 signature, which Python source may carry
     p = _Parser(text, filename)
     try:
-        program = p.parse()
+        program = p.parse(printer_forms)
+        if p._forms:  # a placeholder stood where no type item may: read the text as written
+            p = _Parser(text, filename)
+            program = p.parse(printer_forms=False)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)
