@@ -42,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per file")
     v.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores)")
     v.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
+    v.add_argument(
+        "--no-localize",
+        action="store_true",
+        help="skip re-running the first divergent pass and the one before it with every value traced",
+    )
     v.add_argument("--json", action="store_true", help="machine-readable output")
 
     g = sub.add_parser("codegen", help="print the generated PyTorch script")
@@ -237,6 +242,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         bundle_paths=(str(inputs_path), str(expected_path)),
     )
     report.seconds = time.perf_counter() - t0
+    if not args.no_localize:
+        from .validate.localize import localize_report
+
+        localize_report(report, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout)
     if progress:
         sys.stderr.write("\r" + " " * 80 + "\r")
     if args.json:
@@ -270,6 +279,9 @@ def _print_summary(report: Any) -> None:
             if blocks:
                 where_changed = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in blocks)
                 print(f"  {pass_name(Path(fd.file))} changed lines {where_changed} (addresses and comments ignored): look there first")
+        v = report.first_differing_value
+        if v is not None:
+            print(f"  {Path(fd.file).name}:{v.line}: {v.describe(Path(report.files[i - 1].file).name)}")
     else:
         print("first divergent pass: none")
 

@@ -69,6 +69,12 @@ _RESERVED = frozenset(
 )
 
 
+# ops whose result is their destination tensor after a write into part of it
+WRITES_INTO = frozenset(
+    {"tile.store", "tensor.assemble", "tile.assemble", "tensor.write", "tile.write", "tile.scatter_update", "tensor.scatter_update"}
+)
+
+
 class CodegenError(Exception):
     def __init__(self, message: str, span: Span | None) -> None:
         super().__init__(message)
@@ -213,8 +219,12 @@ class _FunctionGen:
 
     def stmt(self, s: Stmt, ind: int) -> None:
         if isinstance(s, Assign):
-            value = self.expr(s.value, s.target.type)
-            self.emit(ind, f"{self.py(s.target.name)} = {self.checked(value, s.target)}", s.span)
+            value = self.checked(self.expr(s.value, s.target.type), s.target)
+            # see validate.localize: every assigned value, with its IR name and line -- except a
+            # destination after a write into part of it, whose state depends on how writes are cut
+            if self.gen.trace and not (isinstance(s.value, OpCall) and s.value.op in WRITES_INTO):
+                value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line})"
+            self.emit(ind, f"{self.py(s.target.name)} = {value}", s.span)
         elif isinstance(s, Unpack):
             value = self.expr(s.value)
             names = ", ".join(self.py(t.name) for t in s.targets)
@@ -557,9 +567,10 @@ def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
 
 
 class _ProgramGen:
-    def __init__(self, program: Program, check_shapes: bool, entry: str | None) -> None:
+    def __init__(self, program: Program, check_shapes: bool, entry: str | None, trace: bool = False) -> None:
         self.program = program
         self.check_shapes = check_shapes
+        self.trace = trace
         self.lines: list[tuple[str, Span | None]] = []
         self.ops: dict[str, str] = {}
         self.dtypes: dict[str, str] = {}
@@ -660,15 +671,7 @@ def output_writes(program: Program, entry: Function | None) -> dict[str, list[Sp
     out: dict[str, list[Span]] = {}
     if entry is None:
         return out
-    writers = (
-        "tile.store",
-        "tensor.assemble",
-        "tile.assemble",
-        "tensor.write",
-        "tile.write",
-        "tile.scatter_update",
-        "tensor.scatter_update",
-    )
+    writers = tuple(sorted(WRITES_INTO))
     for p in entry.params:
         if p.direction == "in":
             continue
@@ -745,10 +748,16 @@ def _written_name(op: OpCall) -> str | None:
     return None
 
 
-def generate(program: Program, check_shapes: bool = True, entry: str | None = None, filename: str | None = None) -> GeneratedCode:
-    """Generate the script for ``program`` (see module docstring)."""
+def generate(
+    program: Program, check_shapes: bool = True, entry: str | None = None, filename: str | None = None, trace: bool = False
+) -> GeneratedCode:
+    """Generate the script for ``program`` (see module docstring).
+
+    ``trace``: pass every assigned value through ``_pl_tr(value, ir_name, ir_line)``, a
+    function the runner puts in the script's namespace (see :mod:`pypto_lsp.validate.localize`).
+    """
     fname = filename or f"<pypto-lsp:{program.filename or program.name}>"
-    return _ProgramGen(program, check_shapes, entry).generate(fname)
+    return _ProgramGen(program, check_shapes, entry, trace).generate(fname)
 
 
 def torch_codegen(program: Program, check_shapes: bool = True) -> str:

@@ -50,7 +50,7 @@ class Compiled:
     error: ErrorInfo | None
 
 
-_COMPILED: dict[tuple[str, str | None, bool], Compiled] = {}
+_COMPILED: dict[tuple[str, str | None, bool, bool], Compiled] = {}
 _COMPILED_LOCK = threading.Lock()
 
 
@@ -68,12 +68,14 @@ def _blank_comments(text: str) -> str:
     return head + nl + _COMMENT_LINE.sub("", rest)
 
 
-def compile_text(text: str, filename: str | None = None, entry: str | None = None, check_shapes: bool = True) -> Compiled:
+def compile_text(
+    text: str, filename: str | None = None, entry: str | None = None, check_shapes: bool = True, trace: bool = False
+) -> Compiled:
     """Parse + static checks + codegen + ``compile``; cached by text hash."""
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    key = (digest, entry, check_shapes)
+    key = (digest, entry, check_shapes, trace)
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
     if hit is not None:
@@ -90,7 +92,7 @@ def compile_text(text: str, filename: str | None = None, entry: str | None = Non
         comp = Compiled(program, diags, None, None, _span_error(f"static:{first.code}", first.message, first.span))
     else:
         try:
-            gen = codegen.generate(program, check_shapes=check_shapes, entry=entry, filename=f"<pypto-lsp:{digest[:12]}>")
+            gen = codegen.generate(program, check_shapes=check_shapes, entry=entry, filename=f"<pypto-lsp:{digest[:12]}>", trace=trace)
             if gen.entry is None:
                 n = len(program.functions)
                 comp = Compiled(
@@ -251,11 +253,14 @@ def run_text(
     timeout: float | None = None,
     collect_stats: bool = False,
     stats_for: Collection[str] | None = None,
+    trace: Callable[[Any, str, int], Any] | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
     ``collect_stats``: value stats of the tensors after the run (all of them, or only the
     keys in ``stats_for``: the language server skips big inputs the run cannot change).
+    ``trace``: called with every assigned value, its IR name and line; returns the value
+    (see :mod:`.localize`).
     """
     t0 = time.perf_counter()
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
@@ -263,7 +268,7 @@ def run_text(
 
     context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
     try:
-        comp = compile_text(text, filename, entry)
+        comp = compile_text(text, filename, entry, trace=trace is not None)
         if comp.error is not None:
             result.error = comp.error
             return result
@@ -281,6 +286,8 @@ def run_text(
             result.error = _span_error("golden", str(msg), fn.name_span if fn else None)
             return result
         ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
+        if trace is not None:
+            ns["_pl_tr"] = trace
         exec(comp.code, ns)  # our own generated code, never dump text
         fn_obj = ns[gen.functions[gen.entry]]
         try:

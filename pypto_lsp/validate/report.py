@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,9 +130,74 @@ class FileResult:
 
 
 @dataclass(slots=True)
+class ValueDivergence:
+    """Where the divergent pass first computes a value unlike the previous pass's."""
+
+    line: int  # 1-based line of the assignment in the divergent pass
+    name: str
+    occurrence: int  # 0-based: how many earlier assignments of this name (same lane and block)
+    lane: int
+    lanes: int  # AIV lanes running that code (0 outside cross-core groups and split regions)
+    block: int
+    previous_line: int  # where the partner value was assigned in the previous pass
+    max_abs_diff: float
+    detail: str  # "max |Δ| ..." or what differs (shape, dtype, kind)
+    compared: int  # values compared before (and including) this one
+    truncated: bool
+
+    def describe(self, previous_file: str) -> str:
+        where = []
+        if self.occurrence:
+            where.append(f"assignment {self.occurrence + 1}")
+        if self.lanes:
+            where.append(f"AIV lane {self.lane}")
+        if self.block:
+            where.append(f"SPMD block {self.block}")
+        at = f" ({', '.join(where)})" if where else ""
+        return (
+            f"first value that differs from {previous_file}: '{self.name}'{at}, {self.detail} "
+            f"against line {self.previous_line} there ({self.compared} values compared)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "name": self.name,
+            "occurrence": self.occurrence,
+            "lane": self.lane,
+            "lanes": self.lanes,
+            "block": self.block,
+            "previous_line": self.previous_line,
+            "max_abs_diff": _num(self.max_abs_diff),
+            "detail": self.detail,
+            "compared": self.compared,
+            "truncated": self.truncated,
+        }
+
+    @staticmethod
+    def from_json(d: Mapping[str, Any]) -> ValueDivergence:
+        diff = d.get("max_abs_diff")
+        return ValueDivergence(
+            line=int(d["line"]),
+            name=str(d["name"]),
+            occurrence=int(d["occurrence"]),
+            lane=int(d["lane"]),
+            lanes=int(d["lanes"]),
+            block=int(d["block"]),
+            previous_line=int(d["previous_line"]),
+            max_abs_diff=float("nan") if diff is None else float(diff),
+            detail=str(d["detail"]),
+            compared=int(d["compared"]),
+            truncated=bool(d["truncated"]),
+        )
+
+
+@dataclass(slots=True)
 class Report:
     files: list[FileResult]
     seconds: float = 0.0
+    # on a first divergent pass that fails after a passing one: see validate.localize
+    first_differing_value: ValueDivergence | None = None
 
     @property
     def first_divergent(self) -> FileResult | None:
@@ -152,11 +218,11 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         fd = self.first_divergent
-        return {
-            "files": [f.to_json() for f in self.files],
-            "first_divergent": fd.file if fd else None,
-            "summary": self.summary(),
-        }
+        files = [f.to_json() for f in self.files]
+        if fd is not None and self.first_differing_value is not None:
+            # with the first divergent file's entry: the top-level keys stay the documented three
+            files[self.files.index(fd)]["first_differing_value"] = self.first_differing_value.to_json()
+        return {"files": files, "first_divergent": fd.file if fd else None, "summary": self.summary()}
 
 
-__all__ = ["PASS", "FAIL", "ERROR", "RAN", "TensorResult", "ErrorInfo", "FileResult", "Report", "asdict"]
+__all__ = ["PASS", "FAIL", "ERROR", "RAN", "TensorResult", "ErrorInfo", "FileResult", "ValueDivergence", "Report", "asdict"]

@@ -102,6 +102,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
         "ok_json": (("validate", ELEMENTWISE, "--json"), cache),
         "broken_json": (("validate", BROKEN, "--json", "--no-cache"), nocache),
         "broken_text": (("validate", BROKEN, "--no-cache"), nocache),
+        "broken_no_localize": (("validate", BROKEN, "--json", "--no-cache", "--no-localize"), nocache),
         "tight": (("validate", str(bad / "passes_dump"), "--json", "--atol", "1e-9", "--rtol", "0", "--no-cache"), nocache),
         "missing_bundle": (("validate", str(missing / "passes_dump")), nocache),
         "codegen": (("codegen", DUMP_11), nocache),
@@ -306,6 +307,18 @@ def test_validate_broken_exit_1_first_divergent(runs: dict[str, Run]) -> None:
     failing = [f for f in data["files"] if f["status"] == "fail"]
     assert all(f["tensors"]["out"]["pass"] is False and f["tensors"]["out"]["max_abs_diff"] > 1.0 for f in failing)
     assert data["summary"]["fail"] == 2 and data["summary"]["pass"] == 3
+    # the first divergent file's entry says which value first differs from the pass before
+    v = failing[0]["first_differing_value"]
+    assert (v["line"], v["name"], v["occurrence"], v["previous_line"]) == (10, "y_chunk__tile", 1, 10)
+    assert "first_differing_value" not in failing[1]
+
+
+def test_validate_no_localize(runs: dict[str, Run]) -> None:
+    r = runs["broken_no_localize"]
+    assert r.rc == 1, r.err
+    data = r.json()
+    _check_schema(data)
+    assert all("first_differing_value" not in f for f in data["files"])
 
 
 def test_validate_text_mode_banner_lines_and_summary(runs: dict[str, Run]) -> None:
@@ -323,6 +336,12 @@ def test_validate_text_mode_banner_lines_and_summary(runs: dict[str, Run]) -> No
     assert lines[i11 + 1].endswith(", pass: False")
     assert "3 pass, 2 fail, 0 error, 0 ran" in r.out
     assert any(ln.startswith("first divergent pass: 11_after_ConvertTensorToTileOps.py") for ln in lines)
+    assert any(
+        ln.startswith(
+            "  11_after_ConvertTensorToTileOps.py:10: first value that differs from 09_after_OutlineIncoreScopes.py: 'y_chunk__tile'"
+        )
+        for ln in lines
+    ), r.out
     assert "\r[" not in r.err  # no progress line when stderr is not a terminal
 
 

@@ -1,0 +1,203 @@
+"""The first value a divergent pass computes differently from the pass before it.
+
+A failing output is only seen where it is written; the wrong number is usually made
+earlier. Given the first divergent pass and the passing pass before it, both run with
+every assignment traced (IR name, line, AIV lane, SPMD block, and how often that name
+was assigned before on that lane and block). Values are paired by that key -- most
+passes keep SSA names, and a renamed value is paired through its source name when the
+rename is unambiguous -- and the first value, in the divergent pass's execution order,
+that is not close to its partner (``allclose`` at the validation tolerances, over the
+valid region) is reported with its line.
+
+Names a pass introduced or renamed have no partner and are skipped, and a pass may
+legitimately change an intermediate that only its output must match; the report says how
+many values were compared, and it is a place to look, not a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..exec import context
+from ..exec.values import valid_box
+from .engine import compare, run_text
+from .report import ERROR, FAIL, PASS, RAN, Report, ValueDivergence
+
+# snapshots kept per traced run; past it, later values are not recorded (and the report says so)
+TRACE_BUDGET_BYTES = 256 * 2**20
+
+
+@dataclass(slots=True)
+class _Record:
+    name: str
+    role: str | None  # "aic" / "aiv" inside a cross-core group
+    lane: int
+    lanes: int
+    block: int
+    line: int
+    value: Any  # a detached copy of the valid region, or a Python scalar
+    occurrence: int = 0  # earlier assignments of this name by the same role, lane and block
+
+
+def _source_name(name: str) -> str:
+    """The user's name inside a compiler-made one: passes append ``__<what>`` suffixes
+    (``row_sum`` -> ``row_sum__ssa_v0`` in ConvertToSSA, ``t__tmp_v1`` -> ``t__tile_1`` in
+    ConvertTensorToTileOps)."""
+    head = name.split("__", 1)[0]
+    return head or name
+
+
+class _Trace:
+    """The ``_pl_tr`` hook of a traced script: snapshots of every assigned value, in order."""
+
+    def __init__(self, budget: int) -> None:
+        self.records: list[_Record] = []
+        self.counts: dict[tuple[str, str | None, int, int], int] = {}
+        self.budget = budget
+        self.truncated = False
+
+    def __call__(self, value: Any, name: str, line: int) -> Any:
+        if self.truncated:
+            return value
+        ctx = context.current()
+        where = (name, ctx.role, ctx.lane, ctx.block_idx)
+        n = self.counts.get(where, 0)
+        self.counts[where] = n + 1
+        snap: Any
+        if isinstance(value, torch.Tensor):
+            box = valid_box(value)
+            region = value[tuple(slice(0, e) for e in box)] if box != tuple(value.shape) else value
+            size = region.numel() * region.element_size()
+            if size > self.budget:
+                self.truncated = True
+                return value
+            self.budget -= size
+            snap = region.detach().clone()
+        elif isinstance(value, bool | int | float):
+            snap = value
+        else:
+            return value  # tuples of task ids, None, ...: nothing numeric to compare
+        self.records.append(_Record(name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n))
+        return value
+
+
+def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
+    """Current name -> previous name, where one name of each pass alone has a source name."""
+    prev_by: dict[str, list[str]] = {}
+    cur_by: dict[str, list[str]] = {}
+    for n in prev_only:
+        prev_by.setdefault(_source_name(n), []).append(n)
+    for n in cur_only:
+        cur_by.setdefault(_source_name(n), []).append(n)
+    return {c[0]: prev_by[src][0] for src, c in cur_by.items() if len(c) == 1 and len(prev_by.get(src, ())) == 1}
+
+
+def _differs(cur: Any, prev: Any, rtol: float, atol: float) -> tuple[float, str] | None:
+    """None when close; else (max abs diff or NaN, a short description)."""
+    if isinstance(cur, torch.Tensor) != isinstance(prev, torch.Tensor):
+        return None  # a scalar became a tensor (or back): a change of form, not of number
+    if isinstance(cur, torch.Tensor):
+        if tuple(cur.shape) != tuple(prev.shape) or cur.dtype != prev.dtype:
+            return None  # reshaped or retyped by the pass: not comparable element by element
+        if cur.numel() == 0:
+            return None
+        tr = compare(cur, prev, rtol, atol)
+        if tr.passed:
+            return None
+        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}"
+    a, b = float(cur), float(prev)
+    if a == b or abs(a - b) <= atol + rtol * abs(b):
+        return None
+    return abs(a - b), f"{cur!r} instead of {prev!r}"
+
+
+def _trace(text: str, filename: str, inputs: Mapping[str, torch.Tensor], entry: str | None, timeout: float | None) -> _Trace | None:
+    tr = _Trace(TRACE_BUDGET_BYTES)
+    fr = run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=tr)
+    if fr.status == ERROR and not tr.records:
+        return None
+    return tr
+
+
+def first_differing_value(
+    previous_text: str,
+    text: str,
+    inputs: Mapping[str, torch.Tensor],
+    *,
+    rtol: float,
+    atol: float,
+    entry: str | None = None,
+    timeout: float | None = None,
+    previous_filename: str = "<previous>",
+    filename: str = "<dump>",
+) -> ValueDivergence | None:
+    """The first assignment of ``text`` whose value is not close to the same-named one of ``previous_text``.
+
+    None when every paired value is close (or nothing could be paired, or a run failed
+    before tracing anything).
+    """
+    prev = _trace(previous_text, previous_filename, inputs, entry, timeout)
+    if prev is None:
+        return None
+    cur = _trace(text, filename, inputs, entry, timeout)
+    if cur is None:
+        return None
+    # Pair by IR name, role, lane, SPMD block and occurrence, and only values computed by the
+    # same arrangement of lanes: where a pass splits work across AIV lanes (or makes the
+    # AIC/AIV kernels), a lane's intermediate is partial until its peer has run, so it is no
+    # partner for the unsplit value. A name only the current pass has is paired through a
+    # rename (`row_sum` -> `row_sum__ssa_v0`) when exactly one name of each pass, missing in
+    # the other, shares its source name; a new `kj__tile_t` beside `kj__tile` pairs with nothing.
+    prev_names = {r.name for r in prev.records}
+    cur_names = {r.name for r in cur.records}
+    renamed = _renames(prev_names - cur_names, cur_names - prev_names)
+    partner = {(r.name, r.role, r.lane, r.block, r.occurrence): r for r in prev.records}
+    compared = 0
+    for r in cur.records:
+        other = partner.get((renamed.get(r.name, r.name), r.role, r.lane, r.block, r.occurrence))
+        if other is None or other.lanes != r.lanes:
+            continue
+        compared += 1
+        d = _differs(r.value, other.value, rtol, atol)
+        if d is not None:
+            return ValueDivergence(
+                line=r.line,
+                name=r.name,
+                occurrence=r.occurrence,
+                lane=r.lane,
+                lanes=r.lanes,
+                block=r.block,
+                previous_line=other.line,
+                max_abs_diff=d[0],
+                detail=d[1],
+                compared=compared,
+                truncated=prev.truncated or cur.truncated,
+            )
+    return None
+
+
+def localize_report(
+    report: Report, inputs: Mapping[str, torch.Tensor], *, rtol: float, atol: float, entry: str | None, timeout: float | None
+) -> ValueDivergence | None:
+    """Fill ``report.first_differing_value`` when its first divergent pass fails right after a passing one."""
+    fd = report.first_divergent
+    if fd is None or fd.status != FAIL:
+        return None
+    i = report.files.index(fd)
+    if i == 0 or report.files[i - 1].status not in (PASS, RAN):
+        return None
+    prev = report.files[i - 1]
+    try:
+        prev_text = Path(prev.file).read_text(encoding="utf-8")
+        text = Path(fd.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    report.first_differing_value = first_differing_value(
+        prev_text, text, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout, previous_filename=prev.file, filename=fd.file
+    )
+    return report.first_differing_value
