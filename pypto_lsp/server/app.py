@@ -62,6 +62,7 @@ class PyptoServer(LanguageServer):
         self.worker = WorkerClient(self.log)
         self.parse_tasks: dict[str, asyncio.Task[Any]] = {}
         self.run_tasks: dict[str, asyncio.Task[Any]] = {}
+        self.localize_tasks: dict[str, tuple[tuple[Any, ...], asyncio.Task[Any]]] = {}
         self.folder_runs: dict[Any, asyncio.Event] = {}
         self.cancel_hooks: dict[Any, Any] = {}
         self.published: set[str] = set()
@@ -162,7 +163,7 @@ def create_server() -> PyptoServer:
     @ls.feature(types.SHUTDOWN)
     async def shutdown(params: Any) -> None:
         ls.log("shutting down")
-        for t in list(ls.run_tasks.values()) + list(ls.parse_tasks.values()):
+        for t in list(ls.run_tasks.values()) + list(ls.parse_tasks.values()) + [t for _, t in ls.localize_tasks.values()]:
             t.cancel()
         for ev in list(ls.folder_runs.values()):
             ev.set()

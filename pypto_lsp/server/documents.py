@@ -24,7 +24,7 @@ from ..validate.config import is_dump_path
 if TYPE_CHECKING:
     from ..ir.diagnostics import Diagnostic
     from ..ir.model import Program
-    from ..validate.report import FileResult
+    from ..validate.report import FileResult, ValueDivergence
     from .app import PyptoServer
 
 
@@ -120,6 +120,9 @@ class DocState:
     no_golden: bool = False
     config_error: str | None = None
     worker_error: str | None = None
+    # on the first divergent pass: (what it was computed from, the first value that differs from
+    # the previous pass, or None when none does); see validation.localize_first_divergent
+    divergence: tuple[tuple[Any, ...], ValueDivergence | None] | None = None
 
 
 class Documents:

@@ -37,7 +37,39 @@ def diagnostics_for(ls: PyptoServer, uri: str) -> list[types.Diagnostic]:
         fd = ls.first_divergent_location(uri)
         out.extend(R.result_diagnostics(st.result, lines, encoding=enc, include_static=not st.is_open, first_divergent=fd))
         out.extend(changed_by_pass(ls, st, lines, enc))
+        out.extend(first_differing_value(ls, st, lines, enc))
     return out
+
+
+def first_differing_value(ls: PyptoServer, st: DocState, lines: list[str], enc: str) -> list[types.Diagnostic]:
+    """On the first divergent pass: the first value that differs from the previous pass's run."""
+    if st.divergence is None or st.divergence[0][0] != st.result_hash or st.path is None:
+        return []
+    v = st.divergence[1]
+    prev_path = previous_dump(st.path)
+    if v is None or prev_path is None or not 0 < v.line <= len(lines):
+        return []
+    prev_uri = prev_path.as_uri()
+    prev = ls.docs.get(prev_uri)
+    prev_lines = prev.result_lines if prev is not None and prev.result_lines else []
+    related = None
+    if 0 < v.previous_line <= len(prev_lines):
+        related = [
+            types.DiagnosticRelatedInformation(
+                types.Location(prev_uri, R.statement_range(prev_lines, v.previous_line, v.previous_line, enc)),
+                f"'{v.name}' as {prev_path.name} computes it",
+            )
+        ]
+    return [
+        types.Diagnostic(
+            range=R.statement_range(lines, v.line, v.line, enc),
+            message=v.describe(prev_path.name) + ": the wrong number is probably made here",
+            severity=types.DiagnosticSeverity.Warning,
+            code="first-differing-value",
+            source=R.SOURCE,
+            related_information=related,
+        )
+    ]
 
 
 def changed_by_pass(ls: PyptoServer, st: DocState, lines: list[str], enc: str) -> list[types.Diagnostic]:

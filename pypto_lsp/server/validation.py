@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ..ir.parser import MAX_BYTES, parse_bytes
+from ..ir.passdiff import previous_dump
 from ..validate.config import discover_dumps, is_dump_path
-from ..validate.report import ERROR, FAIL, ErrorInfo, FileResult
+from ..validate.report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, ValueDivergence
 from ..worker import protocol as P
 from . import results as R
 from .config import Resolved
@@ -265,7 +266,66 @@ def apply_result(ls: PyptoServer, snap: Snapshot, fr: FileResult, *, publish_clo
                 publish(ls, other.uri)
     notify_file_result(ls, snap.uri, fr, after.uri if after else None)
     ls.refresh_lenses()
+    localize_first_divergent(ls, folder)
     return True
+
+
+def localize_first_divergent(ls: PyptoServer, folder: Path) -> None:
+    """On a first divergent pass that fails right after a passing one: ask the worker which
+    value first differs (it re-runs both traced), then publish it there. Once per pair of texts."""
+    fd = first_divergent(ls, folder)
+    if fd is None or fd.path is None or fd.result is None or fd.result.status != FAIL or not ls.config.settings.validation:
+        return
+    prev_path = previous_dump(fd.path)
+    prev = ls.docs.get(path_to_uri(prev_path)) if prev_path is not None else None
+    if prev is None or prev_path is None or prev.result is None or prev.result.status not in (PASS, RAN):
+        return
+    key = (fd.result_hash, fd.result_config, prev.result_hash, prev.result_config, prev_path.name)
+    if fd.divergence is not None and fd.divergence[0] == key:
+        return
+    running = ls.localize_tasks.get(fd.uri)
+    if running is not None and not running[1].done():
+        if running[0] == key:
+            return
+        running[1].cancel()
+    task = asyncio.ensure_future(_localize(ls, fd, prev, prev_path, key))
+    ls.localize_tasks[fd.uri] = (key, task)
+
+
+async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Path, key: tuple[Any, ...]) -> None:
+    assert fd.path is not None
+    resolved = ls.config.get(fd.path)
+    if not resolved.has_goldens or resolved.inputs is None or resolved.expected is None:
+        return
+    try:
+        prev_text = ls.workspace.get_text_document(prev.uri).source if prev.is_open else prev_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if text_hash(prev_text) != prev.result_hash:
+        return  # the previous pass changed since it passed: its next result will ask again
+    params = P.LocalizeParams(
+        previous_file=str(prev_path),
+        previous_text=prev_text,
+        file=str(fd.path),
+        text="\n".join(fd.result_lines),
+        golden=P.Golden(str(resolved.inputs), str(resolved.expected)),
+        rtol=resolved.rtol,
+        atol=resolved.atol,
+        entry=resolved.entry,
+        timeout_s=resolved.timeout_s,
+    )
+    try:
+        raw = await ls.worker.localize(params)
+        found = ValueDivergence.from_json(raw) if raw is not None else None
+    except (P.WorkerError, KeyError, TypeError, ValueError) as exc:
+        ls.log(f"localize {fd.path.name}: {exc}", logging.WARNING)
+        return
+    if (fd.result_hash, fd.result_config, prev.result_hash, prev.result_config, prev_path.name) != key:
+        return  # a newer result came in meanwhile
+    fd.divergence = (key, found)
+    if found is not None:
+        ls.log(f"localized {fd.path.name}: line {found.line}, '{found.name}'", logging.INFO)
+    publish(ls, fd.uri)
 
 
 def notify_file_result(ls: PyptoServer, uri: str, fr: FileResult, first_div: str | None) -> None:

@@ -360,6 +360,12 @@ class WorkerClient:
         r = await self.request(P.VALIDATE_FOLDER, params, params.timeout_s, note)
         return P.FolderResult(int(r["done"]), int(r["total"]), bool(r.get("cancelled", False)))
 
+    async def localize(self, params: P.LocalizeParams) -> dict[str, Any] | None:
+        """The first differing value (ValueDivergence JSON), or None."""
+        r = await self.request(P.LOCALIZE, params, 2 * params.timeout_s + 10.0)
+        d = r.get("divergence") if isinstance(r, dict) else None
+        return d if isinstance(d, dict) else None
+
     async def codegen(self, params: P.CodegenParams) -> P.CodegenResult:
         r = await self.request(P.CODEGEN, params, 60.0)
         return P.CodegenResult(r.get("source"), r.get("error"), r.get("line"))

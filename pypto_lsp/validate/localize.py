@@ -119,6 +119,8 @@ def _differs(cur: Any, prev: Any, rtol: float, atol: float) -> tuple[float, str]
 def _trace(text: str, filename: str, inputs: Mapping[str, torch.Tensor], entry: str | None, timeout: float | None) -> _Trace | None:
     tr = _Trace(TRACE_BUDGET_BYTES)
     fr = run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=tr)
+    if fr.error is not None and fr.error.kind == "TimeoutError":
+        raise TimeoutError(fr.error.message)  # its thread may still run: the caller decides what to do
     if fr.status == ERROR and not tr.records:
         return None
     return tr
@@ -197,7 +199,10 @@ def localize_report(
         text = Path(fd.file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    report.first_differing_value = first_differing_value(
-        prev_text, text, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout, previous_filename=prev.file, filename=fd.file
-    )
+    try:
+        report.first_differing_value = first_differing_value(
+            prev_text, text, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout, previous_filename=prev.file, filename=fd.file
+        )
+    except TimeoutError:
+        return None  # both passes ran within the timeout untraced; say nothing rather than guess
     return report.first_differing_value

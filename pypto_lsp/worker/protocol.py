@@ -33,9 +33,10 @@ PING = "ping"
 VALIDATE = "validate"
 VALIDATE_FOLDER = "validateFolder"
 CODEGEN = "codegen"
+LOCALIZE = "localize"
 SHUTDOWN = "shutdown"
 CANCEL = "cancel"
-METHODS = (PING, VALIDATE, VALIDATE_FOLDER, CODEGEN, SHUTDOWN, CANCEL)
+METHODS = (PING, VALIDATE, VALIDATE_FOLDER, CODEGEN, LOCALIZE, SHUTDOWN, CANCEL)
 
 # notifications (worker -> server)
 READY = "ready"
@@ -119,6 +120,39 @@ class ValidateFolderParams:
             use_cache=bool(d.get("use_cache", True)),
             collect_stats=bool(d.get("collect_stats", False)),
             texts={str(k): str(v) for k, v in (d.get("texts") or {}).items()},
+        )
+
+
+@dataclass(slots=True)
+class LocalizeParams:
+    """Run a failing pass and the passing pass before it traced; answer the first value that differs.
+
+    The answer is ``{"divergence": ValueDivergence JSON | null}`` (see ``validate.localize``).
+    """
+
+    previous_file: str
+    previous_text: str
+    file: str
+    text: str
+    golden: Golden
+    rtol: float
+    atol: float
+    entry: str | None = None
+    timeout_s: float = 30.0
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> LocalizeParams:
+        g = d["golden"]
+        return LocalizeParams(
+            previous_file=str(d["previous_file"]),
+            previous_text=str(d["previous_text"]),
+            file=str(d["file"]),
+            text=str(d["text"]),
+            golden=Golden(str(g["inputs"]), str(g["expected"])),
+            rtol=float(d["rtol"]),
+            atol=float(d["atol"]),
+            entry=d.get("entry"),
+            timeout_s=float(d.get("timeout_s", 30.0)),
         )
 
 

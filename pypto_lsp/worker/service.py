@@ -115,6 +115,8 @@ class Worker:
                 result = self.validate_folder(id, P.ValidateFolderParams.from_json(params))
             elif method == P.CODEGEN:
                 result = self.codegen(P.CodegenParams.from_json(params))
+            elif method == P.LOCALIZE:
+                result = self.localize(P.LocalizeParams.from_json(params))
             else:
                 self.send(P.error_response(id, P.E_BAD_REQUEST, f"unknown method {method!r}"))
                 return
@@ -260,6 +262,29 @@ class Worker:
             if self._tainted:
                 return P.FolderResult(done, total, cancelled=True)
         return P.FolderResult(done, total)
+
+    def localize(self, p: P.LocalizeParams) -> dict[str, Any]:
+        from ..validate.localize import first_differing_value
+
+        golden = self._load_golden(p.golden)
+        if isinstance(golden, Exception):
+            return {"divergence": None, "error": str(golden)}
+        try:
+            v = first_differing_value(
+                p.previous_text,
+                p.text,
+                golden[0],
+                rtol=p.rtol,
+                atol=p.atol,
+                entry=p.entry,
+                timeout=p.timeout_s or None,
+                previous_filename=p.previous_file,
+                filename=p.file,
+            )
+        except TimeoutError as exc:
+            self._tainted = True  # a traced run's thread is still going: answer, then exit
+            return {"divergence": None, "error": str(exc)}
+        return {"divergence": v.to_json() if v is not None else None}
 
     def codegen(self, p: P.CodegenParams) -> P.CodegenResult:
         from ..exec.codegen import CodegenError, generate

@@ -98,6 +98,26 @@ async def test_the_first_divergent_pass_shows_what_it_changed(client: LanguageCl
     assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "changed-in-divergent-pass"]
 
 
+async def test_the_first_divergent_pass_shows_the_first_value_that_differs(client: LanguageClient) -> None:
+    # the worker re-runs 34 and 35 traced: the first value 35 computes unlike 34 is the
+    # hand-made wrong slice offset, marked as a warning with 34's statement as related information
+    folder = client.qwen / "passes_dump"  # type: ignore[attr-defined]
+    await execute(client, "pypto-lsp.validateFolder", folder.as_uri())
+    path35 = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    await wait_until(
+        lambda: [d for d in client.diagnostics.get(path35.as_uri(), []) if d.code == "first-differing-value"], 30, "first differing value"
+    )
+    (d,) = [d for d in client.diagnostics[path35.as_uri()] if d.code == "first-differing-value"]
+    lines = path35.read_text().splitlines()
+    assert "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, 0]" in lines[d.range.start.line]
+    assert d.severity == types.DiagnosticSeverity.Warning
+    assert "first value that differs from 34_" in d.message and "'t__tile'" in d.message
+    assert d.related_information and d.related_information[0].location.uri == dump(client.qwen, "34_").as_uri()  # type: ignore[attr-defined]
+    # 36 fails too but is not the first divergent pass
+    path36 = dump(client.qwen, "36_")  # type: ignore[attr-defined]
+    assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "first-differing-value"]
+
+
 async def test_first_divergent_pass(client: LanguageClient) -> None:
     path = dump(client.qwen, "33_")  # type: ignore[attr-defined]
     loc = await execute(client, "pypto-lsp.firstDivergentPass", path.as_uri())
