@@ -356,19 +356,24 @@ class Workbench {
     }
 
     /** Click the code lens link whose text matches re (mouse at its centre: locator.click can scroll Monaco). */
-    async clickLens(re) {
+    async clickLens(re, timeoutMs = 15000) {
+        // lenses are re-requested after an edit and briefly absent: look again until the deadline
         const links = this.page.locator('.editor-instance .monaco-editor .codelens-decoration a');
-        const n = await links.count();
-        for (let i = 0; i < n; i++) {
-            const t = (await links.nth(i).textContent()) || '';
-            if (re.test(t)) {
-                const box = await links.nth(i).boundingBox();
-                if (!box) throw new Error('lens link has no box');
-                await this.page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-                return t;
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+            const n = await links.count();
+            for (let i = 0; i < n; i++) {
+                const t = (await links.nth(i).textContent()) || '';
+                if (re.test(t)) {
+                    const box = await links.nth(i).boundingBox();
+                    if (!box) continue; // in an editor that is not showing
+                    await this.page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+                    return t;
+                }
             }
+            if (Date.now() > deadline) throw new Error(`no lens link matching ${re}`);
+            await sleep(250);
         }
-        throw new Error(`no lens link matching ${re}`);
     }
 
     async clickNotificationButton(re) {
