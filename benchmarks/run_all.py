@@ -96,6 +96,12 @@ def main() -> int:
     print(out.strip())
     results["engine"] = json.loads((OUT / "engine.json").read_text()) if (OUT / "engine.json").is_file() else None
 
+    print("\n== localising the first divergent pass ==")
+    _, out = run([sys.executable, "benchmarks/bench_localize.py"])
+    lines = [ln for ln in out.strip().splitlines() if "->" in ln or "skipped" in ln]
+    print("\n".join(lines))
+    results["localize"] = lines
+
     lsp = ROOT / "benchmarks" / "bench_lsp.py"
     if lsp.is_file():
         print("\n== language server ==")
@@ -110,6 +116,7 @@ def main() -> int:
         for k, v in results["qwen3_folder"].items():
             md.append(f"| {k} | {v['summary_seconds']:.3f} s | {v['cli_wall_seconds']:.2f} s |")
     md += ["", "## parse + check", "", *[f"    {line}" for line in results["parse"]]]
+    md += ["", "## localising the first divergent pass", "", *[f"    {line}" for line in results["localize"]]]
     if results.get("lsp"):
         md += ["", "## language server", "", *[f"    {line}" for line in results["lsp"]]]
     (OUT / "summary.md").write_text("\n".join(md) + "\n")

@@ -25,8 +25,9 @@ import torch
 
 from ..exec import context
 from ..exec.values import valid_box
-from .engine import compare, run_text
-from .report import ERROR, FAIL, PASS, RAN, Report, ValueDivergence
+from ..ir.model import Assign, walk_stmts
+from .engine import compare, compile_text, run_text
+from .report import FAIL, PASS, RAN, Report, ValueDivergence
 
 # snapshots kept per traced run; past it, later values are not recorded (and the report says so)
 TRACE_BUDGET_BYTES = 256 * 2**20
@@ -53,37 +54,101 @@ def _source_name(name: str) -> str:
 
 
 class _Trace:
-    """The ``_pl_tr`` hook of a traced script: snapshots of every assigned value, in order."""
+    """The ``_pl_tr`` hook of the previous pass's run: copies of the values worth keeping, in order."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, keep: set[str], budget: int) -> None:
         self.records: list[_Record] = []
         self.counts: dict[tuple[str, str | None, int, int], int] = {}
+        self.keep = keep  # names the current pass may ask about
         self.budget = budget
         self.truncated = False
 
     def __call__(self, value: Any, name: str, line: int) -> Any:
-        if self.truncated:
+        if self.truncated or name not in self.keep:
             return value
         ctx = context.current()
         where = (name, ctx.role, ctx.lane, ctx.block_idx)
         n = self.counts.get(where, 0)
         self.counts[where] = n + 1
-        snap: Any
-        if isinstance(value, torch.Tensor):
-            box = valid_box(value)
-            region = value[tuple(slice(0, e) for e in box)] if box != tuple(value.shape) else value
-            size = region.numel() * region.element_size()
+        snap = _numeric(value)
+        if snap is None:
+            return value
+        if isinstance(snap, torch.Tensor):
+            size = snap.numel() * snap.element_size()
             if size > self.budget:
                 self.truncated = True
                 return value
             self.budget -= size
-            snap = region.detach().clone()
-        elif isinstance(value, bool | int | float):
-            snap = value
-        else:
-            return value  # tuples of task ids, None, ...: nothing numeric to compare
+            snap = snap.detach().clone()  # the run may still write into it
         self.records.append(_Record(name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n))
         return value
+
+
+class _Stop(Exception):
+    """Ends the current pass's run at the first value that differs (run_text reports it as an error)."""
+
+
+class _Compare:
+    """The ``_pl_tr`` hook of the current pass's run: each value against its partner, as it is made."""
+
+    def __init__(self, partner: dict[tuple[Any, ...], _Record], renamed: dict[str, str], rtol: float, atol: float) -> None:
+        self.partner = partner
+        self.renamed = renamed
+        self.rtol = rtol
+        self.atol = atol
+        self.counts: dict[tuple[str, str | None, int, int], int] = {}
+        self.compared = 0
+        self.found: ValueDivergence | None = None
+
+    def __call__(self, value: Any, name: str, line: int) -> Any:
+        if self.found is not None:
+            raise _Stop  # a kernel of another lane carried on
+        ctx = context.current()
+        where = (name, ctx.role, ctx.lane, ctx.block_idx)
+        n = self.counts.get(where, 0)
+        self.counts[where] = n + 1
+        other = self.partner.get((self.renamed.get(name, name), ctx.role, ctx.lane, ctx.block_idx, n))
+        if other is None or other.lanes != ctx.lanes:
+            return value
+        cur = _numeric(value)
+        if cur is None:
+            return value
+        self.compared += 1
+        d = _differs(cur, other.value, self.rtol, self.atol)
+        if d is None:
+            return value
+        self.found = ValueDivergence(
+            line=line,
+            name=name,
+            occurrence=n,
+            lane=ctx.lane,
+            lanes=ctx.lanes,
+            block=ctx.block_idx,
+            previous_line=other.line,
+            max_abs_diff=d[0],
+            detail=d[1],
+            compared=self.compared,
+            truncated=False,
+        )
+        raise _Stop
+
+
+def _numeric(value: Any) -> Any:
+    """The valid region of a tensor, a Python number as it is, else None (tuples of task ids, None...)."""
+    if isinstance(value, torch.Tensor):
+        box = valid_box(value)
+        return value[tuple(slice(0, e) for e in box)] if box != tuple(value.shape) else value
+    if isinstance(value, bool | int | float):
+        return value
+    return None
+
+
+def _assigned_names(text: str, filename: str, entry: str | None) -> set[str] | None:
+    """Every name an assignment of the program binds (None: it does not compile)."""
+    comp = compile_text(text, filename, entry, trace=True)
+    if comp.program is None or comp.error is not None:
+        return None
+    return {s.target.name for f in comp.program.functions for s in walk_stmts(f.body) if isinstance(s, Assign)}
 
 
 def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
@@ -116,14 +181,9 @@ def _differs(cur: Any, prev: Any, rtol: float, atol: float) -> tuple[float, str]
     return abs(a - b), f"{cur!r} instead of {prev!r}"
 
 
-def _trace(text: str, filename: str, inputs: Mapping[str, torch.Tensor], entry: str | None, timeout: float | None) -> _Trace | None:
-    tr = _Trace(TRACE_BUDGET_BYTES)
-    fr = run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=tr)
+def _check_timeout(fr: Any) -> None:
     if fr.error is not None and fr.error.kind == "TimeoutError":
         raise TimeoutError(fr.error.message)  # its thread may still run: the caller decides what to do
-    if fr.status == ERROR and not tr.records:
-        return None
-    return tr
 
 
 def first_differing_value(
@@ -138,49 +198,32 @@ def first_differing_value(
     previous_filename: str = "<previous>",
     filename: str = "<dump>",
 ) -> ValueDivergence | None:
-    """The first assignment of ``text`` whose value is not close to the same-named one of ``previous_text``.
+    """The first assignment of ``text`` whose value is not close to its partner in ``previous_text``.
 
-    None when every paired value is close (or nothing could be paired, or a run failed
-    before tracing anything).
+    None when every paired value is close (or nothing could be paired, or either program
+    does not compile). Raises TimeoutError when a run overran ``timeout``.
+
+    Pairing: by IR name, role, lane, SPMD block and occurrence, and only values computed
+    by the same arrangement of lanes: where a pass splits work across AIV lanes (or makes
+    the AIC/AIV kernels), a lane's intermediate is partial until its peer has run, so it is
+    no partner for the unsplit value. A name only the current pass has is paired through a
+    rename (`row_sum` -> `row_sum__ssa_v0`) when exactly one name of each pass, missing in
+    the other, shares its source name; a new `kj__tile_t` beside `kj__tile` pairs with nothing.
     """
-    prev = _trace(previous_text, previous_filename, inputs, entry, timeout)
-    if prev is None:
+    prev_names = _assigned_names(previous_text, previous_filename, entry)
+    cur_names = _assigned_names(text, filename, entry)
+    if prev_names is None or cur_names is None:
         return None
-    cur = _trace(text, filename, inputs, entry, timeout)
-    if cur is None:
-        return None
-    # Pair by IR name, role, lane, SPMD block and occurrence, and only values computed by the
-    # same arrangement of lanes: where a pass splits work across AIV lanes (or makes the
-    # AIC/AIV kernels), a lane's intermediate is partial until its peer has run, so it is no
-    # partner for the unsplit value. A name only the current pass has is paired through a
-    # rename (`row_sum` -> `row_sum__ssa_v0`) when exactly one name of each pass, missing in
-    # the other, shares its source name; a new `kj__tile_t` beside `kj__tile` pairs with nothing.
-    prev_names = {r.name for r in prev.records}
-    cur_names = {r.name for r in cur.records}
     renamed = _renames(prev_names - cur_names, cur_names - prev_names)
-    partner = {(r.name, r.role, r.lane, r.block, r.occurrence): r for r in prev.records}
-    compared = 0
-    for r in cur.records:
-        other = partner.get((renamed.get(r.name, r.name), r.role, r.lane, r.block, r.occurrence))
-        if other is None or other.lanes != r.lanes:
-            continue
-        compared += 1
-        d = _differs(r.value, other.value, rtol, atol)
-        if d is not None:
-            return ValueDivergence(
-                line=r.line,
-                name=r.name,
-                occurrence=r.occurrence,
-                lane=r.lane,
-                lanes=r.lanes,
-                block=r.block,
-                previous_line=other.line,
-                max_abs_diff=d[0],
-                detail=d[1],
-                compared=compared,
-                truncated=prev.truncated or cur.truncated,
-            )
-    return None
+    prev = _Trace((prev_names & cur_names) | set(renamed.values()), TRACE_BUDGET_BYTES)
+    _check_timeout(run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev))
+    if not prev.records:
+        return None
+    cmp = _Compare({(r.name, r.role, r.lane, r.block, r.occurrence): r for r in prev.records}, renamed, rtol, atol)
+    _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp))
+    if cmp.found is not None:
+        cmp.found.truncated = prev.truncated
+    return cmp.found
 
 
 def localize_report(
