@@ -6,13 +6,14 @@
 //              install command and "Select Interpreter", status bar, pass tree, commands
 //   softmax    example_softmax: PASS lens with its max diff, tree, status bar, Validate All Passes
 //   untrusted  restricted mode: the server gets validation:false, no verdicts, one notice
+//   ontype     runOn onType: an unsaved edit turns the lens FAIL, undoing it PASS again
 //   broken     qwen3 wrong slice offset, file 35: FAIL lens + Problems entry; pass-list filters;
 //              Validate All Passes -> the first differing value on the wrong line; Go to First
 //              Divergent Pass; Show Generated PyTorch / Resolved Configuration; fix the line in
 //              the editor, click "Validate this pass" -> PASS; Compare with previous
 // Usage: node e2e.js --vsix F --out DIR --code-server BIN --playwright DIR
 //          [--python PY] [--server-env JSON] [--fixtures DIR] [--no-import-python PY]
-//          [--scenarios no-server,softmax,untrusted,broken] [--skip-server REASON] [--keep]
+//          [--scenarios no-server,softmax,untrusted,broken,ontype] [--skip-server REASON] [--keep]
 // Prints PASS/FAIL/SKIP per check and closes with "N passed, N failed, N skipped".
 'use strict';
 const fs = require('fs');
@@ -21,7 +22,7 @@ const path = require('path');
 const { Workbench, sleep } = require('./workbench');
 
 function parseArgs(argv) {
-    const a = { scenarios: 'no-server,softmax,untrusted,broken', fixtures: '/work/shared/fixtures', serverEnv: '{}', keep: false };
+    const a = { scenarios: 'no-server,softmax,untrusted,broken,ontype', fixtures: '/work/shared/fixtures', serverEnv: '{}', keep: false };
     for (let i = 2; i < argv.length; i++) {
         const k = argv[i];
         if (k === '--keep') { a.keep = true; continue; }
@@ -296,6 +297,26 @@ async function scenarioBroken() {
     });
 }
 
+async function scenarioOnType() {
+    // runOn: onType -- an edit is validated without saving
+    const folder = softmaxWorkspace();
+    const settings = { 'pypto-lsp.interpreter': args.python, 'pypto-lsp.runOn': 'onType' };
+    await withWorkbench('ontype', folder, settings, args.serverEnv, async (wb, out) => {
+        const file = '11_after_ConvertTensorToTileOps.py';
+        await wb.quickOpen(`passes_dump/${file}`);
+        let r = await wb.waitFor((s) => PASS_LENS.test(lensText(s)), 120000);
+        check('ontype.pass-lens', r.ok, lensText(r.snap) || 'no lens');
+        await wb.replaceText('row_sum(exp_shifted', 'row_max(exp_shifted');
+        r = await wb.waitFor((s) => FAIL_LENS.test(lensText(s)) && s.activeTab.includes(file), 60000);
+        const dirty = await wb.page.evaluate(() => !!document.querySelector('.tabs-container .tab.active.dirty'));
+        check('ontype.fail-lens-before-save', r.ok && dirty, `${dirty ? 'unsaved' : 'saved?'}: ${lensText(r.snap) || 'no lens'}`);
+        await wb.screenshot('ontype-fail.png');
+        await wb.replaceText('row_max(exp_shifted', 'row_sum(exp_shifted');
+        r = await wb.waitFor((s) => PASS_LENS.test(lensText(s)), 60000);
+        check('ontype.pass-again-after-undoing', r.ok, lensText(r.snap) || 'no lens');
+    });
+}
+
 async function scenarioUntrusted() {
     const folder = softmaxWorkspace();
     const settings = {
@@ -337,6 +358,8 @@ async function main() {
             await scenarioSoftmax();
         } else if (sc === 'untrusted') {
             await scenarioUntrusted();
+        } else if (sc === 'ontype') {
+            await scenarioOnType();
         } else if (sc === 'broken') {
             await scenarioBroken();
         } else {
