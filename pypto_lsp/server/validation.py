@@ -233,15 +233,21 @@ async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
         f"validated {snap.path.name} ({reason}): {fr.status}{' [' + fr.error.kind + ']' if fr.error else ''} in {fr.seconds:.3f} s",
         logging.INFO,
     )
-    apply_result(ls, snap, fr)
+    # a user's save / edit / command on a failing file may fetch the previous pass; opening
+    # (also how configuration changes re-validate) and the fetched run itself do not
+    apply_result(ls, snap, fr, fetch_previous=reason in ("save", "type", "command"))
     return fr
 
 
 # ---------------------------------------------------------------------- results
 
 
-def apply_result(ls: PyptoServer, snap: Snapshot, fr: FileResult, *, publish_closed: bool = True) -> bool:
-    """Record a result for ``snap``; publish and announce it unless the document moved on."""
+def apply_result(ls: PyptoServer, snap: Snapshot, fr: FileResult, *, publish_closed: bool = True, fetch_previous: bool = False) -> bool:
+    """Record a result for ``snap``; publish and announce it unless the document moved on.
+
+    ``fetch_previous``: when this file fails and nothing is known of the pass before it,
+    validate that one too (see :func:`localize_first_divergent`).
+    """
     st = ls.docs.ensure(snap.uri)
     if st.is_open and snap.version is not None and ls.workspace.get_text_document(snap.uri).version != snap.version:
         st.pending = False
@@ -266,19 +272,34 @@ def apply_result(ls: PyptoServer, snap: Snapshot, fr: FileResult, *, publish_clo
                 publish(ls, other.uri)
     notify_file_result(ls, snap.uri, fr, after.uri if after else None)
     ls.refresh_lenses()
-    localize_first_divergent(ls, folder)
+    localize_first_divergent(ls, folder, fetch_previous=fetch_previous and after is not None and after.uri == snap.uri)
     return True
 
 
-def localize_first_divergent(ls: PyptoServer, folder: Path) -> None:
+PREVIOUS = "previous pass"  # the reason of a run that fetch_previous started
+
+
+def localize_first_divergent(ls: PyptoServer, folder: Path, *, fetch_previous: bool = False) -> None:
     """On a first divergent pass that fails right after a passing one: ask the worker which
-    value first differs (it re-runs both traced), then publish it there. Once per pair of texts."""
+    value first differs (it re-runs both traced), then publish it there. Once per pair of texts.
+
+    ``fetch_previous``: when nothing is known of the previous pass yet (a single file was
+    saved), validate it first -- one step back only, and not with ``runOn: manual``; its
+    result comes back here.
+    """
     fd = first_divergent(ls, folder)
     if fd is None or fd.path is None or fd.result is None or fd.result.status != FAIL or not ls.config.settings.validation:
         return
     prev_path = previous_dump(fd.path)
-    prev = ls.docs.get(path_to_uri(prev_path)) if prev_path is not None else None
-    if prev is None or prev_path is None or prev.result is None or prev.result.status not in (PASS, RAN):
+    if prev_path is None:
+        return
+    prev = ls.docs.get(path_to_uri(prev_path))
+    if prev is None or prev.result is None:
+        prev_uri = path_to_uri(prev_path)
+        if fetch_previous and ls.config.settings.run_on != "manual" and prev_uri not in ls.run_tasks:
+            start_run(ls, prev_uri, PREVIOUS)
+        return
+    if prev.result.status not in (PASS, RAN):
         return
     key = (fd.result_hash, fd.result_config, prev.result_hash, prev.result_config, prev_path.name)
     if fd.divergence is not None and fd.divergence[0] == key:

@@ -54,6 +54,13 @@ async def test_validate_file(client: LanguageClient) -> None:
     assert res["status"] == "fail" and res["tensors"]["out"]["pass"] is False
     # a closed file that fails gets its diagnostics too
     await wait_until(lambda: client.diagnostics.get(path.as_uri()), 10, "diagnostics for the closed file")
+    # nothing was known of 34: the server validates it in the background (it passes), so 35 is
+    # the first divergent pass and gets its first differing value without a folder run
+    await wait_until(
+        lambda: [d for d in client.diagnostics.get(path.as_uri(), []) if d.code == "first-differing-value"], 30, "first differing value"
+    )
+    prev = dump(client.qwen, "34_")  # type: ignore[attr-defined]
+    assert any(r["uri"] == prev.as_uri() and r["status"] == "pass" for r in client.file_results)  # type: ignore[attr-defined]
 
 
 async def test_validate_folder_reports_progress_and_first_divergent(client: LanguageClient) -> None:
