@@ -16,6 +16,7 @@ many values were compared, and it is a place to look, not a verdict.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,11 +175,23 @@ def _differs(cur: Any, prev: Any, rtol: float, atol: float) -> tuple[float, str]
         tr = compare(cur, prev, rtol, atol)
         if tr.passed:
             return None
-        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}"
+        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{_where_worst(cur, prev)}"
     a, b = float(cur), float(prev)
     if a == b or abs(a - b) <= atol + rtol * abs(b):
         return None
     return abs(a - b), f"{cur!r} instead of {prev!r}"
+
+
+def _where_worst(cur: torch.Tensor, prev: torch.Tensor) -> str:
+    """`` at [i, j] (x here, y before)``: the element that differs most, NaN first."""
+    a = cur.detach().to(torch.float64)
+    b = prev.detach().to(torch.float64)
+    diff = torch.where(a == b, torch.zeros((), dtype=torch.float64), (a - b).abs())
+    diff = torch.where(torch.isnan(diff), torch.full((), math.inf, dtype=torch.float64), diff)
+    flat = int(torch.argmax(diff.reshape(-1)).item())
+    idx = list(torch.unravel_index(torch.tensor(flat), tuple(a.shape))) if a.dim() else []
+    at = f" at [{', '.join(str(int(i)) for i in idx)}]" if idx else ""
+    return f"{at} ({a.reshape(-1)[flat].item():.6g} here, {b.reshape(-1)[flat].item():.6g} before)"
 
 
 def _check_timeout(fr: Any) -> None:

@@ -42,6 +42,10 @@ def test_broken_example_points_at_the_wrong_load() -> None:
     assert (v.name, v.occurrence, v.lanes) == ("y_chunk__tile", 1, 0)
     assert "pl.tensor.slice(y__ssa_v0" in prev.splitlines()[v.previous_line - 1]
     assert v.max_abs_diff > 1.0 and v.compared >= 2 and not v.truncated
+    # where it differs most, with both values
+    m = re.search(r"at \[(\d+), (\d+)\] \((\S+) here, (\S+) before\)", v.detail)
+    assert m is not None, v.detail
+    assert abs(float(m.group(3)) - float(m.group(4))) == pytest.approx(v.max_abs_diff, rel=1e-4)
     text = v.describe("09_after_OutlineIncoreScopes.py")
     assert "'y_chunk__tile' (assignment 2)" in text and "09_after_OutlineIncoreScopes.py" in text
     assert ValueDivergence.from_json(v.to_json()) == v
@@ -64,6 +68,17 @@ def test_a_changed_scalar_is_reported_on_its_line() -> None:
     assert "1.5" in cur.splitlines()[v.line - 1]
     # within tolerance it is not a difference
     assert first_differing_value(prev, cur, _elementwise_inputs(), rtol=1.0, atol=1.0) is None
+
+
+def test_a_nan_is_found_and_placed() -> None:
+    dumps = EX / "elementwise" / "passes_dump"
+    prev = (dumps / "11_after_ConvertTensorToTileOps.py").read_text()
+    cur = prev.replace("pl.tile.exp(t__tile)", "pl.tile.log(pl.tile.muls(t__tile, -1.0))")
+    assert cur != prev
+    v = first_differing_value(prev, cur, _elementwise_inputs(), rtol=0.05, atol=0.05)
+    assert v is not None and v.name == "t__tile_1"
+    assert "nan here" in v.detail, v.detail
+    assert ValueDivergence.from_json(v.to_json()).detail == v.detail  # NaN max diff survives JSON
 
 
 def test_an_ambiguous_rename_pairs_nothing() -> None:
