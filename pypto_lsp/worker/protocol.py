@@ -59,6 +59,10 @@ class Golden:
     inputs: str
     expected: str
 
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> Golden:
+        return Golden(str(d["inputs"]), str(d["expected"]))
+
 
 @dataclass(slots=True)
 class ValidateParams:
@@ -76,11 +80,10 @@ class ValidateParams:
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateParams:
-        g = d["golden"]
         return ValidateParams(
             file=str(d["file"]),
             text=str(d["text"]),
-            golden=Golden(str(g["inputs"]), str(g["expected"])),
+            golden=Golden.from_json(d["golden"]),
             rtol=float(d["rtol"]),
             atol=float(d["atol"]),
             entry=d.get("entry"),
@@ -109,10 +112,9 @@ class ValidateFolderParams:
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateFolderParams:
-        g = d["golden"]
         return ValidateFolderParams(
             files=[str(f) for f in d["files"]],
-            golden=Golden(str(g["inputs"]), str(g["expected"])),
+            golden=Golden.from_json(d["golden"]),
             rtol=float(d["rtol"]),
             atol=float(d["atol"]),
             entry=d.get("entry"),
@@ -142,13 +144,12 @@ class LocalizeParams:
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> LocalizeParams:
-        g = d["golden"]
         return LocalizeParams(
             previous_file=str(d["previous_file"]),
             previous_text=str(d["previous_text"]),
             file=str(d["file"]),
             text=str(d["text"]),
-            golden=Golden(str(g["inputs"]), str(g["expected"])),
+            golden=Golden.from_json(d["golden"]),
             rtol=float(d["rtol"]),
             atol=float(d["atol"]),
             entry=d.get("entry"),

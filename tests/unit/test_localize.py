@@ -29,6 +29,14 @@ def _elementwise_inputs() -> dict:
     return dict(load_bundle(EX / "elementwise" / "golden" / "inputs.pt"))
 
 
+def _edited_tile_pass(old: str, new: str) -> tuple[str, str]:
+    """The elementwise example's tile pass, and a copy with ``old`` replaced by ``new``."""
+    prev = (EX / "elementwise" / "passes_dump" / "11_after_ConvertTensorToTileOps.py").read_text()
+    cur = prev.replace(old, new)
+    assert cur != prev
+    return prev, cur
+
+
 def test_broken_example_points_at_the_wrong_load() -> None:
     dumps = EX / "broken_elementwise" / "passes_dump"
     prev = (dumps / "09_after_OutlineIncoreScopes.py").read_text()
@@ -59,10 +67,7 @@ def test_identical_passes_report_nothing() -> None:
 
 
 def test_a_changed_scalar_is_reported_on_its_line() -> None:
-    dumps = EX / "elementwise" / "passes_dump"
-    prev = (dumps / "11_after_ConvertTensorToTileOps.py").read_text()
-    cur = prev.replace("pl.tile.adds(x_chunk__tile, 1.0)", "pl.tile.adds(x_chunk__tile, 1.5)")
-    assert cur != prev
+    prev, cur = _edited_tile_pass("pl.tile.adds(x_chunk__tile, 1.0)", "pl.tile.adds(x_chunk__tile, 1.5)")
     v = first_differing_value(prev, cur, _elementwise_inputs(), rtol=0.05, atol=0.05)
     assert v is not None and v.name == "t__tile" and v.occurrence == 0
     assert "1.5" in cur.splitlines()[v.line - 1]
@@ -71,10 +76,7 @@ def test_a_changed_scalar_is_reported_on_its_line() -> None:
 
 
 def test_a_nan_is_found_and_placed() -> None:
-    dumps = EX / "elementwise" / "passes_dump"
-    prev = (dumps / "11_after_ConvertTensorToTileOps.py").read_text()
-    cur = prev.replace("pl.tile.exp(t__tile)", "pl.tile.log(pl.tile.muls(t__tile, -1.0))")
-    assert cur != prev
+    prev, cur = _edited_tile_pass("pl.tile.exp(t__tile)", "pl.tile.log(pl.tile.muls(t__tile, -1.0))")
     v = first_differing_value(prev, cur, _elementwise_inputs(), rtol=0.05, atol=0.05)
     assert v is not None and v.name == "t__tile_1"
     assert "nan here" in v.detail, v.detail
