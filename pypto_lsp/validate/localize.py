@@ -32,6 +32,7 @@ from .report import FAIL, PASS, RAN, Report, ValueDivergence
 
 # snapshots kept per traced run; past it, later values are not recorded (and the report says so)
 TRACE_BUDGET_BYTES = 256 * 2**20
+_RECORD_BYTES = 256  # a record, its key and a Python scalar, roughly
 
 
 @dataclass(slots=True)
@@ -74,12 +75,14 @@ class _Trace:
         snap = _numeric(value)
         if snap is None:
             return value
+        # every record costs its bookkeeping too: an endless loop of scalar updates stops
+        # being recorded at the budget instead of filling memory until the run times out
+        size = _RECORD_BYTES + (snap.numel() * snap.element_size() if isinstance(snap, torch.Tensor) else 0)
+        if size > self.budget:
+            self.truncated = True
+            return value
+        self.budget -= size
         if isinstance(snap, torch.Tensor):
-            size = snap.numel() * snap.element_size()
-            if size > self.budget:
-                self.truncated = True
-                return value
-            self.budget -= size
             snap = snap.detach().clone()  # the run may still write into it
         self.records.append(_Record(name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n))
         return value

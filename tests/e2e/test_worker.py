@@ -212,3 +212,47 @@ async def execute_validate(client: LanguageClient, path: Path) -> dict:  # type:
     from .conftest import execute
 
     return await execute(client, "pypto-lsp.validateFile", path.as_uri())  # type: ignore[no-any-return]
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _localize_params(previous: str, text: str, timeout_s: float = 30.0) -> P.LocalizeParams:
+    golden = EXAMPLES / "elementwise" / "golden"
+    return P.LocalizeParams(
+        previous_file="09.py",
+        previous_text=previous,
+        file="11.py",
+        text=text,
+        golden=P.Golden(str(golden / "inputs.pt"), str(golden / "expected.pt")),
+        rtol=0.05,
+        atol=0.05,
+        timeout_s=timeout_s,
+    )
+
+
+async def test_the_real_worker_localizes_and_survives_a_run_that_never_ends() -> None:
+    dumps = EXAMPLES / "broken_elementwise" / "passes_dump"
+    prev = (dumps / "09_after_OutlineIncoreScopes.py").read_text()
+    cur = (dumps / "11_after_ConvertTensorToTileOps.py").read_text()
+    wc = WC.WorkerClient()  # the real worker process
+    try:
+        found = await wc.localize(_localize_params(prev, cur))
+        assert found is not None and (found["line"], found["name"]) == (10, "y_chunk__tile")
+        assert await wc.localize(_localize_params(prev, "not a dump")) is None
+        # the previous pass never ends: its traced run times out, the answer says nothing,
+        # and the worker (a thread still spinning in it) is replaced for the next request
+        endless = prev.replace(
+            "        for r__idx_v0,",
+            "        i: pl.Scalar[pl.INDEX] = 0\n        while i < 1:\n            i: pl.Scalar[pl.INDEX] = i + 0\n        for r__idx_v0,",
+            1,
+        )
+        assert "while i < 1" in endless
+        first = await wc.ping()
+        assert await wc.localize(_localize_params(endless, endless.replace("i + 0", "i + 0 * 2"), timeout_s=1.0)) is None
+        again = await wc.ping()
+        assert again["pid"] != first["pid"]
+        found = await wc.localize(_localize_params(prev, cur))
+        assert found is not None and found["line"] == 10
+    finally:
+        await wc.stop()
