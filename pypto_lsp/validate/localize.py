@@ -3,15 +3,16 @@
 A failing output is only seen where it is written; the wrong number is usually made
 earlier. Given the first divergent pass and the passing pass before it, both run with
 every assignment traced (IR name, line, AIV lane, SPMD block, and how often that name
-was assigned before on that lane and block). Values are paired by that key -- most
-passes keep SSA names, and a renamed value is paired through its source name when the
-rename is unambiguous -- and the first value, in the divergent pass's execution order,
-that is not close to its partner (``allclose`` at the validation tolerances, over the
-valid region) is reported with its line.
+was assigned before on that lane and block). The previous pass keeps a copy of each value
+the next one can ask about; the next pass compares each value with its partner as it is
+made and stops at the first one that is not close (``allclose`` at the validation
+tolerances, over the valid region), which is reported with its line. Most passes keep
+SSA names; a renamed value is paired through its source name when the rename is
+unambiguous.
 
-Names a pass introduced or renamed have no partner and are skipped, and a pass may
-legitimately change an intermediate that only its output must match; the report says how
-many values were compared, and it is a place to look, not a verdict.
+Names a pass introduced (or renamed ambiguously) have no partner and are skipped, and a
+pass may legitimately change an intermediate that only its output must match; the report
+says how many values were compared, and it is a place to look, not a verdict.
 """
 
 from __future__ import annotations
