@@ -8,7 +8,9 @@ when a result lands. No ``codeLens/resolve``: there is nothing left to compute.
 Line 0: per output tensor ``✓ out max|Δ| 9.77e-04 (atol 5e-2) · 41 ms`` /
 ``✗ out max|Δ| 2.39e-01 > atol 5e-2 · 40 ms``, or ``✗ error: <kind> (line N)``, then
 ``Validate this pass``, ``Validate all passes``, ``Compare with previous pass`` (the
-last one is implemented by the VS Code extension). Without goldens: ``Configure golden
+last one is implemented by the VS Code extension). On the first divergent pass, once the
+worker has localised it: ``⚑ first differing value: line N 'name'`` (revealed by the VS
+Code extension) and, above that statement, what differs. Without goldens: ``Configure golden
 tensors…``. On each ``def``: ``<Kind> · called N×`` when the last run counted calls.
 """
 
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..ir.passdiff import previous_dump
 from . import results as R
 from .documents import text_hash
 from .parse_diagnostics import ensure_parsed
@@ -29,6 +32,7 @@ VALIDATE_FILE = "pypto-lsp.validateFile"
 VALIDATE_FOLDER = "pypto-lsp.validateFolder"
 COMPARE_WITH_PREVIOUS = "pypto-lsp.compareWithPrevious"  # client-side (VS Code extension)
 CONFIGURE_GOLDEN = "pypto-lsp.configureGolden"  # client-side (VS Code extension)
+REVEAL_LINE = "pypto-lsp.revealLine"  # client-side (VS Code extension): [uri, 0-based line]
 NO_ACTION = ""  # a lens that only shows text
 
 
@@ -57,6 +61,13 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 for title in R.verdict_titles(st.result):
                     # clicking a verdict runs it again (a lens needs some command in most clients)
                     out.append(_lens(0, title + (" (before edits)" if stale else ""), VALIDATE_FILE, [uri]))
+            v = st.divergence[1] if st.divergence is not None and st.divergence[0][0] == st.result_hash else None
+            if v is not None and st.result is not None and not st.pending:
+                # the first differing value (see validation.localize_first_divergent): where to look
+                out.append(_lens(0, f"⚑ first differing value: line {v.line} '{v.name}'", REVEAL_LINE, [uri, v.line - 1]))
+                prev = previous_dump(st.path) if st.path is not None else None
+                where = f" from {prev.name}" if prev is not None else ""
+                out.append(_lens(v.line - 1, f"⚑ first value that differs{where} · {v.detail}", NO_ACTION))
             out.append(_lens(0, "Validate this pass", VALIDATE_FILE, [uri]))
             out.append(_lens(0, "Validate all passes", VALIDATE_FOLDER, [uri]))
             out.append(_lens(0, "Compare with previous pass", COMPARE_WITH_PREVIOUS, [uri]))

@@ -347,6 +347,7 @@ async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Pa
     if found is not None:
         ls.log(f"localized {fd.path.name}: line {found.line}, '{found.name}'", logging.INFO)
     publish(ls, fd.uri)
+    ls.refresh_lenses()
 
 
 def notify_file_result(ls: PyptoServer, uri: str, fr: FileResult, first_div: str | None) -> None:

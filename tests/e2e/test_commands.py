@@ -123,6 +123,25 @@ async def test_the_first_divergent_pass_shows_the_first_value_that_differs(clien
     # 36 fails too but is not the first divergent pass
     path36 = dump(client.qwen, "36_")  # type: ignore[attr-defined]
     assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "first-differing-value"]
+    # opened, it also has lenses: one at the top that reveals the line, one above the statement
+    uri = open_doc(client, path35)
+    lenses: list[types.CodeLens] = []
+
+    async def fetch() -> list[types.CodeLens]:
+        nonlocal lenses
+        got = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        lenses = [x for x in got or [] if x.command is not None and x.command.title.startswith("⚑")]
+        return lenses
+
+    for _ in range(60):
+        if len(await fetch()) == 2:
+            break
+        await asyncio.sleep(0.25)
+    top, above = sorted(lenses, key=lambda x: x.range.start.line)
+    assert top.range.start.line == 0 and top.command is not None and above.command is not None
+    assert top.command.command == "pypto-lsp.revealLine" and list(top.command.arguments or []) == [uri, d.range.start.line]
+    assert f"line {d.range.start.line + 1} 't__tile'" in top.command.title
+    assert above.range.start.line == d.range.start.line and "max |Δ| 0.207 at [" in above.command.title
 
 
 async def test_first_divergent_pass(client: LanguageClient) -> None:

@@ -203,6 +203,15 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         }
     };
 
+    /** The "first differing value" lens: [uri, 0-based line] -> that line in the editor. */
+    const revealLine = async (uriArg?: unknown, lineArg?: unknown): Promise<void> => {
+        const uri = toUri(uriArg);
+        if (!uri || typeof lineArg !== 'number' || !Number.isInteger(lineArg) || lineArg < 0) {
+            return;
+        }
+        await goTo(uri.toString(), new vscode.Range(lineArg, 0, lineArg, 0));
+    };
+
     const compareWithPrevious = async (arg?: unknown): Promise<void> => {
         const uri = needUri(arg);
         if (!uri) {
@@ -327,5 +336,6 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         registerCommand(CMD.showLogs, () => getLogChannel().show(true)),
         registerCommand(LENS_CMD.compareWithPrevious, compareWithPrevious),
         registerCommand(LENS_CMD.configureGolden, configureGolden),
+        registerCommand(LENS_CMD.revealLine, revealLine),
     ];
 }

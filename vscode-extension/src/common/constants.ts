@@ -21,6 +21,7 @@ export const CMD = {
 export const LENS_CMD = {
     compareWithPrevious: 'pypto-lsp.compareWithPrevious',
     configureGolden: 'pypto-lsp.configureGolden',
+    revealLine: 'pypto-lsp.revealLine',
 } as const;
 
 export const TREE_CMD = {

@@ -182,7 +182,7 @@ export class PyptoServer implements vscode.Disposable {
             if (/command '.*' already exists/.test(msg)) {
                 traceError(
                     'the server advertises a command id that the extension implements itself ' +
-                        '(pypto-lsp.compareWithPrevious / pypto-lsp.configureGolden must not be in executeCommandProvider)',
+                        '(pypto-lsp.compareWithPrevious / configureGolden / revealLine must not be in executeCommandProvider)',
                 );
             }
         }

@@ -239,6 +239,15 @@ async function scenarioBroken() {
             fv ? (fv.aria || fv.text) : markerRows(r.snap).map((p) => p.aria || p.text).slice(0, 4).join(' / '));
         await wb.screenshot('broken-first-value.png');
         await wb.runCommand('Notifications: Clear All Notifications'); // a toast would take the Escape keys below
+        // the lens at the top names it and takes the cursor there
+        await wb.focusEditor();
+        await wb.page.keyboard.press('Control+Home');
+        const clickedFirst = await wb.clickLens(/first differing value/i, 30000).catch((e) => String(e));
+        r = await wb.waitFor((s) => s.statusBar.some((b) => /Ln 163,/.test(b.text)), 10000);
+        check('broken.first-value-lens-reveals-line', r.ok && /line 163 't__tile'/.test(clickedFirst),
+            `${clickedFirst} → ${(r.snap.statusBar.find((b) => /Ln \d+/.test(b.text)) || { text: 'no cursor position' }).text}`);
+        await sleep(500);
+        await wb.screenshot('broken-first-value-lens.png');
 
         // Go to First Divergent Pass from another dump of the folder
         await wb.quickOpen('passes_dump/00_frontend.py');

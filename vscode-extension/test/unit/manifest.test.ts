@@ -27,6 +27,16 @@ describe('package.json', () => {
             assert.equal(c.category, 'PyPTO LSP', c.command);
         }
     });
+    test('the client-side commands of the server\'s lenses are contributed but not in the palette', () => {
+        const ids = pkg.contributes.commands.map((c: { command: string }) => c.command);
+        const hidden = pkg.contributes.menus.commandPalette
+            .filter((m: { when?: string }) => m.when === 'false')
+            .map((m: { command: string }) => m.command);
+        for (const id of ['pypto-lsp.compareWithPrevious', 'pypto-lsp.configureGolden', 'pypto-lsp.revealLine']) {
+            assert.ok(ids.includes(id), id);
+            assert.ok(hidden.includes(id), id);
+        }
+    });
     test('server-side command ids are not contributed (vscode-languageclient registers them)', () => {
         const ids = pkg.contributes.commands.map((c: { command: string }) => c.command);
         for (const id of ['pypto-lsp.validateFile', 'pypto-lsp.validateFolder', 'pypto-lsp.firstDivergentPass']) {
