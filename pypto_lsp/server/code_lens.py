@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..ir.passdiff import previous_dump
 from . import results as R
 from .documents import text_hash
 from .parse_diagnostics import ensure_parsed
@@ -61,13 +60,12 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 for title in R.verdict_titles(st.result):
                     # clicking a verdict runs it again (a lens needs some command in most clients)
                     out.append(_lens(0, title + (" (before edits)" if stale else ""), VALIDATE_FILE, [uri]))
-            v = st.divergence[1] if st.divergence is not None and st.divergence[0][0] == st.result_hash else None
-            if v is not None and st.result is not None and not st.pending:
+            loc = st.divergence
+            if loc is not None and loc.value is not None and loc.key[0] == st.result_hash and not st.pending:
                 # the first differing value (see validation.localize_first_divergent): where to look
+                v = loc.value
                 out.append(_lens(0, f"⚑ first differing value: line {v.line} '{v.name}'", REVEAL_LINE, [uri, v.line - 1]))
-                prev = previous_dump(st.path) if st.path is not None else None
-                where = f" from {prev.name}" if prev is not None else ""
-                out.append(_lens(v.line - 1, f"⚑ first value that differs{where} · {v.detail}", NO_ACTION))
+                out.append(_lens(v.line - 1, f"⚑ first value that differs from {loc.previous.name} · {v.detail}", NO_ACTION))
             out.append(_lens(0, "Validate this pass", VALIDATE_FILE, [uri]))
             out.append(_lens(0, "Validate all passes", VALIDATE_FOLDER, [uri]))
             out.append(_lens(0, "Compare with previous pass", COMPARE_WITH_PREVIOUS, [uri]))

@@ -95,6 +95,15 @@ def from_client_col(line: str, col: int, encoding: str) -> int:
 # ---------------------------------------------------------------------- state
 
 
+@dataclass(frozen=True, slots=True)
+class Localized:
+    """What the worker answered for a first divergent pass, and what it was computed from."""
+
+    key: tuple[Any, ...]  # see validation.localize_key; key[0] is the pass's result hash
+    previous: Path  # the passing pass it was compared with
+    value: ValueDivergence | None  # None: no paired value differs
+
+
 @dataclass
 class DocState:
     """What the server knows about one dump document (open or validated from disk)."""
@@ -120,9 +129,9 @@ class DocState:
     no_golden: bool = False
     config_error: str | None = None
     worker_error: str | None = None
-    # on the first divergent pass: (what it was computed from, the first value that differs from
-    # the previous pass, or None when none does); see validation.localize_first_divergent
-    divergence: tuple[tuple[Any, ...], ValueDivergence | None] | None = None
+    # on the first divergent pass: the first value that differs from the previous pass
+    # (see validation.localize_first_divergent)
+    divergence: Localized | None = None
 
 
 class Documents:

@@ -43,12 +43,10 @@ def diagnostics_for(ls: PyptoServer, uri: str) -> list[types.Diagnostic]:
 
 def first_differing_value(ls: PyptoServer, st: DocState, lines: list[str], enc: str) -> list[types.Diagnostic]:
     """On the first divergent pass: the first value that differs from the previous pass's run."""
-    if st.divergence is None or st.divergence[0][0] != st.result_hash or st.path is None:
+    loc = st.divergence
+    if loc is None or loc.key[0] != st.result_hash or loc.value is None or not 0 < loc.value.line <= len(lines):
         return []
-    v = st.divergence[1]
-    prev_path = previous_dump(st.path)
-    if v is None or prev_path is None or not 0 < v.line <= len(lines):
-        return []
+    v, prev_path = loc.value, loc.previous
     prev_uri = prev_path.as_uri()
     prev = ls.docs.get(prev_uri)
     prev_lines = prev.result_lines if prev is not None and prev.result_lines else []

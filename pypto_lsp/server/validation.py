@@ -28,7 +28,7 @@ from ..validate.report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Val
 from ..worker import protocol as P
 from . import results as R
 from .config import Resolved
-from .documents import DocState, path_to_uri, split_lines, text_hash, uri_to_path
+from .documents import DocState, Localized, path_to_uri, split_lines, text_hash, uri_to_path
 from .publish import publish
 
 if TYPE_CHECKING:
@@ -293,16 +293,16 @@ def localize_first_divergent(ls: PyptoServer, folder: Path, *, fetch_previous: b
     prev_path = previous_dump(fd.path)
     if prev_path is None:
         return
-    prev = ls.docs.get(path_to_uri(prev_path))
+    prev_uri = path_to_uri(prev_path)
+    prev = ls.docs.get(prev_uri)
     if prev is None or prev.result is None:
-        prev_uri = path_to_uri(prev_path)
         if fetch_previous and ls.config.settings.run_on != "manual" and prev_uri not in ls.run_tasks:
             start_run(ls, prev_uri, PREVIOUS)
         return
     if prev.result.status not in (PASS, RAN):
         return
-    key = (fd.result_hash, fd.result_config, prev.result_hash, prev.result_config, prev_path.name)
-    if fd.divergence is not None and fd.divergence[0] == key:
+    key = localize_key(fd, prev, prev_path)
+    if fd.divergence is not None and fd.divergence.key == key:
         return
     running = ls.localize_tasks.get(fd.uri)
     if running is not None and not running[1].done():
@@ -311,6 +311,11 @@ def localize_first_divergent(ls: PyptoServer, folder: Path, *, fetch_previous: b
         running[1].cancel()
     task = asyncio.ensure_future(_localize(ls, fd, prev, prev_path, key))
     ls.localize_tasks[fd.uri] = (key, task)
+
+
+def localize_key(fd: DocState, prev: DocState, prev_path: Path) -> tuple[Any, ...]:
+    """What a localisation depends on: both results (text and configuration) and which pass is previous."""
+    return (fd.result_hash, fd.result_config, prev.result_hash, prev.result_config, prev_path.name)
 
 
 async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Path, key: tuple[Any, ...]) -> None:
@@ -341,9 +346,9 @@ async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Pa
     except (P.WorkerError, KeyError, TypeError, ValueError) as exc:
         ls.log(f"localize {fd.path.name}: {exc}", logging.WARNING)
         return
-    if (fd.result_hash, fd.result_config, prev.result_hash, prev.result_config, prev_path.name) != key:
+    if localize_key(fd, prev, prev_path) != key:
         return  # a newer result came in meanwhile
-    fd.divergence = (key, found)
+    fd.divergence = Localized(key, prev_path, found)
     if found is not None:
         ls.log(f"localized {fd.path.name}: line {found.line}, '{found.name}'", logging.INFO)
     publish(ls, fd.uri)

@@ -56,12 +56,27 @@ def _source_name(name: str) -> str:
     return head or name
 
 
-class _Trace:
+class _Hook:
+    """A ``_pl_tr`` hook: counts each name's assignments per role, lane and SPMD block."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str | None, int, int], int] = {}
+
+    def _occurrence(self, name: str) -> tuple[context.Ctx, int]:
+        """Where this assignment runs, and how many of the same name ran there before it."""
+        ctx = context.current()
+        where = (name, ctx.role, ctx.lane, ctx.block_idx)
+        n = self.counts.get(where, 0)
+        self.counts[where] = n + 1
+        return ctx, n
+
+
+class _Trace(_Hook):
     """The ``_pl_tr`` hook of the previous pass's run: copies of the values worth keeping, in order."""
 
     def __init__(self, keep: set[str], budget: int) -> None:
+        super().__init__()
         self.records: list[_Record] = []
-        self.counts: dict[tuple[str, str | None, int, int], int] = {}
         self.keep = keep  # names the current pass may ask about
         self.budget = budget
         self.truncated = False
@@ -69,10 +84,7 @@ class _Trace:
     def __call__(self, value: Any, name: str, line: int) -> Any:
         if self.truncated or name not in self.keep:
             return value
-        ctx = context.current()
-        where = (name, ctx.role, ctx.lane, ctx.block_idx)
-        n = self.counts.get(where, 0)
-        self.counts[where] = n + 1
+        ctx, n = self._occurrence(name)
         snap = _numeric(value)
         if snap is None:
             return value
@@ -93,25 +105,22 @@ class _Stop(Exception):
     """Ends the current pass's run at the first value that differs (run_text reports it as an error)."""
 
 
-class _Compare:
+class _Compare(_Hook):
     """The ``_pl_tr`` hook of the current pass's run: each value against its partner, as it is made."""
 
     def __init__(self, partner: dict[tuple[Any, ...], _Record], renamed: dict[str, str], rtol: float, atol: float) -> None:
+        super().__init__()
         self.partner = partner
         self.renamed = renamed
         self.rtol = rtol
         self.atol = atol
-        self.counts: dict[tuple[str, str | None, int, int], int] = {}
         self.compared = 0
         self.found: ValueDivergence | None = None
 
     def __call__(self, value: Any, name: str, line: int) -> Any:
         if self.found is not None:
             raise _Stop  # a kernel of another lane carried on
-        ctx = context.current()
-        where = (name, ctx.role, ctx.lane, ctx.block_idx)
-        n = self.counts.get(where, 0)
-        self.counts[where] = n + 1
+        ctx, n = self._occurrence(name)
         other = self.partner.get((self.renamed.get(name, name), ctx.role, ctx.lane, ctx.block_idx, n))
         if other is None or other.lanes != ctx.lanes:
             return value

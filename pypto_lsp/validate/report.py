@@ -160,36 +160,13 @@ class ValueDivergence:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "line": self.line,
-            "name": self.name,
-            "occurrence": self.occurrence,
-            "lane": self.lane,
-            "lanes": self.lanes,
-            "block": self.block,
-            "previous_line": self.previous_line,
-            "max_abs_diff": _num(self.max_abs_diff),
-            "detail": self.detail,
-            "compared": self.compared,
-            "truncated": self.truncated,
-        }
+        return {**asdict(self), "max_abs_diff": _num(self.max_abs_diff)}
 
     @staticmethod
     def from_json(d: Mapping[str, Any]) -> ValueDivergence:
         diff = d.get("max_abs_diff")
-        return ValueDivergence(
-            line=int(d["line"]),
-            name=str(d["name"]),
-            occurrence=int(d["occurrence"]),
-            lane=int(d["lane"]),
-            lanes=int(d["lanes"]),
-            block=int(d["block"]),
-            previous_line=int(d["previous_line"]),
-            max_abs_diff=float("nan") if diff is None else float(diff),
-            detail=str(d["detail"]),
-            compared=int(d["compared"]),
-            truncated=bool(d["truncated"]),
-        )
+        fields = {k: d[k] for k in ValueDivergence.__dataclass_fields__ if k != "max_abs_diff"}
+        return ValueDivergence(**fields, max_abs_diff=float("nan") if diff is None else float(diff))
 
 
 @dataclass(slots=True)
