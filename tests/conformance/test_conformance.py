@@ -25,6 +25,8 @@ def test_every_file_reaches_its_verdict(tally, capsys):
         print(f"\nconformance: {tally.right}/{tally.listed} files right; documented disagreements:")
         for k in tally.known:
             print(f"  {k}")
+        if tally.expected_failures:
+            print(f"expected failures (memory placement, issue #10): {len(tally.expected_failures)}")
     lines = [f"{m.case}/{m.file} (atol {m.tol}): want {m.want}, got {m.got}: {m.detail}" for m in tally.mismatches]
     assert not lines, "\n".join(lines)
     assert not tally.stale, "\n".join(tally.stale)
