@@ -6,8 +6,8 @@ Writes ``<case>/golden/inputs.pt`` (every entry parameter by its source name,
 output buffers included, initialised to zeros) and ``<case>/golden/expected.pt``
 (the outputs, computed with plain torch in float64 from the math and rounded to
 the output dtype). The inputs are seeded, so the files come out the same on
-every run; they are committed, and ``broken_elementwise`` reuses the
-``elementwise`` ones.
+every run; they are committed, and ``broken_elementwise`` / ``broken_softmax``
+reuse the ``elementwise`` / ``softmax`` ones.
 """
 
 from __future__ import annotations
@@ -47,6 +47,16 @@ def mixed_matmul() -> None:
     save("mixed_matmul", {"a": a, "b": b, "c": c}, {"c": ref.to(torch.float32)})
 
 
+def softmax() -> None:
+    """ScaledSoftmax: probs = softmax(scores * 0.125) along each row, [32, 128] FP32."""
+    g = torch.Generator().manual_seed(2)
+    scores = 24.0 * torch.randn(32, 128, generator=g, dtype=torch.float32)
+    probs = torch.zeros(32, 128, dtype=torch.float32)
+    ref = torch.softmax(scores.double() * 0.125, dim=-1)
+    save("softmax", {"scores": scores, "probs": probs}, {"probs": ref.to(torch.float32)})
+
+
 if __name__ == "__main__":
     elementwise()
     mixed_matmul()
+    softmax()

@@ -1,8 +1,12 @@
 """Shared pieces of the end-to-end tests: the real server over stdio, driven by pytest-lsp.
 
 Each test module starts its own server (``python -m pypto_lsp serve``) with a client
-capability preset (VS Code or Neovim) and works on copies of the shared fixtures in a
-temporary folder (the fixtures are read-only test data).
+capability preset (VS Code or Neovim) and works on copies of real-format dumps in a temporary
+folder. Every scenario runs on the repository's own ``examples/`` (so a fresh clone runs them
+all); the same scenarios run again on the real compiler dumps in ``../shared/fixtures`` when that
+folder is there (and are skipped, as extra coverage, when it is not). A :class:`Healthy`,
+:class:`Broken` or :class:`CrossCore` case names, per source, the dumps and the text the tests
+edit or point at. The summary at the end counts the scenarios that ran from ``examples/``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +30,23 @@ from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage, default_
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+FIXTURES = ROOT.parent / "shared" / "fixtures"
 needs_fixtures = pytest.mark.skipif(
     not FIXTURES.is_dir(), reason=f"shared fixtures not found at {FIXTURES} (needed for the real dumps and goldens)"
 )
+
+# the two sources every scenario runs on; the second only where ../shared is
+SOURCES = ["examples", "fixtures"]
+
+
+def require(source: str) -> str:
+    """Skip the ``fixtures`` run of a scenario when ``../shared/fixtures`` is absent."""
+    if source == "fixtures" and not FIXTURES.is_dir():
+        pytest.skip(f"extra coverage on the shared fixtures: not found at {FIXTURES}")
+    return source
+
 
 # one result cache per test session, never the user's
 CACHE_DIR = tempfile.mkdtemp(prefix="pypto-lsp-e2e-cache-")
@@ -89,7 +107,7 @@ def _plain(v: Any) -> Any:
 
 
 def copy_tree(src: Path, dst: Path, files: list[str] | None = None) -> Path:
-    """Copy a fixture (or some of its dumps) into ``dst``, writable."""
+    """Copy a fixture or example (or some of its dumps) into ``dst``, writable."""
     dst.mkdir(parents=True, exist_ok=True)
     for item in src.iterdir():
         if item.is_dir() and item.name.startswith("passes_dump"):
@@ -97,6 +115,8 @@ def copy_tree(src: Path, dst: Path, files: list[str] | None = None) -> Path:
             for f in sorted(item.iterdir()):
                 if files is None or any(f.name.startswith(p) for p in files):
                     shutil.copyfile(f, dst / item.name / f.name)
+        elif item.is_dir() and item.name == "golden":
+            shutil.copytree(item, dst / item.name, dirs_exist_ok=True)
         elif item.is_file() and item.suffix in (".pt", ".md", ".json", ".toml"):
             shutil.copyfile(item, dst / item.name)
     for p in dst.rglob("*"):
@@ -104,14 +124,150 @@ def copy_tree(src: Path, dst: Path, files: list[str] | None = None) -> Path:
     return dst
 
 
-def qwen3_broken_workspace(dst: Path, files: list[str] | None = None) -> Path:
-    """The broken qwen3 dumps with a pypto-lsp.toml pointing at the good program's goldens."""
-    copy_tree(FIXTURES / "broken" / "qwen3_910b_wrong_slice_offset", dst, files)
-    golden = FIXTURES / "qwen3_scope3_910b"
+# ---------------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True)
+class Healthy:
+    """A program whose every dump passes; ``last`` has an AIV kernel and an Orchestration with a ``pl.scope``."""
+
+    folder: Path
+    inputs: str  # the goldens, relative to a copy of ``folder``
+    expected: str
+    output: str  # the output tensor
+    last: str  # prefix of the last dump
+    late: str  # prefix of another late dump (both contain ``pl.tile.row_expand_div(``)
+    incore: str  # the kernel's name and the orchestration's
+    orch: str
+    local: str  # a row-reduction result in ``last`` ...
+    local_shape: str  # ... and its shape
+    out_param: str  # the output parameter in ``last``
+    exp_last: str  # ``pl.tile.exp(X)`` in ``last`` and, with the pre-SSA name, in the first dump
+    exp_first: str
+    div_first: str  # the ``row_expand_div`` call of the first dump
+    block_shape: str  # the shape of its operands' blocks, for an operand that cannot broadcast
+
+
+SOFTMAX = {
+    "examples": Healthy(
+        folder=EXAMPLES / "softmax",
+        inputs="golden/inputs.pt",
+        expected="golden/expected.pt",
+        output="probs",
+        last="46_",
+        late="32_",
+        incore="scaled_softmax_incore_0",
+        orch="scaled_softmax",
+        local="mx__ssa_v0",
+        local_shape="[32, 1]",
+        out_param="probs__ssa_v0",
+        exp_last="pl.tile.exp(centered__ssa_v0)",
+        exp_first="pl.tile.exp(centered)",
+        div_first="pl.tile.row_expand_div(e, denom)",
+        block_shape="[32, 16]",
+    ),
+    "fixtures": Healthy(
+        folder=FIXTURES / "example_softmax",
+        inputs="tensors.pt",
+        expected="expected.pt",
+        output="output",
+        last="49_",
+        late="48_",
+        incore="tile_softmax_incore_0",
+        orch="tile_softmax",
+        local="row_max__ssa_v0",
+        local_shape="[64, 1]",
+        out_param="output__ssa_v0",
+        exp_last="pl.tile.exp(shifted__ssa_v0)",
+        exp_first="pl.tile.exp(shifted)",
+        div_first="pl.tile.row_expand_div(exp_shifted, row_sum)",
+        block_shape="[32, 16]",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Broken:
+    """Dumps with one injected bug: ``passes[2]`` is the first divergent pass, ``passes[3]`` fails too."""
+
+    folder: Path
+    inputs: Path  # the good program's goldens
+    expected: Path
+    output: str
+    passes: tuple[str, str, str, str]  # prefixes: pass, pass, first divergent, fail
+    pass_name: str  # the pass that wrote ``passes[2]``
+    bug: str  # text on the bug's line in ``passes[2]`` ...
+    fix: str  # ... and what it was before the bug
+    value: str  # the first value that differs
+    value_diff: str  # how the lens above it starts its max |Δ|
+
+
+BROKEN = {
+    "examples": Broken(
+        folder=EXAMPLES / "broken_softmax",
+        inputs=EXAMPLES / "softmax" / "golden" / "inputs.pt",
+        expected=EXAMPLES / "softmax" / "golden" / "expected.pt",
+        output="probs",
+        passes=("09_", "11_", "22_", "32_"),
+        pass_name="ExpandMixedKernel",
+        bug="pl.tile.row_sum(centered__ssa_v0, ",
+        fix="pl.tile.row_sum(e__ssa_v0, ",
+        value="denom__ssa_v0",
+        value_diff="max |Δ| 1432 at [17, 0]",
+    ),
+    "fixtures": Broken(
+        folder=FIXTURES / "broken" / "qwen3_910b_wrong_slice_offset",
+        inputs=FIXTURES / "qwen3_scope3_910b" / "tensors.pt",
+        expected=FIXTURES / "qwen3_scope3_910b" / "expected.pt",
+        output="out",
+        passes=("33_", "34_", "35_", "36_"),
+        pass_name="AllocateMemoryAddr",
+        bug="pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, 0]",
+        fix="pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, o0__ssa_v0]",
+        value="t__tile",
+        value_diff="max |Δ| 0.207 at [",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class CrossCore:
+    """A cube -> vector program: ``file`` passes, and deleting its one ``tpush_to_aiv`` deadlocks the pop."""
+
+    folder: Path
+    file: str  # prefix of the dump
+    popped: str  # the tile the vector kernel pops
+
+
+CROSS_CORE = {
+    "examples": CrossCore(folder=EXAMPLES / "mixed_matmul", file="25_", popped="acc__tile_Vec"),
+    "fixtures": CrossCore(folder=FIXTURES / "cross_core_c2v_leftright", file="49_", popped="t__tile_Vec"),
+}
+
+
+def broken_workspace(case: Broken, dst: Path, files: list[str] | None = None) -> Path:
+    """The broken dumps with a pypto-lsp.toml pointing at the good program's goldens."""
+    copy_tree(case.folder, dst, files)
     (dst / "pypto-lsp.toml").write_text(
-        f'[[cases]]\ndumps = "passes_dump"\ninputs = "{golden / "tensors.pt"}"\nexpected = "{golden / "expected.pt"}"\n',
-        encoding="utf-8",
+        f'[[cases]]\ndumps = "passes_dump"\ninputs = "{case.inputs}"\nexpected = "{case.expected}"\n', encoding="utf-8"
     )
+    return dst
+
+
+def big_workspace(case: Broken, dst: Path, at_least: int = 96) -> Path:
+    """A long pass list (folder runs that take long enough to cancel): the fixture as it is; the
+    example's few dumps repeated in order, renumbered, until there are ``at_least``."""
+    broken_workspace(case, dst)
+    folder = dst / "passes_dump"
+    files = sorted(folder.glob("*.py"))
+    if len(files) >= at_least:
+        return dst
+    texts = [(f.name.split("_", 1)[1], f.read_text(encoding="utf-8")) for f in files]
+    for f in files:
+        f.unlink()
+    for k in range(at_least):
+        name, text = texts[k % len(texts)]
+        (folder / f"{k:02d}_{name}").write_text(text, encoding="utf-8")
     return dst
 
 
@@ -201,3 +357,55 @@ async def debug_info(client: LanguageClient) -> dict[str, Any]:
 
 async def execute(client: LanguageClient, command: str, *args: Any) -> Any:
     return _plain(await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=list(args))))
+
+
+# ---------------------------------------------------------------------- the count
+
+
+_OUTCOMES: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if not report.nodeid.startswith("tests/e2e/"):
+        return
+    if report.when == "call" or report.outcome != "passed":
+        _OUTCOMES.setdefault(report.nodeid, report.outcome)
+        if report.outcome != "passed":
+            _OUTCOMES[report.nodeid] = report.outcome
+
+
+def scenario_counts(outcomes: dict[str, str]) -> dict[str, Any]:
+    """Per scenario (a test function, its parameters aside): did its run from ``examples/`` pass?
+
+    A run on the shared fixtures has ``fixtures`` among its parameters; every other run (on
+    ``examples/`` or on nothing shared, such as the fake-worker tests) is one a clone can do.
+    """
+    scenarios: dict[str, list[str]] = {}
+    extra: list[str] = []
+    for nodeid, outcome in outcomes.items():
+        name, _, params = nodeid.partition("[")
+        if "fixtures" in params.rstrip("]").split("-"):
+            extra.append(outcome)
+            continue
+        scenarios.setdefault(name, []).append(outcome)
+    own = [o for runs in scenarios.values() for o in runs]
+    return {
+        "scenarios": len(scenarios),
+        "runs": len(own),
+        "passed": own.count("passed"),
+        "failed": own.count("failed"),
+        "skipped": own.count("skipped"),
+        "extra_runs": len(extra),
+        "extra_skipped": extra.count("skipped"),
+    }
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _OUTCOMES:
+        return
+    c = scenario_counts(_OUTCOMES)
+    terminalreporter.write_line(
+        f"pypto-lsp e2e: {c['scenarios']} scenarios, {c['runs']} runs without ../shared: "
+        f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped; "
+        f"{c['extra_runs']} extra runs on the shared fixtures ({c['extra_skipped']} skipped)"
+    )

@@ -8,30 +8,35 @@ import pytest
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from .conftest import FIXTURES, NEOVIM, VSCODE, copy_tree, dump, lens_titles, make_config, needs_fixtures, open_doc, start, wait_result
+from .conftest import NEOVIM, SOFTMAX, SOURCES, VSCODE, copy_tree, dump, lens_titles, make_config, open_doc, require, start, wait_result
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=[VSCODE, NEOVIM])
+@pytest_lsp.fixture(
+    config=make_config(), scope="module", params=[(p, s) for s in SOURCES for p in (VSCODE, NEOVIM)], ids=lambda ps: "-".join(ps)
+)
 async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_tree(FIXTURES / "example_softmax", tmp_path_factory.mktemp("softmax"), ["00_", "49_"])
+    preset, source = request.param
+    case = lsp_client.case = SOFTMAX[require(source)]  # type: ignore[attr-defined]
+    ws = copy_tree(case.folder, tmp_path_factory.mktemp("softmax"), ["00_", case.last])
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    lsp_client.init_result = await start(lsp_client, request.param, ws)  # type: ignore[attr-defined]
+    lsp_client.init_result = await start(lsp_client, preset, ws)  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
 
 
 async def test_pass_lens_with_max_diff(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    out = client.case.output  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     res = await wait_result(client, uri)
     assert res["status"] == "pass", res
-    diff = res["tensors"]["output"]["max_abs_diff"]
+    diff = res["tensors"][out]["max_abs_diff"]
     titles = await lens_titles(client, uri)
-    verdict = [t for t in titles if t.startswith("✓ output")]
+    verdict = [t for t in titles if t.startswith(f"✓ {out}")]
     assert verdict, titles
-    assert verdict[0].startswith(f"✓ output max|Δ| {diff:.2e} (atol 5e-2) · "), verdict
+    assert verdict[0].startswith(f"✓ {out} max|Δ| {diff:.2e} (atol 5e-2) · "), verdict
     assert re.search(r"· (\d+ ms|cached)$", verdict[0]), verdict
     for action in ("Validate this pass", "Validate all passes", "Compare with previous pass"):
         assert action in titles

@@ -12,29 +12,36 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
-    FIXTURES,
+    BROKEN,
+    SOFTMAX,
+    SOURCES,
     VSCODE,
+    Broken,
+    big_workspace,
+    broken_workspace,
     copy_tree,
     debug_info,
     dump,
     execute,
     make_config,
-    needs_fixtures,
     open_doc,
-    qwen3_broken_workspace,
+    require,
     wait_result,
     wait_until,
 )
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    source = require(request.param)
     root = tmp_path_factory.mktemp("commands")
-    lsp_client.qwen = qwen3_broken_workspace(root / "qwen", ["33_", "34_", "35_", "36_"])  # type: ignore[attr-defined]
-    lsp_client.softmax = copy_tree(FIXTURES / "example_softmax", root / "softmax")  # type: ignore[attr-defined]
-    lsp_client.big = qwen3_broken_workspace(root / "big")  # type: ignore[attr-defined]
+    case = lsp_client.case = BROKEN[source]  # type: ignore[attr-defined]
+    lsp_client.broken = broken_workspace(case, root / "broken", list(case.passes))  # type: ignore[attr-defined]
+    lsp_client.softmax = copy_tree(SOFTMAX[source].folder, root / "softmax")  # type: ignore[attr-defined]
+    lsp_client.last = SOFTMAX[source].last  # type: ignore[attr-defined]
+    lsp_client.big = big_workspace(case, root / "big")  # type: ignore[attr-defined]
     # no cache: the cancellation test needs runs that take time
     await start_session(lsp_client, root)
     yield
@@ -47,30 +54,36 @@ async def start_session(client: LanguageClient, root) -> None:  # type: ignore[n
     await start(client, VSCODE, root, {"pypto-lsp": {"cache": False}})
 
 
+def case(client: LanguageClient) -> Broken:
+    return client.case  # type: ignore[attr-defined,no-any-return]
+
+
 async def test_validate_file(client: LanguageClient) -> None:
-    path = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    p0, p1, p2, p3 = case(client).passes
+    path = dump(client.broken, p2)  # type: ignore[attr-defined]
     res = await execute(client, "pypto-lsp.validateFile", path.as_uri())
     assert res["uri"] == path.as_uri()
-    assert res["status"] == "fail" and res["tensors"]["out"]["pass"] is False
+    assert res["status"] == "fail" and res["tensors"][case(client).output]["pass"] is False
     # a closed file that fails gets its diagnostics too
     await wait_until(lambda: client.diagnostics.get(path.as_uri()), 10, "diagnostics for the closed file")
-    # nothing was known of 34: the server validates it in the background (it passes), so 35 is
+    # nothing was known of p1: the server validates it in the background (it passes), so p2 is
     # the first divergent pass and gets its first differing value without a folder run
     await wait_until(
         lambda: [d for d in client.diagnostics.get(path.as_uri(), []) if d.code == "first-differing-value"], 30, "first differing value"
     )
-    prev = dump(client.qwen, "34_")  # type: ignore[attr-defined]
+    prev = dump(client.broken, p1)  # type: ignore[attr-defined]
     assert any(r["uri"] == prev.as_uri() and r["status"] == "pass" for r in client.file_results)  # type: ignore[attr-defined]
 
 
 async def test_validate_folder_reports_progress_and_first_divergent(client: LanguageClient) -> None:
-    folder = client.qwen / "passes_dump"  # type: ignore[attr-defined]
+    p0, p1, p2, p3 = case(client).passes
+    folder = client.broken / "passes_dump"  # type: ignore[attr-defined]
     before = set(client.progress_reports)
     res = await execute(client, "pypto-lsp.validateFolder", folder.as_uri())
     names = [f["file"].rsplit("/", 1)[-1][:3] for f in res["files"]]
-    assert names == ["33_", "34_", "35_", "36_"], names
+    assert names == [p0, p1, p2, p3], names
     assert [f["status"] for f in res["files"]] == ["pass", "pass", "fail", "fail"]
-    assert res["first_divergent"] == dump(client.qwen, "35_").as_uri()  # type: ignore[attr-defined]
+    assert res["first_divergent"] == dump(client.broken, p2).as_uri()  # type: ignore[attr-defined]
     assert res["cancelled"] is False
     # work-done progress: begin, one report per pass "k/N <file>", end
     tokens = [t for t in client.progress_reports if t not in before]
@@ -81,47 +94,50 @@ async def test_validate_folder_reports_progress_and_first_divergent(client: Lang
     assert msgs == [f"{k}/4 {n}" for k, n in enumerate(sorted(p.name for p in folder.iterdir()), start=1)], msgs
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     # diagnostics only for the files that fail
-    assert client.diagnostics.get(dump(client.qwen, "36_").as_uri())  # type: ignore[attr-defined]
-    assert dump(client.qwen, "33_").as_uri() not in client.diagnostics  # type: ignore[attr-defined]
+    assert client.diagnostics.get(dump(client.broken, p3).as_uri())  # type: ignore[attr-defined]
+    assert dump(client.broken, p0).as_uri() not in client.diagnostics  # type: ignore[attr-defined]
 
 
 async def test_the_first_divergent_pass_shows_what_it_changed(client: LanguageClient) -> None:
-    # 35 is the first failing pass and 34 passes: the lines AllocateMemoryAddr changed (with
+    # p2 is the first failing pass and p1 passes: the lines p2's pass changed (with
     # addresses normalised away) are marked, and the hand-made bug is one of them
-    folder = client.qwen / "passes_dump"  # type: ignore[attr-defined]
+    p0, p1, p2, p3 = case(client).passes
+    folder = client.broken / "passes_dump"  # type: ignore[attr-defined]
     await execute(client, "pypto-lsp.validateFolder", folder.as_uri())
-    path35 = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    path35 = dump(client.broken, p2)  # type: ignore[attr-defined]
     await wait_until(
         lambda: [d for d in client.diagnostics.get(path35.as_uri(), []) if d.code == "changed-in-divergent-pass"], 20, "change hints"
     )
     hints = [d for d in client.diagnostics[path35.as_uri()] if d.code == "changed-in-divergent-pass"]
     lines = path35.read_text().splitlines()
-    bug = next(i for i, line in enumerate(lines) if "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, 0]" in line)
+    bug = next(i for i, line in enumerate(lines) if case(client).bug in line)
     assert any(h.range.start.line <= bug <= h.range.end.line for h in hints), [h.range for h in hints]
     assert len(hints) <= 5 and all(h.severity == types.DiagnosticSeverity.Information for h in hints)
-    assert "AllocateMemoryAddr" in hints[0].message
-    # 36 fails too but is not the first divergent pass: no hints there
-    path36 = dump(client.qwen, "36_")  # type: ignore[attr-defined]
+    assert case(client).pass_name in hints[0].message
+    # p3 fails too but is not the first divergent pass: no hints there
+    path36 = dump(client.broken, p3)  # type: ignore[attr-defined]
     assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "changed-in-divergent-pass"]
 
 
 async def test_the_first_divergent_pass_shows_the_first_value_that_differs(client: LanguageClient) -> None:
-    # the worker re-runs 34 and 35 traced: the first value 35 computes unlike 34 is the
-    # hand-made wrong slice offset, marked as a warning with 34's statement as related information
-    folder = client.qwen / "passes_dump"  # type: ignore[attr-defined]
+    # the worker re-runs p1 and p2 traced: the first value p2 computes unlike p1 is the
+    # hand-made bug, marked as a warning with p1's statement as related information
+    c = case(client)
+    p0, p1, p2, p3 = c.passes
+    folder = client.broken / "passes_dump"  # type: ignore[attr-defined]
     await execute(client, "pypto-lsp.validateFolder", folder.as_uri())
-    path35 = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    path35 = dump(client.broken, p2)  # type: ignore[attr-defined]
     await wait_until(
         lambda: [d for d in client.diagnostics.get(path35.as_uri(), []) if d.code == "first-differing-value"], 30, "first differing value"
     )
     (d,) = [d for d in client.diagnostics[path35.as_uri()] if d.code == "first-differing-value"]
     lines = path35.read_text().splitlines()
-    assert "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, 0]" in lines[d.range.start.line]
+    assert c.bug in lines[d.range.start.line]
     assert d.severity == types.DiagnosticSeverity.Warning
-    assert "first value that differs from 34_" in d.message and "'t__tile'" in d.message
-    assert d.related_information and d.related_information[0].location.uri == dump(client.qwen, "34_").as_uri()  # type: ignore[attr-defined]
-    # 36 fails too but is not the first divergent pass
-    path36 = dump(client.qwen, "36_")  # type: ignore[attr-defined]
+    assert f"first value that differs from {p1}" in d.message and f"'{c.value}'" in d.message
+    assert d.related_information and d.related_information[0].location.uri == dump(client.broken, p1).as_uri()  # type: ignore[attr-defined]
+    # p3 fails too but is not the first divergent pass
+    path36 = dump(client.broken, p3)  # type: ignore[attr-defined]
     assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "first-differing-value"]
     # opened, it also has lenses: one at the top that reveals the line, one above the statement
     uri = open_doc(client, path35)
@@ -140,16 +156,17 @@ async def test_the_first_divergent_pass_shows_the_first_value_that_differs(clien
     top, above = sorted(lenses, key=lambda x: x.range.start.line)
     assert top.range.start.line == 0 and top.command is not None and above.command is not None
     assert top.command.command == "pypto-lsp.revealLine" and list(top.command.arguments or []) == [uri, d.range.start.line]
-    assert f"line {d.range.start.line + 1} 't__tile'" in top.command.title
-    assert above.range.start.line == d.range.start.line and "max |Δ| 0.207 at [" in above.command.title
+    assert f"line {d.range.start.line + 1} '{c.value}'" in top.command.title
+    assert above.range.start.line == d.range.start.line and c.value_diff in above.command.title, above.command.title
 
 
 async def test_first_divergent_pass(client: LanguageClient) -> None:
-    path = dump(client.qwen, "33_")  # type: ignore[attr-defined]
+    p0, p1, p2, p3 = case(client).passes
+    path = dump(client.broken, p0)  # type: ignore[attr-defined]
     loc = await execute(client, "pypto-lsp.firstDivergentPass", path.as_uri())
-    assert loc["uri"] == dump(client.qwen, "35_").as_uri()  # type: ignore[attr-defined]
+    assert loc["uri"] == dump(client.broken, p2).as_uri()  # type: ignore[attr-defined]
     line = loc["range"]["start"]["line"]
-    text = dump(client.qwen, "35_").read_text().splitlines()[line]  # type: ignore[attr-defined]
+    text = dump(client.broken, p2).read_text().splitlines()[line]  # type: ignore[attr-defined]
     assert "pl.tile.store" in text or "pl.tensor.assemble" in text or "return" in text, text
 
 
@@ -181,7 +198,7 @@ async def test_cancel_request_stops_a_folder_run(client: LanguageClient) -> None
     await asyncio.sleep(1.0)
     assert len([r for r in client.file_results[seen:] if "/big/" in r["uri"]]) == done, "results kept coming"  # type: ignore[attr-defined]
     # the worker is fine afterwards
-    path = dump(client.softmax, "49_")  # type: ignore[attr-defined]
+    path = dump(client.softmax, client.last)  # type: ignore[attr-defined]
     assert (await execute(client, "pypto-lsp.validateFile", path.as_uri()))["status"] == "pass"
 
 
@@ -206,7 +223,7 @@ async def test_progress_cancel_stops_a_folder_run(client: LanguageClient) -> Non
 
 
 async def test_show_generated_code(client: LanguageClient) -> None:
-    path = dump(client.softmax, "49_")  # type: ignore[attr-defined]
+    path = dump(client.softmax, client.last)  # type: ignore[attr-defined]
     open_doc(client, path)
     await wait_result(client, path.as_uri())
     src = await execute(client, "pypto-lsp.showGeneratedCode", path.as_uri())
@@ -215,11 +232,11 @@ async def test_show_generated_code(client: LanguageClient) -> None:
 
 
 async def test_show_config(client: LanguageClient) -> None:
-    path = dump(client.qwen, "35_")  # type: ignore[attr-defined]
+    c = case(client)
+    path = dump(client.broken, c.passes[2])  # type: ignore[attr-defined]
     cfg = await execute(client, "pypto-lsp.showConfig", path.as_uri())
-    golden = FIXTURES / "qwen3_scope3_910b"
     resolved = {k: str(Path(v).resolve()) for k, v in cfg["golden"].items()}  # ../shared may be a link
-    assert resolved == {"inputs": str((golden / "tensors.pt").resolve()), "expected": str((golden / "expected.pt").resolve())}
+    assert resolved == {"inputs": str(c.inputs.resolve()), "expected": str(c.expected.resolve())}
     assert cfg["golden_source"].endswith("pypto-lsp.toml")
     assert cfg["rtol"] == 0.05 and cfg["atol"] == 0.05
     assert cfg["interpreter"] == sys.executable

@@ -11,15 +11,17 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
-    FIXTURES,
+    SOFTMAX,
+    SOURCES,
     VSCODE,
+    Healthy,
     copy_tree,
     dump,
     execute,
     lens_titles,
     make_config,
-    needs_fixtures,
     open_doc,
+    require,
     results_for,
     save_doc,
     start,
@@ -27,16 +29,18 @@ from .conftest import (
     wait_until,
 )
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_tree(FIXTURES / "example_softmax", tmp_path_factory.mktemp("noconfig"), ["48_", "49_"])
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    case: Healthy = SOFTMAX[require(request.param)]
+    ws = copy_tree(case.folder, tmp_path_factory.mktemp("noconfig"), [case.late, case.last])
     golden = tmp_path_factory.mktemp("golden")
-    for name in ("tensors.pt", "expected.pt"):
-        (ws / name).rename(golden / name)  # the dumps have no goldens beside them now
-    lsp_client.ws, lsp_client.golden = ws, golden  # type: ignore[attr-defined]
+    for rel in (case.inputs, case.expected):
+        (ws / rel).rename(golden / Path(rel).name)  # the dumps have no goldens beside them now
+    (ws / "pypto-lsp.toml").unlink(missing_ok=True)  # nor a config that names them
+    lsp_client.ws, lsp_client.golden, lsp_client.case = ws, golden, case  # type: ignore[attr-defined]
     await start(lsp_client, VSCODE, ws)
     yield
     await lsp_client.shutdown_session()
@@ -47,7 +51,7 @@ def settings(client: LanguageClient, **values: object) -> None:
 
 
 async def test_missing_goldens_one_information_and_a_lens(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     diags = await wait_until(lambda: client.diagnostics.get(uri), 10, "the no-golden diagnostic")
     assert len(diags) == 1, diags
@@ -62,35 +66,36 @@ async def test_missing_goldens_one_information_and_a_lens(client: LanguageClient
 
 
 async def test_golden_paths_from_settings(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    case: Healthy = client.case  # type: ignore[attr-defined]
+    path = dump(client.ws, case.last)  # type: ignore[attr-defined]
     uri = path.as_uri()
     golden: Path = client.golden  # type: ignore[attr-defined]
-    settings(client, golden={"inputs": str(golden / "tensors.pt"), "expected": str(golden / "expected.pt")})
+    settings(client, golden={"inputs": str(golden / Path(case.inputs).name), "expected": str(golden / Path(case.expected).name)})
     res = await wait_result(client, uri)
     assert res["status"] == "pass"
     await wait_until(lambda: not client.diagnostics.get(uri), 10, "the no-golden diagnostic to go")
     cfg = await execute(client, "pypto-lsp.showConfig", uri)
     assert cfg["golden_source"] == "settings"
     titles = await lens_titles(client, uri)
-    assert any(t.startswith("✓ output") for t in titles), titles
+    assert any(t.startswith(f"✓ {case.output}") for t in titles), titles
 
 
 async def test_tolerances_from_settings(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     uri = path.as_uri()
     n = len(results_for(client, uri))
     settings(client, atol=1e-12, rtol=0)
     res = await wait_result(client, uri, after=n)
     assert res["status"] == "fail" and res["atol"] == 1e-12
     titles = await lens_titles(client, uri)
-    assert any(t.startswith("✗ output max|Δ| ") and "> atol 1e-12" in t for t in titles), titles
+    assert any(t.startswith(f"✗ {client.case.output} max|Δ| ") and "> atol 1e-12" in t for t in titles), titles
     n += 1
     settings(client, atol=0.05, rtol=0.05)
     assert (await wait_result(client, uri, after=n))["status"] == "pass"
 
 
 async def test_run_on_manual_and_bad_values(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     uri = path.as_uri()
     settings(client, runOn="manual", rtol="lots")  # a bad value is reported and ignored
     await wait_until(lambda: any("'rtol' must be" in m.message for m in client.log_messages), 10, "a settings warning")
@@ -106,7 +111,7 @@ async def test_run_on_manual_and_bad_values(client: LanguageClient) -> None:
 async def test_run_on_type_validates_without_a_save(client: LanguageClient) -> None:
     from .conftest import change_doc
 
-    path = dump(client.ws, "48_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.late)  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     n = len(results_for(client, uri))
     if n == 0:
@@ -114,6 +119,7 @@ async def test_run_on_type_validates_without_a_save(client: LanguageClient) -> N
         n = 1
     settings(client, runOn="onType")
     text = path.read_text()
+    assert "pl.tile.row_expand_div(" in text
     change_doc(client, uri, text.replace("pl.tile.row_expand_div(", "pl.tile.row_expand_mul("), 2)
     res = await wait_result(client, uri, after=n)
     assert res["status"] == "fail", res

@@ -8,14 +8,15 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
-    FIXTURES,
+    CROSS_CORE,
     NEOVIM,
+    SOURCES,
     copy_tree,
     dump,
     lens_titles,
     make_config,
-    needs_fixtures,
     open_doc,
+    require,
     results_for,
     save_doc,
     start,
@@ -23,12 +24,13 @@ from .conftest import (
     wait_until,
 )
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_tree(FIXTURES / "cross_core_c2v_leftright", tmp_path_factory.mktemp("c2v"), ["49_"])
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    case = lsp_client.case = CROSS_CORE[require(request.param)]  # type: ignore[attr-defined]
+    ws = copy_tree(case.folder, tmp_path_factory.mktemp("c2v"), [case.file])
     lsp_client.ws = ws  # type: ignore[attr-defined]
     await start(lsp_client, NEOVIM, ws)
     yield
@@ -36,7 +38,8 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
 
 
 async def test_deleted_tpush_deadlocks_on_the_pop_line(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    popped = client.case.popped  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.file)  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     assert (await wait_result(client, uri))["status"] == "pass"
 
@@ -64,16 +67,16 @@ async def test_deleted_tpush_deadlocks_on_the_pop_line(client: LanguageClient) -
     hover = await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(line=pop_line, character=edited[pop_line].index("t__tile_Vec") + 2),
+            position=types.Position(line=pop_line, character=edited[pop_line].index(popped) + 2),
         )
     )
-    assert hover is not None and "t__tile_Vec" in hover.contents.value, hover
+    assert hover is not None and popped in hover.contents.value, hover
 
 
 async def test_restoring_the_tpush_passes_again(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.file)  # type: ignore[attr-defined]
     uri = path.as_uri()
-    original = (FIXTURES / "cross_core_c2v_leftright" / "passes_dump" / path.name).read_text()
+    original = (client.case.folder / "passes_dump" / path.name).read_text()  # type: ignore[attr-defined]
     n = len(results_for(client, uri))
     save_doc(client, path, original, uri, version=3)
     res = await wait_result(client, uri, after=n)

@@ -10,15 +10,19 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
-    FIXTURES,
+    BROKEN,
+    SOFTMAX,
+    SOURCES,
     VSCODE,
+    Broken,
+    Healthy,
+    broken_workspace,
     copy_tree,
     dump,
     lens_titles,
     make_config,
-    needs_fixtures,
     open_doc,
-    qwen3_broken_workspace,
+    require,
     results_for,
     save_doc,
     start,
@@ -26,21 +30,25 @@ from .conftest import (
     wait_until,
 )
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
-
-BROKEN = "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, 0]"
-FIXED = "pl.tile.load(hidden_states__ssa_v0, [b0__ssa_v0, o0__ssa_v0]"
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    source = require(request.param)
     root = tmp_path_factory.mktemp("diagnostics")
-    ws = qwen3_broken_workspace(root / "qwen3_broken", ["35_", "36_"])
+    case = lsp_client.case = BROKEN[source]  # type: ignore[attr-defined]
+    ws = broken_workspace(case, root / "broken", list(case.passes[2:]))
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    lsp_client.softmax = copy_tree(FIXTURES / "example_softmax", root / "softmax", ["00_"])  # type: ignore[attr-defined]
+    lsp_client.healthy = SOFTMAX[source]  # type: ignore[attr-defined]
+    lsp_client.softmax = copy_tree(SOFTMAX[source].folder, root / "softmax", ["00_"])  # type: ignore[attr-defined]
     await start(lsp_client, VSCODE, root)
     yield
     await lsp_client.shutdown_session()
+
+
+def case(client: LanguageClient) -> Broken:
+    return client.case  # type: ignore[attr-defined,no-any-return]
 
 
 def errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
@@ -48,14 +56,15 @@ def errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
 
 
 async def test_fail_lens_and_mismatch_on_the_output_write(client: LanguageClient) -> None:
-    path = dump(client.ws, "35_")  # type: ignore[attr-defined]
+    name = case(client).output
+    path = dump(client.ws, case(client).passes[2])  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     res = await wait_result(client, uri)
     assert res["status"] == "fail", res
-    out = res["tensors"]["out"]
+    out = res["tensors"][name]
     assert out["pass"] is False and out["max_abs_diff"] > 0.05
     titles = await lens_titles(client, uri)
-    assert any(t.startswith(f"✗ out max|Δ| {out['max_abs_diff']:.2e} > atol 5e-2 · ") for t in titles), titles
+    assert any(t.startswith(f"✗ {name} max|Δ| {out['max_abs_diff']:.2e} > atol 5e-2 · ") for t in titles), titles
 
     diags = await wait_until(lambda: errors(client, uri), 10, "the mismatch diagnostic")
     mismatch = [d for d in diags if d.code == "numeric-mismatch"]
@@ -69,15 +78,15 @@ async def test_fail_lens_and_mismatch_on_the_output_write(client: LanguageClient
         assert any(w in lines[d.range.start.line] for w in ("pl.tile.store", "pl.tensor.assemble", "return", "self.")), lines[
             d.range.start.line
         ]
-        assert "'out'" in d.message and "atol 5e-2" in d.message and "rtol 5e-2" in d.message
+        assert f"'{name}'" in d.message and "atol 5e-2" in d.message and "rtol 5e-2" in d.message
         assert f"{out['max_abs_diff']:.2e}" in d.message
         assert d.source == "pypto-lsp"
         assert not d.related_information  # nothing earlier is known to diverge
 
 
 async def test_related_information_points_at_the_first_divergent_pass(client: LanguageClient) -> None:
-    first = dump(client.ws, "35_").as_uri()  # type: ignore[attr-defined]
-    path = dump(client.ws, "36_")  # type: ignore[attr-defined]
+    first = dump(client.ws, case(client).passes[2]).as_uri()  # type: ignore[attr-defined]
+    path = dump(client.ws, case(client).passes[3])  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     res = await wait_result(client, uri)
     assert res["status"] == "fail"
@@ -88,31 +97,33 @@ async def test_related_information_points_at_the_first_divergent_pass(client: La
 
 
 async def test_edit_and_save_rechecks(client: LanguageClient) -> None:
-    path = dump(client.ws, "35_")  # type: ignore[attr-defined]
+    c = case(client)
+    path = dump(client.ws, c.passes[2])  # type: ignore[attr-defined]
     uri = path.as_uri()
     before = len(results_for(client, uri))
     text = path.read_text()
-    assert BROKEN in text
-    save_doc(client, path, text.replace(BROKEN, FIXED), uri, version=2)
+    assert c.bug in text
+    save_doc(client, path, text.replace(c.bug, c.fix), uri, version=2)
     res = await wait_result(client, uri, after=before)
     assert res["status"] == "pass", res
-    assert res["tensors"]["out"]["max_abs_diff"] < 0.01
+    assert res["tensors"][c.output]["max_abs_diff"] < 0.01
     await wait_until(lambda: not errors(client, uri), 10, "the mismatch diagnostic to go")
     titles = await lens_titles(client, uri)
-    assert any(t.startswith("✓ out max|Δ| ") for t in titles), titles
-    # the first divergent pass moved on: 36 now points at itself (no related information to 35)
-    path36 = dump(client.ws, "36_")  # type: ignore[attr-defined]
+    assert any(t.startswith(f"✓ {c.output} max|Δ| ") for t in titles), titles
+    # the first divergent pass moved on: p3 now points at itself (no related information to p2)
+    path36 = dump(client.ws, c.passes[3])  # type: ignore[attr-defined]
     res36 = results_for(client, path36.as_uri())[-1]
     assert res36["status"] == "fail"
 
 
 async def test_a_newer_save_supersedes_an_older_run(client: LanguageClient) -> None:
-    path = dump(client.ws, "35_")  # type: ignore[attr-defined]
+    c = case(client)
+    path = dump(client.ws, c.passes[2])  # type: ignore[attr-defined]
     uri = path.as_uri()
     fixed = path.read_text()
-    assert FIXED in fixed
+    assert c.fix in fixed
     n = len(results_for(client, uri))
-    save_doc(client, path, fixed.replace(FIXED, BROKEN), uri, version=3)  # would fail...
+    save_doc(client, path, fixed.replace(c.fix, c.bug), uri, version=3)  # would fail...
     save_doc(client, path, fixed + "# saved again\n", uri, version=4)  # ...but this one wins
     # The run of version 3 may legitimately finish (e.g. from the result cache) before the
     # version-4 save reaches the server; what must hold is that nothing older is published
@@ -130,9 +141,12 @@ async def test_a_runtime_error_lands_on_its_line(client: LanguageClient) -> None
     uri = open_doc(client, path)
     assert (await wait_result(client, uri))["status"] == "pass"
     text = path.read_text()
+    healthy: Healthy = client.healthy  # type: ignore[attr-defined]
     # operands whose shapes cannot broadcast: the checker lets it through, torch raises at run time
-    bad = "pl.tile.add(exp_shifted, pl.tile.create([32, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec))"
-    new = text.replace("pl.tile.row_expand_div(exp_shifted, row_sum)", bad)
+    lhs = healthy.div_first.split("(", 1)[1].split(",")[0]
+    bad = f"pl.tile.add({lhs}, pl.tile.create({healthy.block_shape}, dtype=pl.FP32, target_memory=pl.Mem.Vec))"
+    assert healthy.div_first in text
+    new = text.replace(healthy.div_first, bad)
     target = next(i for i, line in enumerate(new.splitlines()) if bad in line)
     n = len(results_for(client, uri))
     save_doc(client, path, new, uri, version=2)

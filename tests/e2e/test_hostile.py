@@ -12,28 +12,30 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
-    FIXTURES,
+    SOFTMAX,
+    SOURCES,
     VSCODE,
     copy_tree,
     debug_info,
     execute,
     lens_titles,
     make_config,
-    needs_fixtures,
     open_doc,
+    require,
     start,
     wait_result,
     wait_until,
 )
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 BADINPUT = Path(__file__).resolve().parents[1] / "badinput"
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_tree(FIXTURES / "example_softmax", tmp_path_factory.mktemp("hostile"), ["00_"])
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
+    ws = copy_tree(case.folder, tmp_path_factory.mktemp("hostile"), ["00_"])
     lsp_client.ws = ws  # type: ignore[attr-defined]
     await start(lsp_client, VSCODE, ws)
     yield
@@ -48,9 +50,10 @@ async def test_injection_is_a_diagnostic_and_never_runs(client: LanguageClient) 
     ws: Path = client.ws  # type: ignore[attr-defined]
     canary = ws / "PWNED"
     text = (ws / "passes_dump" / "00_frontend.py").read_text()
-    payload = f"            __import__('os').system('touch {canary}')\n"
     lines = text.splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if "pl.tile.exp(" in line)
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    payload = f"{indent}__import__('os').system('touch {canary}')\n"
     path = ws / "passes_dump" / "01_after_Injected.py"
     path.write_text("".join(lines[:at] + [payload] + lines[at:]))
     uri = open_doc(client, path)
@@ -71,7 +74,10 @@ async def test_a_folder_of_hostile_files_is_all_errors(client: LanguageClient, t
     for i, p in enumerate(bad):
         shutil.copyfile(p, folder / f"{i:02d}_after_{p.stem}.py")
     # goldens for this folder: the softmax ones (the files never get that far)
-    (ws / "pypto-lsp.toml").write_text('[[cases]]\ndumps = "passes_dump_hostile"\ninputs = "tensors.pt"\nexpected = "expected.pt"\n')
+    case = client.case  # type: ignore[attr-defined]
+    (ws / "pypto-lsp.toml").write_text(
+        f'[[cases]]\ndumps = "passes_dump_hostile"\ninputs = "{case.inputs}"\nexpected = "{case.expected}"\n'
+    )
     res = await execute(client, "pypto-lsp.validateFolder", folder.as_uri())
     assert len(res["files"]) == len(bad)
     statuses = {f["file"].rsplit("/", 1)[-1]: f["status"] for f in res["files"]}

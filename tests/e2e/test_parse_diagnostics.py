@@ -11,26 +11,28 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
-    FIXTURES,
     NEOVIM,
+    SOFTMAX,
+    SOURCES,
     change_doc,
     copy_tree,
     debug_info,
     dump,
     lens_titles,
     make_config,
-    needs_fixtures,
     open_doc,
+    require,
     start,
     wait_until,
 )
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_tree(FIXTURES / "example_softmax", tmp_path_factory.mktemp("typing"), ["00_", "49_"])
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
+    ws = copy_tree(case.folder, tmp_path_factory.mktemp("typing"), ["00_", case.last])
     lsp_client.ws = ws  # type: ignore[attr-defined]
     # validation off: parse diagnostics only, and no worker at all
     await start(lsp_client, NEOVIM, ws, {"pypto-lsp": {"validation": False}})
@@ -43,12 +45,14 @@ def errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
 
 
 async def test_typing_a_syntax_error_and_fixing_it(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    exp = client.case.exp_last  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     await wait_until(lambda: uri in client.diagnostics, 10, "the first publish")
     assert errors(client, uri) == []
     text = path.read_text()
-    broken = text.replace("pl.tile.exp(shifted__ssa_v0)", "pl.tile.exp(shifted__ssa_v0", 1)
+    assert exp in text
+    broken = text.replace(exp, exp[:-1], 1)
     t0 = time.monotonic()
     change_doc(client, uri, broken, 2)
     diags = await wait_until(lambda: errors(client, uri), 10, "a syntax error")
@@ -64,17 +68,20 @@ async def test_a_static_error_on_its_span(client: LanguageClient) -> None:
     path = dump(client.ws, "00_")  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     text = path.read_text()
-    edited = text.replace("pl.tile.exp(shifted)", "pl.tile.exp(shiftedd)")
-    line = next(i for i, s in enumerate(edited.splitlines()) if "shiftedd" in s)
+    exp = client.case.exp_first  # type: ignore[attr-defined]
+    name = exp.split("(", 1)[1].rstrip(")")
+    assert exp in text
+    edited = text.replace(exp, exp.replace(name, f"{name}d"))
+    line = next(i for i, s in enumerate(edited.splitlines()) if f"{name}d" in s)
     change_doc(client, uri, edited, 2)
     diags = await wait_until(lambda: errors(client, uri), 10, "an undefined-name error")
     d = diags[0]
     assert d.range.start.line == line
-    assert edited.splitlines()[line][d.range.start.character : d.range.end.character] == "shiftedd"
+    assert edited.splitlines()[line][d.range.start.character : d.range.end.character] == f"{name}d"
 
 
 async def test_validation_off_means_no_validation_lenses_and_no_worker(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     titles = await lens_titles(client, path.as_uri())
     assert not any(t.startswith(("✓", "✗", "Validate", "Configure")) for t in titles), titles
     assert "AIV" in titles and "Orchestration" in titles

@@ -8,26 +8,28 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
-    FIXTURES,
+    SOFTMAX,
+    SOURCES,
     VSCODE,
     copy_tree,
     dump,
     execute,
     make_config,
-    needs_fixtures,
     open_doc,
+    require,
     results_for,
     start,
     wait_result,
     wait_until,
 )
 
-pytestmark = [needs_fixtures, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_tree(FIXTURES / "example_softmax", tmp_path_factory.mktemp("watch"), ["48_", "49_"])
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
+    ws = copy_tree(case.folder, tmp_path_factory.mktemp("watch"), [case.late, case.last])
     lsp_client.ws = ws  # type: ignore[attr-defined]
     await start(lsp_client, VSCODE, ws)
     yield
@@ -49,11 +51,12 @@ def _watchers(reg: types.Registration) -> list:  # type: ignore[type-arg]
 
 async def test_recompiled_folder_rechecks_open_files_and_clears_closed_ones(client: LanguageClient) -> None:
     ws = client.ws  # type: ignore[attr-defined]
-    open_path, closed_path = dump(ws, "49_"), dump(ws, "48_")
+    open_path, closed_path = dump(ws, client.case.last), dump(ws, client.case.late)  # type: ignore[attr-defined]
     uri = open_doc(client, open_path)
     assert (await wait_result(client, uri))["status"] == "pass"
     # a closed dump that fails (as the compiler wrote it): diagnostics without being open
     good = closed_path.read_text()
+    assert "pl.tile.row_expand_div(" in good
     closed_path.write_text(good.replace("pl.tile.row_expand_div(", "pl.tile.row_expand_mul("))
     res = await execute(client, "pypto-lsp.validateFile", closed_path.as_uri())
     assert res["status"] == "fail"

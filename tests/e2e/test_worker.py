@@ -21,14 +21,16 @@ from pypto_lsp.server import worker_client as WC
 from pypto_lsp.worker import protocol as P
 
 from .conftest import (
-    FIXTURES,
+    EXAMPLES,
+    SOFTMAX,
+    SOURCES,
     VSCODE,
     copy_tree,
     debug_info,
     dump,
     make_config,
-    needs_fixtures,
     open_doc,
+    require,
     results_for,
     save_doc,
     start,
@@ -39,20 +41,18 @@ from .conftest import (
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
-    ws = copy_tree(FIXTURES / "example_softmax", tmp_path_factory.mktemp("softmax"), ["49_"])
+@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
+    ws = copy_tree(case.folder, tmp_path_factory.mktemp("softmax"), [case.last])
     lsp_client.ws = ws  # type: ignore[attr-defined]
     await start(lsp_client, VSCODE, ws)
     yield
     await lsp_client.shutdown_session()
 
 
-@needs_fixtures
 async def test_server_process_never_imports_torch(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     uri = open_doc(client, path)
     res = await wait_result(client, uri)
     assert res["status"] == "pass"  # a full validation round trip happened
@@ -61,9 +61,8 @@ async def test_server_process_never_imports_torch(client: LanguageClient) -> Non
     assert isinstance(info["worker_pid"], int) and info["worker_pid"] != info["pid"]
 
 
-@needs_fixtures
 async def test_killed_worker_is_replaced_and_the_next_save_validated(client: LanguageClient) -> None:
-    path = dump(client.ws, "49_")  # type: ignore[attr-defined]
+    path = dump(client.ws, client.case.last)  # type: ignore[attr-defined]
     uri = path.as_uri()
     old = (await debug_info(client))["worker_pid"]
     os.kill(old, signal.SIGKILL)
@@ -173,12 +172,11 @@ async def test_protocol_round_trip() -> None:
     assert P.decode(P.encode(P.response(4, {"x": float("nan")})))["result"] == {"x": None}
 
 
-@needs_fixtures
 async def test_an_endless_loop_times_out_and_the_worker_is_renewed(client: LanguageClient) -> None:
     from lsprotocol import types
 
     ws = client.ws  # type: ignore[attr-defined]
-    src = dump(ws, "49_").read_text()
+    src = dump(ws, client.case.last).read_text()  # type: ignore[attr-defined]
     # a loop that never ends: the run's own timeout fires, then the worker (with a thread
     # still spinning in it) is replaced
     src = src.replace(
@@ -199,7 +197,7 @@ async def test_an_endless_loop_times_out_and_the_worker_is_renewed(client: Langu
     assert "timeout" in diags[0].message.lower()
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"pypto-lsp": {"timeoutSeconds": 30}}))
     # the next run is served by a fresh worker
-    other = dump(ws, "49_")
+    other = dump(ws, client.case.last)  # type: ignore[attr-defined]
     n = len(results_for(client, other.as_uri()))
     res = await execute_validate(client, other)
     assert res["status"] == "pass"
@@ -212,9 +210,6 @@ async def execute_validate(client: LanguageClient, path: Path) -> dict:  # type:
     from .conftest import execute
 
     return await execute(client, "pypto-lsp.validateFile", path.as_uri())  # type: ignore[no-any-return]
-
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _localize_params(previous: str, text: str, timeout_s: float = 30.0) -> P.LocalizeParams:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh — end-to-end test of the PyPTO LSP extension in real VS Code.
 #
-#   bash test/e2e/run.sh [--stub] [--no-build] [--scenarios no-server,softmax,untrusted,broken,ontype] [--keep]
+#   bash test/e2e/run.sh [--stub] [--no-build] [--scenarios no-server,softmax,untrusted,broken,ontype] [--fixtures] [--keep]
 #
 # 1. installs code-server 4.100.3, Debian's chromium and playwright-core (setup.sh, idempotent,
 #    cached under $PYPTO_E2E_PREFIX, default /tmp/pypto-lsp-e2e);
@@ -10,7 +10,10 @@
 #    the checkout on PYTHONPATH) answers `initialize`; if not, the scenarios that need the
 #    server are SKIPPED with the reason, the others still run;
 #    --stub uses test/e2e/stub_server instead (a contract stand-in, to test the extension alone);
-# 4. runs e2e.js: code-server + headless Chromium, the freshly built .vsix installed.
+# 4. runs e2e.js: code-server + headless Chromium, the freshly built .vsix installed. The
+#    workspaces are copies of the repository's examples/ (softmax, broken_softmax); --fixtures
+#    runs the same scenarios on the shared compiler fixtures instead ($PYPTO_E2E_FIXTURES,
+#    default <repo>/../shared/fixtures), as extra coverage.
 # Screenshots, result.json and VS Code's logs land in $PYPTO_E2E_OUT (default test/e2e/artifacts).
 # Closing line: "N passed, N failed, N skipped"; exit 0 when nothing failed.
 set -uo pipefail
@@ -21,21 +24,22 @@ P="${PYPTO_E2E_PREFIX:-/tmp/pypto-lsp-e2e}"
 PY="${PYPTO_LSP_PYTHON:-$REPO/.venv/bin/python}"
 OUT="${PYPTO_E2E_OUT:-$HERE/artifacts}"
 FIXTURES="${PYPTO_E2E_FIXTURES:-$REPO/../shared/fixtures}"
-STUB=false; BUILD=true; SCENARIOS="no-server,softmax,untrusted,broken,ontype"; KEEP=""
+STUB=false; BUILD=true; SCENARIOS="no-server,softmax,untrusted,broken,ontype"; KEEP=""; SOURCE=(--examples "$REPO/examples")
 while [ $# -gt 0 ]; do
   case "$1" in
     --stub) STUB=true;;
     --no-build) BUILD=false;;
     --scenarios) SCENARIOS="$2"; shift;;
     --keep) KEEP="--keep";;
+    --fixtures) SOURCE=(--fixtures "$FIXTURES");;
     *) echo "unknown option $1" >&2; exit 64;;
   esac
   shift
 done
 log() { echo "[e2e $(date +%T)] $*" >&2; }
 
-# every scenario opens a copy of a real compiler dump from the shared fixtures
-if [ ! -f "$FIXTURES/verdicts.json" ]; then
+# with --fixtures every scenario opens a copy of a real compiler dump from the shared fixtures
+if [ "${SOURCE[0]}" = --fixtures ] && [ ! -f "$FIXTURES/verdicts.json" ]; then
   echo "SKIP all scenarios: the shared fixtures are not at $FIXTURES (set PYPTO_E2E_FIXTURES)"
   echo "0 passed, 0 failed, 5 skipped"
   exit 0
@@ -82,6 +86,6 @@ log "mode: $MODE${SKIP:+ — SKIPPING server scenarios: $SKIP}"
 mkdir -p "$OUT"
 node "$HERE/e2e.js" --vsix "$VSIX" --out "$OUT" \
   --code-server "$P/cs/node_modules/.bin/code-server" --playwright "$P/tools" \
-  --python "$PY" --no-import-python "$NOIMPORT" --fixtures "$FIXTURES" \
+  --python "$PY" --no-import-python "$NOIMPORT" "${SOURCE[@]}" \
   --server-env "{\"PYTHONPATH\": \"$SERVER_PYTHONPATH\"}" --scenarios "$SCENARIOS" \
   ${SKIP:+--skip-server "$SKIP"} $KEEP
