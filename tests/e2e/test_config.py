@@ -88,7 +88,7 @@ async def test_tolerances_from_settings(client: LanguageClient) -> None:
     res = await wait_result(client, uri, after=n)
     assert res["status"] == "fail" and res["atol"] == 1e-12
     titles = await lens_titles(client, uri)
-    assert any(t.startswith(f"✗ {client.case.output} max|Δ| ") and "> atol 1e-12" in t for t in titles), titles
+    assert any(t.startswith(f"✗ {client.case.output} max|Δ| ") and "> atol 1e-12" in t for t in titles), titles  # type: ignore[attr-defined]
     n += 1
     settings(client, atol=0.05, rtol=0.05)
     assert (await wait_result(client, uri, after=n))["status"] == "pass"
