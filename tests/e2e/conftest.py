@@ -390,6 +390,7 @@ def scenario_counts(outcomes: dict[str, str]) -> dict[str, Any]:
         scenarios.setdefault(name, []).append(outcome)
     own = [o for runs in scenarios.values() for o in runs]
     return {
+        "not_run": sorted(name for name, runs in scenarios.items() if "passed" not in runs and "failed" not in runs),
         "scenarios": len(scenarios),
         "runs": len(own),
         "passed": own.count("passed"),
@@ -409,3 +410,5 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped; "
         f"{c['extra_runs']} extra runs on the shared fixtures ({c['extra_skipped']} skipped)"
     )
+    for name in c["not_run"]:
+        terminalreporter.write_line(f"  no run without ../shared: {name}")
