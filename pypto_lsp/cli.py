@@ -32,7 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="machine-readable output")
 
     v = sub.add_parser("validate", help="run dumps against golden tensors")
-    v.add_argument("path", metavar="PATH", help="a dump file, a passes_dump/ folder or an output folder holding one")
+    v.add_argument(
+        "path",
+        metavar="PATH",
+        nargs="?",
+        help="a dump file, a passes_dump/ folder or an output folder holding one (none: every case of --config)",
+    )
     v.add_argument("--inputs", metavar="F", help="input bundle (.pt or .safetensors)")
     v.add_argument("--expected", metavar="F", help="expected-output bundle")
     v.add_argument("--config", metavar="F", help="a pypto-lsp.toml (default: found by walking up from PATH)")
@@ -177,6 +182,11 @@ def _print_banner(fr: Any) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import config as cfg
+
+    if args.path is None:  # every [[cases]] entry of --config
+        from .cli_more import cmd_validate_cases
+
+        return cmd_validate_cases(args, cmd_validate)
 
     for label in ("rtol", "atol", "timeout"):
         v = getattr(args, label)

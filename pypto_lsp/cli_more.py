@@ -81,6 +81,94 @@ def cmd_golden(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_validate_cases(args: argparse.Namespace, validate_one: Any) -> int:
+    """``validate --config F`` without PATH: every case of F, a summary row per case, exit status over all."""
+    import contextlib
+    import io
+    import time
+
+    from .validate import config as cfg
+    from .validate.ci_formats import case_labels
+
+    if args.config is None:
+        print("pypto-lsp validate: give a PATH, or --config F to validate every case of F", file=sys.stderr)
+        return EXIT_USAGE
+    if args.inputs is not None or args.expected is not None:
+        print("pypto-lsp validate: --inputs/--expected go with a PATH, not with every case of --config", file=sys.stderr)
+        return EXIT_USAGE
+    config = Path(args.config)
+    try:
+        cases = cfg._cases_in(config)
+        labels = case_labels(config, cases)
+    except (cfg.ConfigError, OSError, ValueError) as exc:
+        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not cases:
+        print(f"pypto-lsp validate: {config} has no [[cases]]", file=sys.stderr)
+        return EXIT_USAGE
+    collected: list[tuple[str, Any, dict[str, Any]]] = []
+    rows: list[dict[str, Any]] = []
+    docs: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for i, (case, label) in enumerate(zip(cases, labels, strict=True), 1):
+        path = str(case.dumps)
+        if not args.json:
+            print(f"\n{'#' * 20} case {i}/{len(cases)}: {label} ({path}) {'#' * 20}", flush=True)
+        elif sys.stderr.isatty():
+            print(f"[{i}/{len(cases)}] {label}", file=sys.stderr, flush=True)
+        ns = argparse.Namespace(**{**vars(args), "path": path, "junit": None, "sarif": None, "collect": []})
+        if args.json:
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                rc = validate_one(ns)
+            text = buf.getvalue().strip()
+            doc = json.loads(text) if text.startswith("{") else None
+        else:
+            rc = validate_one(ns)
+            doc = None
+        row: dict[str, Any] = {"case": label, "path": path, "exit": rc}
+        if ns.collect:
+            _, report, compared = ns.collect[0]
+            collected.append((path, report, compared))
+            fd = report.first_divergent
+            row.update(report.summary(), first_divergent=Path(fd.file).name if fd else None, compared_with=compared.get("label"))
+        else:
+            row.update(problem="did not run (see the message above)" if not args.json else "did not run (see stderr)")
+        rows.append(row)
+        docs.append({"case": label, "path": path, "exit": rc, **(doc or {})})
+    status = EXIT_OK
+    if any(r["exit"] == EXIT_USAGE for r in rows):
+        status = EXIT_USAGE
+    elif any(r["exit"] != EXIT_OK for r in rows):
+        status = EXIT_FAIL
+    if args.json:
+        json.dump(
+            {"cases": docs, "summary": {"cases": len(rows), "exit": status, "seconds": round(time.perf_counter() - t0, 6)}},
+            sys.stdout,
+            indent=1,
+        )
+        sys.stdout.write("\n")
+    else:
+        print(f"\n{'case':<28} {'pass':>5} {'fail':>5} {'error':>5} {'ran':>5}  {'first divergent':<40} {'compared with':<26} exit")
+        for r in rows:
+            if "problem" in r:
+                print(f"{r['case'][:28]:<28} {'-':>5} {'-':>5} {'-':>5} {'-':>5}  {r['problem']:<67} {r['exit']}")
+                continue
+            fd = r["first_divergent"] or "none"
+            print(
+                f"{r['case'][:28]:<28} {r['pass']:>5} {r['fail']:>5} {r['error']:>5} {r['ran']:>5}  {fd[:40]:<40} {str(r['compared_with'])[:26]:<26} {r['exit']}"
+            )
+        bad = [r["case"] for r in rows if r["exit"] != EXIT_OK]
+        print(
+            f"\n{len(rows)} case(s), {len(rows) - len(bad)} ok"
+            + (f"; not ok: {', '.join(bad)}" if bad else "")
+            + f" in {time.perf_counter() - t0:.2f} s"
+        )
+    if args.junit or args.sarif:
+        return write_ci_outputs(args, collected, status)
+    return status
+
+
 def _toml_key(k: str) -> str:
     return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
 

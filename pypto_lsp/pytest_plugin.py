@@ -56,38 +56,23 @@ def _config_file(opt: str, rootpath: Path) -> Path:
     raise pytest.UsageError(f"--pypto-lsp: no pypto-lsp.toml in {rootpath}; give one: --pypto-lsp=CONFIG")
 
 
-def _case_names(config_file: Path) -> list[str | None]:
-    import tomllib
-
-    data = tomllib.loads(config_file.read_text(encoding="utf-8"))
-    if config_file.name == "pyproject.toml":
-        data = data.get("tool", {}).get("pypto-lsp", {})
-    return [c.get("name") if isinstance(c, dict) and isinstance(c.get("name"), str) else None for c in data.get("cases", [])]
-
-
 @pytest.hookimpl(tryfirst=True)  # before -k / -m deselect the items
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     opt = config.getoption(_KEY)
     if opt is None:
         return
     from .validate import config as cfg
-    from .validate.ci_formats import suite_name
+    from .validate.ci_formats import case_labels
 
     path = _config_file(opt, config.rootpath)
     try:
         cases = cfg._cases_in(path)
-        names = _case_names(path)
+        labels = case_labels(path, cases)
     except (cfg.ConfigError, OSError, ValueError) as exc:
         raise pytest.UsageError(f"--pypto-lsp: {exc}") from exc
     if not cases:
         raise pytest.UsageError(f"--pypto-lsp: {path} has no [[cases]]")
-    seen: dict[str, int] = {}
-    for i, case in enumerate(cases):
-        label = names[i] if i < len(names) else None
-        label = label or suite_name(case.dumps or path.parent)
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            label = f"{label}#{seen[label]}"
+    for case, label in zip(cases, labels, strict=True):
         node = CaseNode.from_parent(session, name=label, nodeid=label, path=case.dumps or path.parent)
         node.case = case
         items.extend(node.collect())

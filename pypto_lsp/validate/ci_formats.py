@@ -36,6 +36,24 @@ def suite_name(path: str | Path) -> str:
     return p.name
 
 
+def case_labels(config_file: Path, cases: list[Any]) -> list[str]:
+    """A readable, unique name per ``[[cases]]`` entry: its ``name`` key, else :func:`suite_name` of its folder."""
+    import tomllib
+
+    data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+    if config_file.name == "pyproject.toml":
+        data = data.get("tool", {}).get("pypto-lsp", {})
+    raw = data.get("cases", [])
+    out: list[str] = []
+    seen: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        name = raw[i].get("name") if i < len(raw) and isinstance(raw[i], dict) else None
+        label = name if isinstance(name, str) and name else suite_name(case.dumps or config_file.parent)
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label}#{seen[label]}")
+    return out
+
+
 def writes_for(fr: FileResult, tensor: str) -> list[list[int]]:
     """The IR statements (1-based line ranges) that wrote the output behind golden key ``tensor``."""
     if tensor in fr.writes:
