@@ -5,7 +5,9 @@ the program as written) computes what every later pass must still compute. The e
 parameters are synthesized from their declared types: floating point from a standard
 normal distribution (drawn in FP32, rounded to the parameter's dtype), ``pl.Out`` buffers
 zeroed, one seeded generator per parameter (its name and the seed), so the same folder
-gets the same inputs on every machine. Integer, index and boolean inputs (block tables,
+gets the same inputs on every machine. The standard deviation is 1/sqrt(last dimension) for
+matrices and higher (a fan-in scale: a chain of matmuls stays of order 1 and low-precision
+rounding stays relative), 1 for vectors and scalars; ``name = {mean = 0, std = 0.5}`` overrides it. Integer, index and boolean inputs (block tables,
 lengths, configs) and dynamic dimensions cannot be guessed: they come from the case's
 ``[cases.generate]`` table in ``pypto-lsp.toml``::
 
@@ -14,6 +16,7 @@ lengths, configs) and dynamic dimensions cannot be guessed: they come from the c
     lengths = [16, 32, 48, 64]          # the values, reshaped to the parameter's shape
     config = "golden/config.pt"         # a tensor, or a dict holding one under the name
     N = 128                             # a dynamic dimension (or a scalar parameter)
+    x = {mean = 0.0, std = 0.5}         # a float input from another normal distribution
 
 Otherwise :class:`GenerateError` names every parameter that needs values, once.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import zlib
 from collections.abc import Mapping
@@ -40,15 +44,16 @@ import torch
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from .engine import _SSA_SUFFIX, ENGINE_VERSION, compile_text, run_text
+from .golden import GoldenError
 
 DEFAULT_SEED = 0
 
 
-class GenerateError(Exception):
+class GenerateError(GoldenError):
     """Parameters whose values cannot be synthesized; the message names each, and what to write."""
 
 
-class DifferentialError(Exception):
+class DifferentialError(GoldenError):
     """The earliest dump cannot serve as the reference (it does not parse or run)."""
 
 
@@ -126,8 +131,19 @@ def _shape(ptype: TensorType | TileType, generate: Mapping[str, Any], pname: str
     return dims
 
 
+def _std(shape: list[int]) -> float:
+    """1/sqrt(last dimension) for a matrix or higher (a fan-in scale: a chain of matmuls stays of
+    order 1, where BF16/FP16 rounding is relative, not hundreds); 1 for vectors and scalars."""
+    return 1.0 / math.sqrt(shape[-1]) if len(shape) >= 2 and shape[-1] > 0 else 1.0
+
+
 def _from_spec(spec: Any, key: str, shape: list[int], dtype: torch.dtype, gen: torch.Generator, where: str) -> torch.Tensor:
     """A tensor of ``shape``/``dtype`` from one ``[cases.generate]`` value."""
+    if isinstance(spec, dict) and set(spec) <= {"mean", "std"} and spec:
+        mean, std = spec.get("mean", 0.0), spec.get("std", 1.0)
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (mean, std)) or std < 0:
+            raise GenerateError(f"{where}: '{key}' = {{mean, std}} needs numbers, std >= 0, got {spec!r}")
+        return (torch.randn(shape, generator=gen, dtype=torch.float64) * std + mean).to(dtype)
     if isinstance(spec, dict):
         low, high = spec.get("low", 0), spec.get("high")
         if not isinstance(low, int) or not isinstance(high, int) or high <= low:
@@ -208,7 +224,7 @@ def synthesize(
         elif p.direction == "out" and not isinstance(t, ScalarType):
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
-            out[key] = torch.randn(shape, generator=gen, dtype=torch.float32).to(dtype)
+            out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
         else:
             kind = "scalar" if isinstance(t, ScalarType) else f"tensor {shape}"
             dt = t.dtype.rsplit(".", 1)[-1]
@@ -263,6 +279,36 @@ def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -
     return h.hexdigest()
 
 
+def frontend_outputs(
+    frontend: Path, inputs: Mapping[str, torch.Tensor], *, entry: str | None = None, timeout: float | None = None, text: str | None = None
+) -> dict[str, torch.Tensor]:
+    """Run ``frontend`` on ``inputs``: the entry's ``pl.Out``/``pl.InOut`` parameters and any
+    parameter the run changed, after it (the expected values of every later pass)."""
+    if text is None:
+        text = frontend.read_bytes().decode("utf-8-sig", errors="replace")
+    comp = compile_text(text, str(frontend), entry)
+    if comp.error is not None or comp.program is None or comp.generated is None or comp.generated.entry is None:
+        err = comp.error
+        at = f" (line {err.line})" if err is not None and err.line else ""
+        raise DifferentialError(f"{frontend.name} cannot be the reference{at}: {err.message if err is not None else 'no entry function'}")
+    after: dict[str, torch.Tensor] = {}
+    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after)
+    if fr.error is not None:
+        at = f" (line {fr.error.line})" if fr.error.line else ""
+        raise DifferentialError(f"{frontend.name} cannot be the reference: it does not run{at}: {fr.error.message}")
+    fn = comp.program.function(comp.generated.entry)
+    assert fn is not None
+    outs = {_SSA_SUFFIX.sub("", p.name) for p in fn.params if p.direction in ("out", "inout")}
+    expected: dict[str, torch.Tensor] = {}
+    for k, before in inputs.items():
+        now = after.get(k)
+        if now is None:
+            continue
+        if k in outs or now.shape != before.shape or not torch.equal(now, before):
+            expected[k] = now.detach().clone()
+    return expected
+
+
 def reference(
     files: list[Path],
     *,
@@ -296,21 +342,7 @@ def reference(
         msg = err.message if err is not None else "no entry function"
         raise DifferentialError(f"{frontend.name} cannot be the reference without goldens{at}: {msg}")
     inputs, used = synthesize(comp.program, comp.generated.entry, generate, seed, where)
-    after: dict[str, torch.Tensor] = {}
-    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after)
-    if fr.error is not None:
-        at = f" (line {fr.error.line})" if fr.error.line else ""
-        raise DifferentialError(f"{frontend.name} cannot be the reference without goldens: it does not run{at}: {fr.error.message}")
-    fn = comp.program.function(comp.generated.entry)
-    assert fn is not None
-    outs = {_SSA_SUFFIX.sub("", p.name) for p in fn.params if p.direction in ("out", "inout")}
-    expected: dict[str, torch.Tensor] = {}
-    for k, before in inputs.items():
-        now = after.get(k)
-        if now is None:
-            continue
-        if k in outs or now.shape != before.shape or not torch.equal(now, before):
-            expected[k] = now.detach().clone()
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, text=text)
     ref = Reference(inputs, expected, frontend, seed, used, False, 0.0)
     if use_cache:
         try:
@@ -338,3 +370,29 @@ def for_case(
         use_cache=use_cache,
         where=where,
     )
+
+
+_WORKER_MEMO: dict[tuple[Any, ...], tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]] = {}
+
+
+def worker_reference(folder: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]:
+    """(inputs, expected, identity) for the language server's worker: the reference of ``folder``
+    with its case's table, seed and entry; kept in memory until the earliest dump or the case changes."""
+    from . import config as cfg
+    from .run import bundle_identity
+
+    try:
+        files = cfg.discover_dumps(folder)
+        case = cfg.find_case(files[0])
+        st = files[0].stat()
+    except (OSError, ValueError, cfg.ConfigError) as exc:
+        raise DifferentialError(f"no reference for {folder}: {exc}") from exc
+    key = (str(files[0]), st.st_mtime_ns, st.st_size, json.dumps(case.generate, sort_keys=True, default=str), case.seed, case.entry)
+    hit = _WORKER_MEMO.get(key)
+    if hit is None:
+        ref = for_case(files, case, entry=case.entry, timeout=case.timeout_s)
+        hit = (ref.inputs, ref.expected, "differential:" + bundle_identity(None, ref.inputs, ref.expected))
+        if len(_WORKER_MEMO) > 8:
+            _WORKER_MEMO.clear()
+        _WORKER_MEMO[key] = hit
+    return hit

@@ -71,10 +71,12 @@ def test_synthesis_follows_the_declared_types_and_is_seeded() -> None:
     assert all(torch.equal(ins[k], again[k]) for k in ins)
     other, _ = synthesize(prog, "main", {"n": {"low": 3, "high": 5}}, seed=8)
     assert not torch.equal(ins["a"], other["a"])
-    # roughly standard normal (drawn in FP32, rounded to BF16)
+    # normal, mean 0, std 1/sqrt(last dim) for a matrix (drawn in FP32, rounded to BF16)
     big = _program(SCALAR_PROG.replace("[[4, 8], pl.BF16]", "[[256, 256], pl.BF16]"))
     x = synthesize(big, "main", {"n": 1})[0]["a"].float()
-    assert abs(float(x.mean())) < 0.02 and abs(float(x.std()) - 1.0) < 0.02
+    assert abs(float(x.mean())) < 0.002 and abs(float(x.std()) - 1 / 16) < 0.002
+    y = synthesize(big, "main", {"n": 1, "a": {"mean": 3.0, "std": 0.5}})[0]["a"].float()
+    assert abs(float(y.mean()) - 3.0) < 0.02 and abs(float(y.std()) - 0.5) < 0.02
     # the other spellings of a value
     vals, _ = synthesize(prog, "main", {"n": [1, 2, 3, 4, 5, 6]})
     assert vals["n"].tolist() == [[1, 2, 3], [4, 5, 6]]
