@@ -110,8 +110,10 @@ def test_inactive_without_the_flag(tmp_path: Path) -> None:
     code = (
         "import sys, pytest\n"
         f"rc = pytest.main(['-p', 'no:cacheprovider', '-q', '--co', {str(tmp_path)!r}])\n"
-        "print('RC', int(rc), 'TORCH', 'torch' in sys.modules, 'PLUGIN', 'pypto_lsp.pytest_plugin' in sys.modules)\n"
+        "print('RC', int(rc), 'TORCH', 'torch' in sys.modules, 'PLUGIN', 'pypto_lsp.pytest_plugin' in sys.modules,\n"
+        "      'PARSER', 'pypto_lsp.ir.parser' in sys.modules)\n"
     )
     env = dict(os.environ, PYPTO_LSP_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert "RC 5 TORCH False PLUGIN True" in r.stdout, r.stdout + r.stderr  # 5: no tests collected
+    # 5: no tests collected; the plugin is loaded (entry point) but imports nothing of the engine or parser
+    assert "RC 5 TORCH False PLUGIN True PARSER False" in r.stdout, r.stdout + r.stderr
