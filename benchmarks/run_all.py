@@ -102,6 +102,11 @@ def main() -> int:
     print("\n".join(lines))
     results["localize"] = lines
 
+    print("\n== differential mode (no goldens) ==")
+    _, out = run([sys.executable, "benchmarks/bench_differential.py"])
+    print(out.strip())
+    results["differential"] = out.strip().splitlines()
+
     lsp = ROOT / "benchmarks" / "bench_lsp.py"
     if lsp.is_file():
         print("\n== language server ==")

@@ -8,11 +8,15 @@ so the language server can import this package and stay light.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .ir.diagnostics import Diagnostic, IRError, IRSyntaxError
-from .ir.model import Program
-from .ir.parser import load, loads
+if TYPE_CHECKING:  # imported on first use (below): `import pypto_lsp` stays cheap (the pytest plugin loads it)
+    from .ir.diagnostics import Diagnostic as Diagnostic
+    from .ir.diagnostics import IRError as IRError
+    from .ir.diagnostics import IRSyntaxError as IRSyntaxError
+    from .ir.model import Program as Program
+    from .ir.parser import load as load
+    from .ir.parser import loads as loads
 
 # torch warns on import when numpy is absent; pypto-lsp never needs numpy, so say nothing
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
@@ -20,6 +24,12 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Diagnostic": ("pypto_lsp.ir.diagnostics", "Diagnostic"),
+    "IRError": ("pypto_lsp.ir.diagnostics", "IRError"),
+    "IRSyntaxError": ("pypto_lsp.ir.diagnostics", "IRSyntaxError"),
+    "Program": ("pypto_lsp.ir.model", "Program"),
+    "load": ("pypto_lsp.ir.parser", "load"),
+    "loads": ("pypto_lsp.ir.parser", "loads"),
     "torch_codegen": ("pypto_lsp.exec.codegen", "torch_codegen"),
     "validate_passes": ("pypto_lsp.validate.engine", "validate_passes"),
     "validate_pass_ir_codegen_results": ("pypto_lsp.validate.compat", "validate_pass_ir_codegen_results"),
@@ -29,7 +39,7 @@ _LAZY = {
     "FileResult": ("pypto_lsp.validate.report", "FileResult"),
 }
 
-__all__ = ["Diagnostic", "IRError", "IRSyntaxError", "Program", "load", "loads", "__version__", *_LAZY]
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

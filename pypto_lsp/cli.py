@@ -32,7 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="machine-readable output")
 
     v = sub.add_parser("validate", help="run dumps against golden tensors")
-    v.add_argument("path", metavar="PATH", help="a dump file, a passes_dump/ folder or an output folder holding one")
+    v.add_argument(
+        "path",
+        metavar="PATH",
+        nargs="?",
+        help="a dump file, a passes_dump/ folder or an output folder holding one (none: every case of --config)",
+    )
     v.add_argument("--inputs", metavar="F", help="input bundle (.pt or .safetensors)")
     v.add_argument("--expected", metavar="F", help="expected-output bundle")
     v.add_argument("--config", metavar="F", help="a pypto-lsp.toml (default: found by walking up from PATH)")
@@ -48,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip re-running the first divergent pass and the one before it with every value traced",
     )
     v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument("--differential", action="store_true", help="compare with the earliest dump on synthesized inputs, even with goldens")
+    v.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the synthesized inputs (default: the case's, else 0)")
+    from .cli_more import add_arguments
+
+    add_arguments(sub, v)
 
     g = sub.add_parser("codegen", help="print the generated PyTorch script")
     g.add_argument("file", metavar="FILE")
@@ -79,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_validate(args)
     if args.command == "codegen":
         return cmd_codegen(args)
+    if args.command == "golden":
+        from .cli_more import cmd_golden
+
+        return cmd_golden(args)
     if args.command == "serve":
         from .server.app import serve
 
@@ -169,6 +183,11 @@ def _print_banner(fr: Any) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import config as cfg
 
+    if args.path is None:  # every [[cases]] entry of --config
+        from .cli_more import cmd_validate_cases
+
+        return cmd_validate_cases(args, cmd_validate)
+
     for label in ("rtol", "atol", "timeout"):
         v = getattr(args, label)
         if v is not None and not v >= 0:  # negative or NaN
@@ -184,14 +203,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         files = cfg.discover_dumps(args.path)
         case = None
         if args.inputs is None:
-            case = cfg.find_case(files[0], args.config)
-            if not case.has_goldens:
-                print(
-                    f"pypto-lsp validate: no golden tensors for {args.path}: pass --inputs/--expected, "
-                    "add a pypto-lsp.toml [[cases]] entry, or put inputs.pt + expected.pt in a golden/ folder beside passes_dump/",
-                    file=sys.stderr,
-                )
-                return EXIT_USAGE
+            case = cfg.find_case(files[0], args.config)  # without goldens: differential mode (below)
     except (FileNotFoundError, ValueError, cfg.ConfigError) as exc:
         print(f"pypto-lsp validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -203,19 +215,45 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     configure_torch()
 
+    from .validate import differential as dif
+
     inputs_path = args.inputs or (case.inputs if case else None)
     expected_path = args.expected or (case.expected if case else None)
-    assert inputs_path is not None and expected_path is not None
-    try:
-        inputs = load_bundle(inputs_path)
-        expected = load_bundle(expected_path)
-    except GoldenError as exc:
-        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     rtol = args.rtol if args.rtol is not None else (case.rtol if case else cfg.DEFAULT_RTOL)
     atol = args.atol if args.atol is not None else (case.atol if case else cfg.DEFAULT_ATOL)
     entry = args.entry if args.entry is not None else (case.entry if case else None)
     timeout = args.timeout if args.timeout is not None else (case.timeout_s if case else cfg.DEFAULT_TIMEOUT_S)
+    reference = None
+    if case is not None and (args.differential or not case.has_goldens):
+        try:  # no goldens: the folder's earliest dump, run on synthesized inputs, is the reference
+            reference = dif.for_case(
+                cfg.discover_dumps(cfg.dump_folder(files[0])),
+                case,
+                entry=entry,
+                timeout=timeout,
+                use_cache=not args.no_cache,
+                seed=args.seed,
+            )
+        except dif.GenerateError as exc:
+            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except dif.DifferentialError as exc:
+            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+            return EXIT_FAIL
+        inputs, expected = reference.inputs, reference.expected
+        inputs_path = expected_path = None
+        compared = reference.to_json()
+        if not args.json:
+            print(f"compared with: {reference.describe()}")
+    else:
+        assert inputs_path is not None and expected_path is not None
+        try:
+            inputs = load_bundle(inputs_path)
+            expected = load_bundle(expected_path)
+        except GoldenError as exc:
+            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        compared = dif.goldens_json(inputs_path, expected_path)
     progress = sys.stderr.isatty() and not args.json
     done = [0]
 
@@ -239,7 +277,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
         use_cache=not args.no_cache,
         on_result=on_result,
-        bundle_paths=(str(inputs_path), str(expected_path)),
+        bundle_paths=(str(inputs_path), str(expected_path)) if inputs_path and expected_path else None,
     )
     report.seconds = time.perf_counter() - t0
     if not args.no_localize:
@@ -249,11 +287,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if progress:
         sys.stderr.write("\r" + " " * 80 + "\r")
     if args.json:
-        json.dump(report.to_json(), sys.stdout, indent=1)
+        json.dump({**report.to_json(), "compared_with": compared}, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         _print_summary(report)
-    return EXIT_OK if report.ok else EXIT_FAIL
+        print(f"compared with: {compared['label']}" if reference is None else f"compared with: {reference.label}")
+    from .cli_more import after_validate
+
+    return after_validate(args, report, compared, EXIT_OK if report.ok else EXIT_FAIL)
 
 
 def _print_summary(report: Any) -> None:

@@ -10,8 +10,8 @@ Line 0: per output tensor ``✓ out max|Δ| 9.77e-04 (atol 5e-2) · 41 ms`` /
 ``Validate this pass``, ``Validate all passes``, ``Compare with previous pass`` (the
 last one is implemented by the VS Code extension). On the first divergent pass, once the
 worker has localised it: ``⚑ first differing value: line N 'name'`` (revealed by the VS
-Code extension) and, above that statement, what differs. Without goldens: ``Configure golden
-tensors…``. On each ``def``: ``<Kind> · called N×`` when the last run counted calls.
+Code extension) and, above that statement, what differs. Without goldens the folder's earliest
+dump is the reference and the verdicts say so (``✓ out max|Δ| 0 vs 00_frontend (no goldens) …``). On each ``def``: ``<Kind> · called N×`` when the last run counted calls.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 out.append(_lens(0, "… validating", NO_ACTION))
             elif st.result is not None:
                 stale = st.result_hash != text_hash(ls.workspace.get_text_document(uri).source)
-                for title in R.verdict_titles(st.result):
+                vs = ls.config.get(st.path).compared_label if st.path is not None else None
+                for title in R.verdict_titles(st.result, vs):
                     # clicking a verdict runs it again (a lens needs some command in most clients)
                     out.append(_lens(0, title + (" (before edits)" if stale else ""), VALIDATE_FILE, [uri]))
             loc = st.divergence
@@ -66,6 +67,8 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 v = loc.value
                 out.append(_lens(0, f"⚑ first differing value: line {v.line} '{v.name}'", REVEAL_LINE, [uri, v.line - 1]))
                 out.append(_lens(v.line - 1, f"⚑ first value that differs from {loc.previous.name} · {v.detail}", NO_ACTION))
+            if st.path is not None and ls.config.get(st.path).compared_label:
+                out.append(_lens(0, "Configure golden tensors…", CONFIGURE_GOLDEN, [uri]))
             out.append(_lens(0, "Validate this pass", VALIDATE_FILE, [uri]))
             out.append(_lens(0, "Validate all passes", VALIDATE_FOLDER, [uri]))
             out.append(_lens(0, "Compare with previous pass", COMPARE_WITH_PREVIOUS, [uri]))

@@ -129,20 +129,29 @@ class Resolved:
     use_cache: bool
     error: str | None = None  # a config file that cannot be used
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # no goldens: the folder's earliest dump (its stem) on synthesized inputs is the reference
+    reference: str | None = None
 
     @property
     def has_goldens(self) -> bool:
-        return self.inputs is not None and self.expected is not None
+        """Something to compare with: golden bundles, or (differential mode) the earliest dump."""
+        return (self.inputs is not None and self.expected is not None) or self.reference is not None
+
+    @property
+    def compared_label(self) -> str | None:
+        """``00_frontend (no goldens)`` in differential mode (lenses say it), else None."""
+        return f"{self.reference} (no goldens)" if self.reference is not None and self.inputs is None else None
 
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
-        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol)
+        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "folder": str(self.folder),
             "golden": {"inputs": str(self.inputs) if self.inputs else None, "expected": str(self.expected) if self.expected else None},
             "golden_source": self.golden_source,
+            "compared_with": self.compared_label or ("goldens" if self.inputs is not None else None),
             "entry": self.entry,
             "rtol": self.rtol,
             "atol": self.atol,
@@ -183,6 +192,13 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         expected = _settings_path(settings.golden_expected, root)
         source = "settings"
 
+    reference = None
+    if (inputs is None or expected is None) and error is None:
+        # differential mode: the earliest dump of the folder is the reference
+        dumps = sorted(f.name for f in folder.glob("*.py")) if folder.is_dir() else []
+        reference = Path(dumps[0]).stem if dumps else None
+        source = source if source != "none" else "differential"
+
     def pick(case_value: float | None, default: float, setting: float | None) -> float:
         if from_file and case_value is not None and case_value != default:
             return case_value
@@ -202,6 +218,7 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         use_cache=settings.cache,
         error=error,
         notes=notes,
+        reference=reference,
     )
 
 

@@ -35,7 +35,8 @@ def diagnostics_for(ls: PyptoServer, uri: str) -> list[types.Diagnostic]:
         out.append(R.no_golden_diagnostic(lines, enc, str(st.path.parent) if st.path else uri))
     elif st.result is not None:
         fd = ls.first_divergent_location(uri)
-        out.extend(R.result_diagnostics(st.result, lines, encoding=enc, include_static=not st.is_open, first_divergent=fd))
+        vs = ls.config.get(st.path).compared_label if st.path is not None else None
+        out.extend(R.result_diagnostics(st.result, lines, encoding=enc, include_static=not st.is_open, first_divergent=fd, vs=vs))
         out.extend(changed_by_pass(ls, st, lines, enc))
         out.extend(first_differing_value(ls, st, lines, enc))
     return out

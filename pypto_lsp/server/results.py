@@ -62,9 +62,11 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds:.1f} s"
 
 
-def verdict_titles(fr: FileResult) -> list[str]:
-    """The top-of-file lens titles for one result (one per output tensor, or the error)."""
+def verdict_titles(fr: FileResult, vs: str | None = None) -> list[str]:
+    """The top-of-file lens titles for one result (one per output tensor, or the error); ``vs``:
+    what it was compared with, when not goldens (``00_frontend (no goldens)``)."""
     took = "cached" if fr.cached else fmt_time(fr.seconds)
+    against = f" vs {vs}" if vs else ""
     if fr.status == ERROR or fr.error is not None:
         kind = fr.error.kind if fr.error else "error"
         where = f" (line {fr.error.line})" if fr.error and fr.error.line else ""
@@ -74,9 +76,9 @@ def verdict_titles(fr: FileResult) -> list[str]:
     out = []
     for name, t in fr.tensors.items():
         if t.passed:
-            out.append(f"✓ {name} max|Δ| {fmt_diff(t.max_abs_diff)} (atol {fmt_tol(fr.atol)}) · {took}")
+            out.append(f"✓ {name} max|Δ| {fmt_diff(t.max_abs_diff)}{against} (atol {fmt_tol(fr.atol)}) · {took}")
         else:
-            out.append(f"✗ {name} max|Δ| {fmt_diff(t.max_abs_diff)} > atol {fmt_tol(fr.atol)} · {took}")
+            out.append(f"✗ {name} max|Δ| {fmt_diff(t.max_abs_diff)}{against} > atol {fmt_tol(fr.atol)} · {took}")
     if not out:
         out.append(f"{'✓' if fr.status == PASS else '✗'} {fr.status} · {took}")
     return out
@@ -186,8 +188,9 @@ def result_diagnostics(
     encoding: str = types.PositionEncodingKind.Utf16,
     include_static: bool,
     first_divergent: types.Location | None = None,
+    vs: str | None = None,
 ) -> list[types.Diagnostic]:
-    """The diagnostics one validation result puts into its file."""
+    """The diagnostics one validation result puts into its file (``vs``: the reference when not goldens)."""
     out: list[types.Diagnostic] = []
     related = [types.DiagnosticRelatedInformation(first_divergent, "first divergent pass")] if first_divergent is not None else None
     if fr.error is not None:
@@ -223,6 +226,8 @@ def result_diagnostics(
             f"numeric mismatch in '{name}': max |Δ| {fmt_diff(t.max_abs_diff)}, max rel {rel} "
             f"exceed atol {fmt_tol(fr.atol)} + rtol {fmt_tol(fr.rtol)}·|expected|"
         )
+        if vs:
+            message += f" (expected: {vs})"
         if t.nan_count:
             message += f"; {t.nan_count} NaN in the output"
         spans = writes_for(fr, name) or [[1, 1]]

@@ -106,6 +106,13 @@ def cancel(ls: PyptoServer, uri: str) -> None:
         t.cancel()
 
 
+def golden_params(r: Resolved) -> P.Golden:
+    """What the worker compares with: the golden bundles, or (no goldens) the folder's earliest dump."""
+    if r.inputs is not None and r.expected is not None:
+        return P.Golden(str(r.inputs), str(r.expected))
+    return P.Golden("", "", differential=str(r.folder))
+
+
 def prepare(ls: PyptoServer, st: DocState, resolved: Resolved) -> bool:
     """Record a configuration problem / missing goldens on ``st``; True when a run can go ahead."""
     before = (st.config_error, st.no_golden)
@@ -201,11 +208,10 @@ async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
         st.pending = True
         ls.refresh_lenses()
         r = snap.resolved
-        assert r.inputs is not None and r.expected is not None
         params = P.ValidateParams(
             file=str(snap.path),
             text=snap.text,
-            golden=P.Golden(str(r.inputs), str(r.expected)),
+            golden=golden_params(r),
             rtol=r.rtol,
             atol=r.atol,
             entry=r.entry,
@@ -321,7 +327,7 @@ def localize_key(fd: DocState, prev: DocState, prev_path: Path) -> tuple[Any, ..
 async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Path, key: tuple[Any, ...]) -> None:
     assert fd.path is not None
     resolved = ls.config.get(fd.path)
-    if not resolved.has_goldens or resolved.inputs is None or resolved.expected is None:
+    if not resolved.has_goldens:
         return
     try:
         prev_text = ls.workspace.get_text_document(prev.uri).source if prev.is_open else prev_path.read_text(encoding="utf-8")
@@ -334,7 +340,7 @@ async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Pa
         previous_text=prev_text,
         file=str(fd.path),
         text="\n".join(fd.result_lines),
-        golden=P.Golden(str(resolved.inputs), str(resolved.expected)),
+        golden=golden_params(resolved),
         rtol=resolved.rtol,
         atol=resolved.atol,
         entry=resolved.entry,
@@ -416,7 +422,6 @@ async def validate_folder(
             if st is not None and st.is_open:
                 prepare(ls, st, resolved)
         return {"files": [], "first_divergent": None, "cancelled": False, "error": f"no golden tensors for {folder}"}
-    assert resolved.inputs is not None and resolved.expected is not None
     # the open documents go in with their buffer text, snapshotted now
     snaps: dict[str, Snapshot] = {}
     texts: dict[str, str] = {}
@@ -452,7 +457,7 @@ async def validate_folder(
 
     params = P.ValidateFolderParams(
         files=[str(f) for f in files],
-        golden=P.Golden(str(resolved.inputs), str(resolved.expected)),
+        golden=golden_params(resolved),
         rtol=resolved.rtol,
         atol=resolved.atol,
         entry=resolved.entry,

@@ -36,6 +36,10 @@ class Case:
     timeout_s: float = DEFAULT_TIMEOUT_S
     source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
     notes: list[str] = field(default_factory=list)
+    # without goldens (differential mode, validate.differential): values for parameters that
+    # cannot be synthesized, by name (string values are absolute paths), and the seed
+    generate: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
 
     @property
     def has_goldens(self) -> bool:
@@ -117,7 +121,15 @@ def _cases_in(config: Path) -> list[Case]:
             raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
         if "entry" in c and not (isinstance(c["entry"], str) and c["entry"].isidentifier()):
             raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
-        unknown = set(c) - {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name"}
+        unknown = set(c) - {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "generate", "seed"}
+        generate = c.get("generate", {})
+        if not isinstance(generate, dict):
+            raise ConfigError(
+                f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")"
+            )
+        generate = {k: str((base / v).resolve()) if isinstance(v, str) else v for k, v in generate.items()}
+        if "seed" in c and (isinstance(c["seed"], bool) or not isinstance(c["seed"], int)):
+            raise ConfigError(f"{where}: 'seed' must be an integer, got {c['seed']!r}")
         case = Case(
             dumps=(base / c["dumps"]).resolve(),
             inputs=(base / c["inputs"]).resolve() if "inputs" in c else None,
@@ -127,6 +139,8 @@ def _cases_in(config: Path) -> list[Case]:
             atol=_num(c, "atol", DEFAULT_ATOL, where),
             timeout_s=_num(c, "timeout_s", DEFAULT_TIMEOUT_S, where),
             source=str(config),
+            generate=generate,
+            seed=c.get("seed"),
         )
         if unknown:
             case.notes.append(f"ignored unknown keys: {', '.join(sorted(unknown))}")
@@ -154,7 +168,7 @@ def find_case(dump: str | Path, config: str | Path | None = None) -> Case:
     target = Path(dump).resolve()
     folder = dump_folder(target)
     if config is not None:
-        cases = _cases_in(Path(config))
+        cases = _by_goldens(_cases_in(Path(config)))
         for c in cases:
             if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
                 return c
@@ -165,10 +179,15 @@ def find_case(dump: str | Path, config: str | Path | None = None) -> Case:
         for name in CONFIG_NAMES:
             cfg = d / name
             if cfg.is_file():
-                for c in _cases_in(cfg):
+                for c in _by_goldens(_cases_in(cfg)):
                     if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
                         return c
     return default_case(folder)
+
+
+def _by_goldens(cases: list[Case]) -> list[Case]:
+    """Cases with goldens first (stable): ``golden freeze`` appends one after a ``generate``-only case."""
+    return sorted(cases, key=lambda c: not c.has_goldens)
 
 
 def default_case(folder: Path) -> Case:

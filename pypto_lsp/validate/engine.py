@@ -254,13 +254,15 @@ def run_text(
     collect_stats: bool = False,
     stats_for: Collection[str] | None = None,
     trace: Callable[[Any, str, int], Any] | None = None,
+    keep: dict[str, torch.Tensor] | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
     ``collect_stats``: value stats of the tensors after the run (all of them, or only the
     keys in ``stats_for``: the language server skips big inputs the run cannot change).
     ``trace``: called with every assigned value, its IR name and line; returns the value
-    (see :mod:`.localize`).
+    (see :mod:`.localize`). ``keep``: filled with the entry's tensors after a run that
+    finished (the differential reference, :mod:`.differential`).
     """
     t0 = time.perf_counter()
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
@@ -307,6 +309,8 @@ def run_text(
             result.error = _span_error(_error_kind(exc), _exc_message(exc), span, **detail)
             result.error.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
             return result
+        if keep is not None:
+            keep.update(run_tensors)
         if not expected:
             result.status = RAN
             return result
@@ -398,7 +402,8 @@ def validate_passes(
     """Validate every dump under ``path`` (a file, a ``passes_dump/`` folder or its parent).
 
     ``inputs``/``expected`` are dicts of tensors or bundle paths; when omitted
-    they come from the config/golden folder found for ``path``. Fresh input
+    they come from the config/golden folder found for ``path``, else from the folder's
+    earliest dump run on synthesized inputs (:mod:`.differential`). Fresh input
     copies per file; a failing file never stops the run.
     """
     configure_torch()
@@ -409,7 +414,14 @@ def validate_passes(
     case: Case | None = None
     if inputs is None or expected is None:
         case = find_case(files[0], config)
-        if not case.has_goldens:
+        if not case.has_goldens and inputs is None and expected is None:
+            # no goldens: the folder's earliest dump on synthesized inputs is the reference
+            from .config import dump_folder
+            from .differential import for_case
+
+            ref = for_case(discover_dumps(dump_folder(files[0])), case, entry=entry or case.entry, timeout=timeout or case.timeout_s)
+            inputs, expected = ref.inputs, ref.expected
+        elif not case.has_goldens:
             raise GoldenError(f"no golden tensors for {path}: pass --inputs/--expected, or add a pypto-lsp.toml [[cases]] entry")
     ins = _bundle(inputs if inputs is not None else (case.inputs if case else None))
     exp = _bundle(expected if expected is not None else (case.expected if case else None))

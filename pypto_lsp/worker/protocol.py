@@ -58,10 +58,13 @@ class Golden:
 
     inputs: str
     expected: str
+    # no goldens: the dump folder whose earliest dump, on synthesized inputs, is the reference
+    differential: str | None = None
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> Golden:
-        return Golden(str(d["inputs"]), str(d["expected"]))
+        diff = d.get("differential")
+        return Golden(str(d["inputs"]), str(d["expected"]), str(diff) if diff else None)
 
 
 @dataclass(slots=True)

@@ -165,6 +165,11 @@ class Worker:
         from ..validate.golden import load_bundle
         from ..validate.run import bundle_identity
 
+        if g.differential:
+            from ..validate.differential import worker_reference
+
+            return worker_reference(g.differential)
+
         ins = load_bundle(g.inputs)
         exp = load_bundle(g.expected)
         return ins, exp, bundle_identity((g.inputs, g.expected), ins, exp)

@@ -204,13 +204,13 @@ def test_bad_config_value_exit_2_names_the_key(tmp_path: Path) -> None:
     assert "'rtol'" in r.err and "pypto-lsp.toml" in r.err
 
 
-def test_no_goldens_anywhere_exit_2(tmp_path: Path) -> None:
+def test_no_goldens_anywhere_compares_with_the_frontend(tmp_path: Path) -> None:
     case = tmp_path / "case"
     shutil.copytree(EX / "elementwise" / "passes_dump", case / "passes_dump")
     r = cli("validate", str(case / "passes_dump"), cache=tmp_path)
-    assert r.rc == 2
-    assert "no golden tensors" in r.err
-    assert "--inputs" in r.err and "pypto-lsp.toml" in r.err
+    assert r.rc == 0, r.err
+    assert "compared with: 00_frontend.py run on synthesized inputs (no goldens; seed 0)" in r.out
+    assert r.out.rstrip().endswith("compared with: 00_frontend (no goldens)")
 
 
 def test_missing_dump_path_exit_2(tmp_path: Path) -> None:
@@ -249,7 +249,8 @@ TENSOR_KEYS = {"max_abs_diff", "max_rel_diff", "pass"}
 
 
 def _check_schema(data: dict) -> None:
-    assert set(data) == {"files", "first_divergent", "summary"}
+    assert set(data) == {"files", "first_divergent", "summary", "compared_with"}
+    assert data["compared_with"]["kind"] in ("goldens", "frontend") and isinstance(data["compared_with"]["label"], str)
     assert set(data["summary"]) == {"pass", "fail", "error", "ran", "seconds"}
     for k in ("pass", "fail", "error", "ran"):
         assert isinstance(data["summary"][k], int)

@@ -41,9 +41,16 @@ def line_of(text: str, needle: str) -> int:
 
 
 def _goldens(dump: Path) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    case = dump.parents[1]
-    gold = case / "golden" if (case / "golden").is_dir() else EXAMPLES / "elementwise" / "golden"
-    return load_bundle(gold / "inputs.pt"), load_bundle(gold / "expected.pt")
+    from pypto_lsp.validate.config import discover_dumps, find_case
+    from pypto_lsp.validate.differential import for_case
+
+    case = find_case(dump)
+    if case.has_goldens:
+        assert case.inputs is not None and case.expected is not None
+        return load_bundle(case.inputs), load_bundle(case.expected)
+    # an example without goldens (gather_rows): its frontend on synthesized inputs, as validate does
+    ref = for_case(discover_dumps(dump.parent), case, entry=case.entry, timeout=None, use_cache=False)
+    return ref.inputs, ref.expected
 
 
 def _entry_args(gen: GeneratedCode, text: str, tensors: dict[str, torch.Tensor]) -> list[torch.Tensor]:
