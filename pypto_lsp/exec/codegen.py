@@ -143,6 +143,7 @@ class _FunctionGen:
         self.types: dict[str, Type] = {}
         self.frames: list[_Frame] = []
         self.defined: set[str] = set()
+        self.cube: set[str] = set()  # split_aiv function: names only lane 0 computes (ir.cube_side)
         for p in fn.params:
             self.defined.add(p.name)
             if p.type is not None:
@@ -182,8 +183,13 @@ class _FunctionGen:
             self.emit(1, f"return _pl_rt.run_split_aiv({pyname}_lane, 2, {lanes}, _pl_args)", fn.name_span)
             self.emit(0, "", None)
             pyname = pyname + "_lane"
+            from ..ir.cube_side import cube_names
+
+            self.cube = cube_names(fn)
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
         self.emit(1, f"_pl_calls[{_literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
+        if self.cube:
+            self.emit(1, "_pl_cube = _pl_rt.runs_cube()", fn.name_span)
         body_start = len(self.gen.lines)
         if self.gen.entry is fn:
             for p in fn.params:
@@ -224,6 +230,8 @@ class _FunctionGen:
             # destination after a write into part of it, whose state depends on how writes are cut
             if self.gen.trace and not (isinstance(s.value, OpCall) and s.value.op in WRITES_INTO):
                 value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line})"
+            if s.target.name in self.cube:
+                value = f"({value}) if _pl_cube else None"  # cube work: lane 0 alone
             self.emit(ind, f"{self.py(s.target.name)} = {value}", s.span)
         elif isinstance(s, Unpack):
             value = self.expr(s.value)
