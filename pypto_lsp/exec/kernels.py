@@ -1447,9 +1447,7 @@ def split_aiv_lanes(n: Any = 2, mode: Any = 0) -> Any:
 
 
 @_reg("aiv_shard")
-def aiv_shard(
-    t: Any, *_extra: Any, split: Any = None, lane_stride: Any = 0, _rtype: ResultType | None = None, **_kw: Any
-) -> torch.Tensor:
+def aiv_shard(t: Any, *_extra: Any, split: Any = None, lane_stride: Any = 0, _rtype: ResultType | None = None, **_kw: Any) -> torch.Tensor:
     """C->V split marker before ExpandMixedKernel: this lane's part of the cube tile.
 
     In a ``split_aiv`` function the lanes meet here: each takes its part of the tile lane 0
