@@ -346,7 +346,9 @@ class _FunctionGen:
                     return self.types.get(init.id)
         return None
 
-    def _init_carried(self, ind: int, carried: list[str], iter_args: list[Target], inits: list[str], init_exprs: list[Expr], span: Span) -> None:
+    def _init_carried(
+        self, ind: int, carried: list[str], iter_args: list[Target], inits: list[str], init_exprs: list[Expr], span: Span
+    ) -> None:
         if self.gen.trace and len(iter_args) == len(inits):
             inits = [self._traced(v, t, span.line, self._ops(e)) for v, t, e in zip(inits, iter_args, init_exprs, strict=True)]
         self.emit(ind, f"{', '.join(carried)}, = ({', '.join(inits)},)", span)
@@ -400,7 +402,9 @@ class _FunctionGen:
                 carried_ir = "".join(_literal(a.name) + ", " for a in s.iter_args)
                 results = "".join(_literal(t.name) + ", " for t in (tail.targets if tail is not None else []))
                 ops = self._ops(s.start, s.stop, s.step)
-                self.emit(ind, f"{counter} = _pl_loop({_literal(key)}, {s.header_span.line}, {ops}, ({carried_ir}), ({results}))", s.header_span)
+                self.emit(
+                    ind, f"{counter} = _pl_loop({_literal(key)}, {s.header_span.line}, {ops}, ({carried_ir}), ({results}))", s.header_span
+                )
                 it = f"{counter}({it})"
         self.emit(ind, f"for {var} in {it}:", s.header_span)
         self.frames.append(_Frame("loop", carried, s.iter_args))

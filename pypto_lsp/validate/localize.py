@@ -84,7 +84,9 @@ class _Hook:
     def carry(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
         return self(value, name, line, ops)
 
-    def loop(self, key: str, line: int, ops: tuple[str, ...] = (), carried: tuple[str, ...] = (), results: tuple[str, ...] = ()) -> LoopCounter:
+    def loop(
+        self, key: str, line: int, ops: tuple[str, ...] = (), carried: tuple[str, ...] = (), results: tuple[str, ...] = ()
+    ) -> LoopCounter:
         return LoopCounter(self.loop_done, key, line, ops, carried, results)
 
     def loop_done(self, c: LoopCounter) -> None:
