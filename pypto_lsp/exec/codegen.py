@@ -231,7 +231,10 @@ class _FunctionGen:
             # see validate.localize: every assigned value, with its IR name and line -- except a
             # destination after a write into part of it, whose state depends on how writes are cut
             if self.gen.trace and not (isinstance(s.value, OpCall) and s.value.op in WRITES_INTO):
-                value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line}, {self._ops(s.value)})"
+                ops = self._ops(s.value)
+                if isinstance(s.value, FuncCall):  # see trace_hooks.CALL
+                    ops = ops[:-1] + "'<call>', )"
+                value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line}, {ops})"
             elif self.gen.trace:  # a write into part of a tensor: what it depends on, not its value
                 value = f"_pl_tw({value}, ({_literal(s.target.name)},), {s.span.line}, {self._ops(s.value)})"
             if s.target.name in self.cube:

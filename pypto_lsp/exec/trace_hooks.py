@@ -4,6 +4,8 @@ Code generated with ``trace=True`` calls
 
 * ``_pl_tr(value, name, line, operands)`` for every assigned value and every value a
   ``pl.yield_`` hands out of an if or a loop (operands: the IR names the expression read);
+  A function call's operands end with :data:`CALL`: its value is made by the callee's
+  statements, traced themselves;
 * ``_pl_ty(value, name, line, operands)`` for a value a ``pl.yield_`` hands to the next
   iteration of its loop (a pass that unrolls or pipelines the loop changes how many
   there are, not what the loop hands out);
@@ -23,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["LoopCounter", "hooks"]
+__all__ = ["CALL", "LoopCounter", "hooks"]
+
+CALL = "<call>"  # not an IR name
 
 
 class LoopCounter:

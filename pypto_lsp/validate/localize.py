@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from ..exec import context
-from ..exec.trace_hooks import LoopCounter
+from ..exec.trace_hooks import CALL, LoopCounter
 from ..exec.values import DTYPES, valid_box
 from ..ir.model import stmt_targets, walk_stmts
 from .engine import compare, compile_text, run_text
@@ -238,6 +238,8 @@ class _Compare(_Hook):
         other = self.partner.get((self.renamed.get(name, name), ctx.role, ctx.lane, ctx.block_idx, n))
         cur = _numeric(value) if other is not None and other.lanes == ctx.lanes else None
         tainted = self._tainted(ctx, ops)  # before this name's own status changes (a yield may read it)
+        if ops and ops[-1] == CALL and self.events:
+            tainted = True  # the callee's statements differed already: they are the candidates
         if other is None or cur is None:
             self.differs[key] = tainted
             return value

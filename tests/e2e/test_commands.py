@@ -120,6 +120,10 @@ async def test_the_first_divergent_pass_shows_the_first_value_that_differs(clien
     assert d.severity == types.DiagnosticSeverity.Warning
     assert "first value that differs from 34_" in d.message and "'t__tile'" in d.message
     assert d.related_information and d.related_information[0].location.uri == dump(client.qwen, "34_").as_uri()  # type: ignore[attr-defined]
+    # then the next candidates (statements whose operands agree but whose results do not), in 35
+    also = [r for r in d.related_information if r.location.uri == path35.as_uri()]
+    assert 1 <= len(also) <= 2 and all(r.message.startswith("also a candidate: '") for r in also), d.related_information
+    assert all(r.location.range.start.line > d.range.start.line for r in also)
     # 36 fails too but is not the first divergent pass
     path36 = dump(client.qwen, "36_")  # type: ignore[attr-defined]
     assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "first-differing-value"]
