@@ -36,6 +36,7 @@ from .report import FAIL, PASS, RAN, Report, ValueDivergence
 TRACE_BUDGET_BYTES = 256 * 2**20
 _RECORD_BYTES = 256  # a record, its key and a Python scalar, roughly
 _MAX_RAN = 1_000_000  # loop/if executions remembered per traced run
+_FURTHER = 64  # values compared past twice the first cause's before the run stops looking for more
 _LOOP = "loop "  # counter keys of loops and ifs, apart from value names
 _IF = "if: "
 
@@ -197,7 +198,7 @@ class _Compare(_Hook):
         self.then_counts: dict[tuple[Any, ...], int] = {}
         self.events: list[_Event] = []
         self.watches: list[_Watch] = []
-        self.causes = 0  # confirmed causes (distinct lines)
+        self.limit: int | None = None  # values to compare at most, once a cause is known
         self.stopped = False
 
     @property
@@ -216,17 +217,28 @@ class _Compare(_Hook):
         d = self.differs
         return any(d.get((o, ctx.role, ctx.lane, ctx.block_idx), False) for o in ops)
 
+    def _wanted(self, line: int, cause: bool, provisional: bool) -> bool:
+        """Whether an event on ``line`` would be kept (worth describing in full)."""
+        if any(e.v.line == line and e.v.cause == cause for e in self.events):
+            return False
+        return cause or provisional or sum(1 for e in self.events if not e.v.cause) < 3
+
     def _event(self, v: ValueDivergence, provisional: bool = False, carried: str | None = None) -> None:
         if not provisional:
             for e in self.events:
                 e.provisional = False  # a later value differs: what the loops did counts
         if any(e.v.line == v.line and e.v.cause == v.cause for e in self.events):
+            if not provisional and self.limit is None and any(e.v.cause for e in self.events):
+                self.limit = 2 * next(e.v for e in self.events if e.v.cause).compared + _FURTHER
             return  # the same statement again (a later iteration, another lane)
         self.events.append(_Event(v, provisional, carried))
         if len(self.events) > 64:  # keep the first few consequences, every cause
             self.events = [e for i, e in enumerate(self.events) if e.v.cause or i < 8]
-        confirmed = sum(1 for e in self.events if e.v.cause and not e.provisional)
-        if confirmed >= 3:
+        confirmed = [e.v for e in self.events if e.v.cause and not e.provisional]
+        if confirmed:
+            # the run's cost bounded: no further than twice as far as the first cause
+            self.limit = 2 * confirmed[0].compared + _FURTHER
+        if len(confirmed) >= 3:
             self.stopped = True
             raise _Stop
 
@@ -244,12 +256,18 @@ class _Compare(_Hook):
             self.differs[key] = tainted
             return value
         self.compared += 1
-        d = _differs(cur, other.value, self.rtol, self.atol)
+        if self.limit is not None and self.compared > self.limit:
+            self.stopped = True  # enough looking for further candidates
+            raise _Stop
+        d = _differs(cur, other.value, self.rtol, self.atol, where=False)
         self.differs[key] = d is not None
         if d is None:
             if self.watches and not provisional:
                 self._agrees(name, (ctx.role, ctx.lane, ctx.block_idx))
             return value
+        if self._wanted(line, not tainted, provisional):
+            d = _differs(cur, other.value, self.rtol, self.atol)  # again, saying where
+        assert d is not None
         v = ValueDivergence(
             line=line,
             name=name,
@@ -376,8 +394,10 @@ def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
     return {c[0]: prev_by[src][0] for src, c in cur_by.items() if len(c) == 1 and len(prev_by.get(src, ())) == 1}
 
 
-def _differs(cur: Any, prev: Any, rtol: float, atol: float) -> tuple[float, str, str] | None:
-    """None when close; else (max abs diff or NaN, a short description, "value" or "dtype")."""
+def _differs(cur: Any, prev: Any, rtol: float, atol: float, where: bool = True) -> tuple[float, str, str] | None:
+    """None when close; else (max abs diff or NaN, a short description, "value" or "dtype").
+
+    ``where``: say where a tensor differs most (costs a pass over it)."""
     if isinstance(cur, torch.Tensor) != isinstance(prev, torch.Tensor):
         return None  # a scalar became a tensor (or back): a change of form, not of number
     if isinstance(cur, torch.Tensor):
@@ -398,7 +418,8 @@ def _differs(cur: Any, prev: Any, rtol: float, atol: float) -> tuple[float, str,
         tr = compare(cur, prev, rtol, atol)
         if tr.passed:
             return None
-        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{_where_worst(cur, prev)}{'; ' + retyped if retyped else ''}", "value"
+        at = _where_worst(cur, prev) if where else ""
+        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{at}{'; ' + retyped if retyped else ''}", "value"
     a, b = float(cur), float(prev)
     if a == b or abs(a - b) <= atol + rtol * abs(b):
         return None
