@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..ir import trace_keys
 from ..ir.check import transport_split_codes
 from ..ir.model import (
     Assign,
@@ -145,7 +146,7 @@ class _FunctionGen:
         self.frames: list[_Frame] = []
         self.defined: set[str] = set()
         self.cube: set[str] = set()  # split_aiv function: names only lane 0 computes (ir.cube_side)
-        self.carry_types: dict[str, Type | None] = {}  # unannotated iter_args (traced code only)
+        self.carry_types: dict[str, Type] | None = None  # unannotated iter_args (traced code only)
         for p in fn.params:
             self.defined.add(p.name)
             if p.type is not None:
@@ -310,44 +311,16 @@ class _FunctionGen:
 
     def _ops(self, *exprs: Expr | None) -> str:
         """The IR names ``exprs`` read, as a tuple literal (for the localisation hooks)."""
-        seen: list[str] = []
-        for e in exprs:
-            if e is None:
-                continue
-            for x in walk_expr(e):
-                if isinstance(x, Name) and x.id in self.defined and x.id not in seen:
-                    seen.append(x.id)
-        return "(" + "".join(_literal(n) + ", " for n in seen) + ")"
+        return "(" + "".join(_literal(n) + ", " for n in trace_keys.operands(self.defined, *exprs)) + ")"
 
     def _traced(self, value: str, target: Target, line: int, ops: str, hook: str = "_pl_tr") -> str:
         """``value`` bound to ``target`` through the localisation hook; a tensor (whose state
         depends on how writes into it are cut) only passes on what it depends on."""
-        if isinstance(self._carry_type(target), TensorType):
+        if self.carry_types is None:
+            self.carry_types = trace_keys.carried_types(self.fn, self.types)
+        if trace_keys.is_tensor(self.types.get(target.name) or target.type or self.carry_types.get(target.name)):
             return f"_pl_tw({value}, ({_literal(target.name)},), {line}, {ops})"
         return f"{hook}({value}, {_literal(target.name)}, {line}, {ops})"
-
-    def _carry_type(self, target: Target) -> Type | None:
-        """A target's type; an unannotated iter_arg takes its loop result's or init value's."""
-        if target.type is not None or target.name in self.types:
-            return self.types.get(target.name, target.type)
-        if target.name in self.carry_types:
-            return self.carry_types[target.name]
-        self.carry_types[target.name] = t = self._infer_carry_type(target)
-        return t
-
-    def _infer_carry_type(self, target: Target) -> Type | None:
-        from ..ir.parser import trailing_yield
-
-        for s in walk_stmts(self.fn.body):
-            if isinstance(s, For | While) and any(a.name == target.name for a in s.iter_args):
-                i = next(i for i, a in enumerate(s.iter_args) if a.name == target.name)
-                tail = trailing_yield(s.body)
-                if tail is not None and i < len(tail.targets) and tail.targets[i].type is not None:
-                    return tail.targets[i].type
-                init = s.init_values[i] if i < len(s.init_values) else None
-                if isinstance(init, Name):
-                    return self.types.get(init.id)
-        return None
 
     def _init_carried(
         self, ind: int, carried: list[str], iter_args: list[Target], inits: list[str], init_exprs: list[Expr], span: Span
@@ -444,7 +417,7 @@ class _FunctionGen:
     def if_stmt(self, s: If, ind: int) -> None:
         self.emit(ind, f"if {self.expr(s.cond)}:", s.span)
         self.frames.append(_Frame("if", []))
-        key = self._branch_key(s) if self.gen.trace else None
+        key = trace_keys.branch_key(s) if self.gen.trace else None
         if key is not None:  # which way it went is compared too (localisation)
             self.emit(ind + 1, f"_pl_br({_literal(key)}, {s.span.line}, True, {self._ops(s.cond)})", s.span)
         self.block(s.then, ind + 1)
@@ -455,19 +428,6 @@ class _FunctionGen:
             if s.orelse:
                 self.block(s.orelse, ind + 1)
         self.frames.pop()
-
-    @staticmethod
-    def _branch_key(s: If) -> str | None:
-        """An if's name across passes: its first result, else the first name its condition reads."""
-        from ..ir.parser import trailing_yield
-
-        y = trailing_yield(s.then)
-        if y is not None and y.targets:
-            return y.targets[0].name
-        for x in walk_expr(s.cond):
-            if isinstance(x, Name):
-                return "if " + x.id
-        return None
 
     def scope_stmt(self, s: Scope, ind: int) -> None:
         if s.as_name is not None:
