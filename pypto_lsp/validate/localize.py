@@ -111,7 +111,7 @@ class _Trace(_Hook):
 
     def __init__(self, keep: set[str], budget: int) -> None:
         super().__init__()
-        self.records: list[_Record] = []
+        self.records: dict[tuple[Any, ...], _Record] = {}  # by (name, role, lane, block, occurrence)
         self.keep = keep  # names the current pass may ask about
         self.budget = budget
         self.truncated = False
@@ -134,7 +134,9 @@ class _Trace(_Hook):
         self.budget -= size
         if isinstance(snap, torch.Tensor):
             snap = snap.detach().clone()  # the run may still write into it
-        self.records.append(_Record(name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n))
+        self.records[(name, ctx.role, ctx.lane, ctx.block_idx, n)] = _Record(
+            name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n
+        )
         return value
 
     def loop_done(self, c: LoopCounter) -> None:
@@ -188,7 +190,7 @@ class _Compare(_Hook):
 
     def __init__(self, prev: _Trace, renamed: dict[str, str], rtol: float, atol: float) -> None:
         super().__init__()
-        self.partner = {(r.name, r.role, r.lane, r.block, r.occurrence): r for r in prev.records}
+        self.partner = prev.records
         self.ran = prev.ran
         self.renamed = renamed
         self.rtol = rtol
@@ -221,16 +223,19 @@ class _Compare(_Hook):
         """Whether an event on ``line`` would be kept (worth describing in full)."""
         if any(e.v.line == line and e.v.cause == cause for e in self.events):
             return False
-        return cause or provisional or sum(1 for e in self.events if not e.v.cause) < 3
+        if cause or provisional:
+            return True
+        # a consequence is only reported when no cause is found: the first three, while none is
+        return not any(e.v.cause and not e.provisional for e in self.events) and sum(1 for e in self.events if not e.v.cause) < 3
 
     def _event(self, v: ValueDivergence, provisional: bool = False, carried: str | None = None) -> None:
         if not provisional:
             for e in self.events:
                 e.provisional = False  # a later value differs: what the loops did counts
         if any(e.v.line == v.line and e.v.cause == v.cause for e in self.events):
-            if not provisional and self.limit is None and any(e.v.cause for e in self.events):
-                self.limit = 2 * next(e.v for e in self.events if e.v.cause).compared + _FURTHER
             return  # the same statement again (a later iteration, another lane)
+        if not v.cause and not provisional and sum(1 for e in self.events if not e.v.cause) >= 3:
+            return  # enough consequences to fall back on
         self.events.append(_Event(v, provisional, carried))
         if len(self.events) > 64:  # keep the first few consequences, every cause
             self.events = [e for i, e in enumerate(self.events) if e.v.cause or i < 8]
@@ -259,14 +264,14 @@ class _Compare(_Hook):
         if self.limit is not None and self.compared > self.limit:
             self.stopped = True  # enough looking for further candidates
             raise _Stop
-        d = _differs(cur, other.value, self.rtol, self.atol, where=False)
+        d = _differs(cur, other.value, self.rtol, self.atol, full=False)
         self.differs[key] = d is not None
         if d is None:
             if self.watches and not provisional:
                 self._agrees(name, (ctx.role, ctx.lane, ctx.block_idx))
             return value
         if self._wanted(line, not tainted, provisional):
-            d = _differs(cur, other.value, self.rtol, self.atol)  # again, saying where
+            d = _differs(cur, other.value, self.rtol, self.atol)  # again, with the figures
         assert d is not None
         v = ValueDivergence(
             line=line,
@@ -394,15 +399,17 @@ def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
     return {c[0]: prev_by[src][0] for src, c in cur_by.items() if len(c) == 1 and len(prev_by.get(src, ())) == 1}
 
 
-def _differs(cur: Any, prev: Any, rtol: float, atol: float, where: bool = True) -> tuple[float, str, str] | None:
+def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -> tuple[float, str, str] | None:
     """None when close; else (max abs diff or NaN, a short description, "value" or "dtype").
 
-    ``where``: say where a tensor differs most (costs a pass over it)."""
+    Not ``full``: a tensor that is not close only says so (NaN, no description)."""
     if isinstance(cur, torch.Tensor) != isinstance(prev, torch.Tensor):
         return None  # a scalar became a tensor (or back): a change of form, not of number
     if isinstance(cur, torch.Tensor):
         if tuple(cur.shape) != tuple(prev.shape):
             return None  # reshaped by the pass: not comparable element by element
+        if cur.dtype == prev.dtype and torch.equal(cur, prev):
+            return None  # most values are the very same bits in both passes: the cheap test first
         retyped = ""
         if cur.dtype != prev.dtype:
             retyped = f"dtype {_dt(cur.dtype)} here, {_dt(prev.dtype)} before"
@@ -415,11 +422,14 @@ def _differs(cur: Any, prev: Any, rtol: float, atol: float, where: bool = True) 
             cur, prev = cur.to(wide), prev.to(wide)
         if cur.numel() == 0:
             return None
+        if not full:  # the test compare() makes (allclose in float64), without its statistics
+            if torch.allclose(cur.to(torch.float64), prev.to(torch.float64), rtol=rtol, atol=atol, equal_nan=False):
+                return None
+            return math.nan, "", "value"
         tr = compare(cur, prev, rtol, atol)
         if tr.passed:
             return None
-        at = _where_worst(cur, prev) if where else ""
-        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{at}{'; ' + retyped if retyped else ''}", "value"
+        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{_where_worst(cur, prev)}{'; ' + retyped if retyped else ''}", "value"
     a, b = float(cur), float(prev)
     if a == b or abs(a - b) <= atol + rtol * abs(b):
         return None
