@@ -158,3 +158,55 @@ def test_a_gather_only_one_lane_reaches_is_a_deadlock() -> None:
     with pytest.raises(crosscore.CrossCoreError) as ei:
         crosscore.run_lanes("t", lane_fn, (), split=1)
     assert ei.value.kind == "deadlock" and ei.value.op == "tile.aic_gather"
+
+
+def shard_then_gather_program(code: int) -> str:
+    """out = (2 * (a @ b)) @ v: the cube's product handed to the lanes, scaled there, joined
+    back for a second product (the order of ``cross_core_split_aiv_qk_pv``), in a loop of two
+    that also re-reads ``out``'s accumulation (out += each round)."""
+    h = _half((M, M), code)
+    mat = lambda n, src, off="[0, 0]": (  # noqa: E731
+        f"{n}: {_tile((M, M), 'Mat')} = pl.tile.load({src}, {off}, [{M}, {M}], [{M}, {M}], target_memory=pl.Mem.Mat)"
+    )
+    body = [
+        f'pl.func_attr({{"split": pl.SplitMode.{MODES[code]}, "split_aiv": True}})',
+        "for i__idx_v0, (o__iter_v1,) in pl.range(2, init_values=(o__ssa_v0,)):",
+        "    " + mat("a_l1", "a__ssa_v0"),
+        "    " + mat("b_l1", "b__ssa_v0"),
+        f"    a_left: {_tile((M, M), 'Left')} = pl.tile.move(a_l1, target_memory=pl.Mem.Left)",
+        f"    b_right: {_tile((M, M), 'Right')} = pl.tile.move(b_l1, target_memory=pl.Mem.Right)",
+        f"    qk: {_tile((M, M), 'Acc')} = pl.tile.matmul(a_left, b_right)",
+        f"    qk_h: {_tile(h, 'Vec')} = pl.tile.aiv_shard(qk, split={code})",
+        f"    sc: {_tile(h, 'Vec')} = pl.tile.muls(qk_h, 2.0)",
+        f"    full: {_tile((M, M), 'Mat')} = pl.tile.aic_gather(sc, split={code})",
+        f"    full_left: {_tile((M, M), 'Left')} = pl.tile.move(full, target_memory=pl.Mem.Left)",
+        "    " + mat("v_l1", "v__ssa_v0"),
+        f"    v_right: {_tile((M, M), 'Right')} = pl.tile.move(v_l1, target_memory=pl.Mem.Right)",
+        f"    pv: {_tile((M, M), 'Acc')} = pl.tile.matmul(full_left, v_right)",
+        "    " + mat("o_prev", "o__iter_v1"),
+        f"    o_acc: {_tile((M, M), 'Acc')} = pl.tile.add(pv, o_prev)",
+        f"    o__tile: pl.Tensor[[{M}, {M}], pl.FP32] = pl.tile.store(o_acc, [0, 0], o__iter_v1)",
+        f"    o__rv_v2: pl.Tensor[[{M}, {M}], pl.FP32] = pl.yield_(o__tile)",
+        "return o__ssa_v0",
+    ]
+    t = f"pl.Tensor[[{M}, {M}], pl.FP32]"
+    params = f"a__ssa_v0: {t}, b__ssa_v0: {t}, v__ssa_v0: {t}, o__ssa_v0: pl.InOut[{t}]"
+    lines = [INCORE, f"def qkpv({params}) -> {t}:", *("    " + b for b in body)]
+    lines += [
+        ORCH,
+        f"def main(self, {params.replace('pl.InOut[' + t + ']', t)}) -> {t}:",
+        f"    o__rv: {t} = self.qkpv(a__ssa_v0, b__ssa_v0, v__ssa_v0, o__ssa_v0)",
+        "    return o__rv",
+    ]
+    text = "# pypto.program: ShardThenGather\nimport pypto.language as pl\n\n@pl.program\nclass ShardThenGather:\n"
+    return text + "".join("    " + ln + "\n" for ln in lines)
+
+
+@pytest.mark.parametrize("code", [1, 2], ids=["UP_DOWN", "LEFT_RIGHT"])
+def test_shard_then_gather_in_a_loop(code: int) -> None:
+    g = torch.Generator().manual_seed(5)
+    a, b, v = (torch.randn(M, M, generator=g) for _ in range(3))
+    o = torch.randn(M, M, generator=g)
+    inputs = {"a__ssa_v0": a, "b__ssa_v0": b, "v__ssa_v0": v, "o__ssa_v0": o}
+    r = run_text(shard_then_gather_program(code), inputs, {"o__ssa_v0": o + 2 * ((2 * (a @ b)) @ v)}, rtol=1e-4, atol=1e-2)
+    assert r.status == PASS, (r.error, [(t.name, t.max_abs_diff) for t in r.tensors])
