@@ -323,6 +323,8 @@ def _print_summary(report: Any) -> None:
         v = report.first_differing_value
         if v is not None:
             print(f"  {Path(fd.file).name}:{v.line}: {v.describe(Path(report.files[i - 1].file).name)}")
+            for r in v.related:  # the next candidates
+                print(f"    also {Path(fd.file).name}:{r.line}: '{r.name}', {r.detail}")
     else:
         print("first divergent pass: none")
 

@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..ir import trace_keys
 from ..ir.check import transport_split_codes
 from ..ir.model import (
     Assign,
@@ -130,9 +131,10 @@ def _op_symbol(op: str) -> str:
 class _Frame:
     """A loop or if whose ``pl.yield_`` assigns carried/return values."""
 
-    def __init__(self, kind: str, carried: list[str]) -> None:
+    def __init__(self, kind: str, carried: list[str], targets: list[Target] | None = None) -> None:
         self.kind = kind  # "loop" | "if"
         self.carried = carried  # python names the yield assigns
+        self.targets = targets or []  # their IR targets (a loop's iter_args)
 
 
 class _FunctionGen:
@@ -143,6 +145,8 @@ class _FunctionGen:
         self.types: dict[str, Type] = {}
         self.frames: list[_Frame] = []
         self.defined: set[str] = set()
+        self.cube: set[str] = set()  # split_aiv function: names only lane 0 computes (ir.cube_side)
+        self.carry_types: dict[str, Type] | None = None  # unannotated iter_args (traced code only)
         for p in fn.params:
             self.defined.add(p.name)
             if p.type is not None:
@@ -182,8 +186,13 @@ class _FunctionGen:
             self.emit(1, f"return _pl_rt.run_split_aiv({pyname}_lane, 2, {lanes}, _pl_args)", fn.name_span)
             self.emit(0, "", None)
             pyname = pyname + "_lane"
+            from ..ir.cube_side import cube_names
+
+            self.cube = cube_names(fn)
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
         self.emit(1, f"_pl_calls[{_literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
+        if self.cube:
+            self.emit(1, "_pl_cube = _pl_rt.runs_cube()", fn.name_span)
         body_start = len(self.gen.lines)
         if self.gen.entry is fn:
             for p in fn.params:
@@ -223,11 +232,21 @@ class _FunctionGen:
             # see validate.localize: every assigned value, with its IR name and line -- except a
             # destination after a write into part of it, whose state depends on how writes are cut
             if self.gen.trace and not (isinstance(s.value, OpCall) and s.value.op in WRITES_INTO):
-                value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line})"
+                ops = self._ops(s.value)
+                if isinstance(s.value, FuncCall):  # see trace_hooks.CALL
+                    ops = ops[:-1] + "'<call>', )"
+                value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line}, {ops})"
+            elif self.gen.trace:  # a write into part of a tensor: what it depends on, not its value
+                value = f"_pl_tw({value}, ({_literal(s.target.name)},), {s.span.line}, {self._ops(s.value)})"
+            if s.target.name in self.cube:
+                value = f"({value}) if _pl_cube else None"  # cube work: lane 0 alone
             self.emit(ind, f"{self.py(s.target.name)} = {value}", s.span)
         elif isinstance(s, Unpack):
             value = self.expr(s.value)
             names = ", ".join(self.py(t.name) for t in s.targets)
+            if self.gen.trace:
+                ir_names = "".join(_literal(t.name) + ", " for t in s.targets)
+                value = f"_pl_tw({value}, ({ir_names}), {s.span.line}, {self._ops(s.value)})"
             self.emit(ind, f"{names}, = {value}", s.span)
         elif isinstance(s, Yield):
             self.yield_stmt(s, ind)
@@ -266,6 +285,12 @@ class _FunctionGen:
             return
         frame = self.frames[-1]
         values = [self.expr(v) for v in s.values]
+        if self.gen.trace:
+            # what the yield hands on (to the next iteration, out of the loop or if) is a value of its line
+            handed = s.targets if frame.kind == "if" else frame.targets
+            hook = "_pl_tr" if frame.kind == "if" else "_pl_ty"  # to the next iteration: see trace_hooks
+            if len(handed) == len(values):
+                values = [self._traced(v, t, s.span.line, self._ops(e), hook) for v, t, e in zip(values, handed, s.values, strict=True)]
         if frame.kind == "if":
             names = [self.py(t.name) for t in s.targets]
             if len(names) != len(values):
@@ -284,12 +309,38 @@ class _FunctionGen:
             return
         self.emit(ind, f"{', '.join(frame.carried)}, = ({', '.join(values)},)", s.span)
 
-    def _after_loop(self, trailing: Yield | None, carried: list[str], ind: int, span: Span) -> None:
+    def _ops(self, *exprs: Expr | None) -> str:
+        """The IR names ``exprs`` read, as a tuple literal (for the localisation hooks)."""
+        return "(" + "".join(_literal(n) + ", " for n in trace_keys.operands(self.defined, *exprs)) + ")"
+
+    def _traced(self, value: str, target: Target, line: int, ops: str, hook: str = "_pl_tr") -> str:
+        """``value`` bound to ``target`` through the localisation hook; a tensor (whose state
+        depends on how writes into it are cut) only passes on what it depends on."""
+        if self.carry_types is None:
+            self.carry_types = trace_keys.carried_types(self.fn, self.types)
+        if trace_keys.is_tensor(self.types.get(target.name) or target.type or self.carry_types.get(target.name)):
+            return f"_pl_tw({value}, ({_literal(target.name)},), {line}, {ops})"
+        return f"{hook}({value}, {_literal(target.name)}, {line}, {ops})"
+
+    def _init_carried(
+        self, ind: int, carried: list[str], iter_args: list[Target], inits: list[str], init_exprs: list[Expr], span: Span
+    ) -> None:
+        if self.gen.trace and len(iter_args) == len(inits):
+            inits = [self._traced(v, t, span.line, self._ops(e)) for v, t, e in zip(inits, iter_args, init_exprs, strict=True)]
+        self.emit(ind, f"{', '.join(carried)}, = ({', '.join(inits)},)", span)
+
+    def _after_loop(self, trailing: Yield | None, carried: list[str], ind: int, span: Span, iter_args: list[Target] | None = None) -> None:
         if trailing is None or not trailing.targets:
             return
         names = [self.py(t.name) for t in trailing.targets]
         if len(names) == len(carried):
-            self.emit(ind, f"{', '.join(names)}, = ({', '.join(carried)},)", span)
+            values = carried
+            if self.gen.trace and iter_args is not None and len(iter_args) == len(carried):
+                values = [
+                    self._traced(c, t, trailing.span.line, f"({_literal(a.name)},)")
+                    for c, t, a in zip(carried, trailing.targets, iter_args, strict=True)
+                ]
+            self.emit(ind, f"{', '.join(names)}, = ({', '.join(values)},)", span)
             for t in trailing.targets:
                 if isinstance(t.type, TensorType | TileType) and t.type.valid_shape is not None:
                     v = self.dims(t.type.valid_shape)
@@ -305,7 +356,7 @@ class _FunctionGen:
             if len(inits) != len(carried):
                 self.emit(ind, f"_pl_rt.fail('loop has {len(carried)} iter_args but {len(inits)} init values')", s.header_span)
                 return
-            self.emit(ind, f"{', '.join(carried)}, = ({', '.join(inits)},)", s.header_span)
+            self._init_carried(ind, carried, s.iter_args, inits, s.init_values, s.header_span)
         var = self.py(s.var.name) if s.var is not None else "_pl_unused"
         if s.kind == "spmd":
             it = f"_pl_rt.spmd_blocks({self.expr(s.stop)})"
@@ -317,11 +368,27 @@ class _FunctionGen:
             start = self.expr(s.start) if s.start is not None else "0"
             step = self.expr(s.step) if s.step is not None else "1"
             it = f"range({start}, {self.expr(s.stop)}, {step})"
+        counter = None
+        if self.gen.trace and s.kind not in ("spmd", "split_aiv"):
+            # how often the loop ran is compared too (localisation): keyed by its variable
+            key = s.var.name if s.var is not None else (s.iter_args[0].name if s.iter_args else None)
+            if key is not None:
+                counter = self.gen.next_counter()
+                tail = trailing_yield(s.body)
+                carried_ir = "".join(_literal(a.name) + ", " for a in s.iter_args)
+                results = "".join(_literal(t.name) + ", " for t in (tail.targets if tail is not None else []))
+                ops = self._ops(s.start, s.stop, s.step)
+                self.emit(
+                    ind, f"{counter} = _pl_loop({_literal(key)}, {s.header_span.line}, {ops}, ({carried_ir}), ({results}))", s.header_span
+                )
+                it = f"{counter}({it})"
         self.emit(ind, f"for {var} in {it}:", s.header_span)
-        self.frames.append(_Frame("loop", carried))
+        self.frames.append(_Frame("loop", carried, s.iter_args))
         self.block(s.body, ind + 1)
         self.frames.pop()
-        self._after_loop(trailing_yield(s.body), carried, ind, s.header_span)
+        if counter is not None:
+            self.emit(ind, f"{counter}.done()", s.header_span)
+        self._after_loop(trailing_yield(s.body), carried, ind, s.header_span, s.iter_args)
 
     def while_stmt(self, s: While, ind: int) -> None:
         from ..ir.parser import trailing_yield
@@ -338,22 +405,28 @@ class _FunctionGen:
             self.emit(ind, f"_pl_rt.fail('while loop has {len(carried)} iter_args but {len(inits)} init values')", s.span)
             return
         if carried:
-            self.emit(ind, f"{', '.join(carried)}, = ({', '.join(inits)},)", s.span)
+            self._init_carried(ind, carried, s.iter_args, inits, s.init_values, s.span)
         self.emit(ind, "while True:", s.span)
         self.emit(ind + 1, f"if not ({self.expr(s.cond)}):", s.cond_span)
         self.emit(ind + 2, "break", s.cond_span)
-        self.frames.append(_Frame("loop", carried))
+        self.frames.append(_Frame("loop", carried, s.iter_args))
         self.block(s.body, ind + 1)
         self.frames.pop()
-        self._after_loop(trailing_yield(s.body), carried, ind, s.span)
+        self._after_loop(trailing_yield(s.body), carried, ind, s.span, s.iter_args)
 
     def if_stmt(self, s: If, ind: int) -> None:
         self.emit(ind, f"if {self.expr(s.cond)}:", s.span)
         self.frames.append(_Frame("if", []))
+        key = trace_keys.branch_key(s) if self.gen.trace else None
+        if key is not None:  # which way it went is compared too (localisation)
+            self.emit(ind + 1, f"_pl_br({_literal(key)}, {s.span.line}, True, {self._ops(s.cond)})", s.span)
         self.block(s.then, ind + 1)
-        if s.orelse:
+        if s.orelse or key is not None:
             self.emit(ind, "else:", s.span)
-            self.block(s.orelse, ind + 1)
+            if key is not None:
+                self.emit(ind + 1, f"_pl_br({_literal(key)}, {s.span.line}, False, {self._ops(s.cond)})", s.span)
+            if s.orelse:
+                self.block(s.orelse, ind + 1)
         self.frames.pop()
 
     def scope_stmt(self, s: Scope, ind: int) -> None:
@@ -622,6 +695,11 @@ class _ProgramGen:
     def next_site(self) -> int:
         self.sites += 1
         return self.sites
+
+    def next_counter(self) -> str:
+        """A fresh local name for a loop's trip counter (traced code only)."""
+        self.sites += 1
+        return f"_pl_trip{self.sites}"
 
     def generate(self, filename: str) -> GeneratedCode:
         body_lines: list[tuple[str, Span | None]] = []

@@ -55,6 +55,7 @@ __all__ = [
     "merge_tiles",
     "fit_shape",
     "split_code",
+    "run_lanes",
 ]
 
 DEFAULT_POP_TIMEOUT_S = 10.0
@@ -291,6 +292,11 @@ class Runtime:
         self.results: dict[tuple[str, int], Any] = {}
         self._gather: dict[tuple[int, int], dict[str, Any]] = {}
         self._gather_seq: dict[int, int] = {}
+        self._shard: dict[int, dict[str, Any]] = {}
+        self._shard_seq: dict[int, int] = {}
+        self.lanes = 2  # AIV lanes that meet at a gather or shard
+        # a lane-only run (a split_aiv function): no AIC kernel, lane 0 does the cube work
+        self.lanes_only = False
         # slot -> (predicate, op, split, lane, description) while blocked in a pop
         self.blocked: dict[int, tuple[Callable[[], bool], str, int, int, str]] = {}
         self.scheduler: Any = None  # the greenlet running the scheduler (set by run_group)
@@ -329,8 +335,9 @@ class Runtime:
         if self.cancelled:
             raise _Cancelled()
 
-    @staticmethod
-    def _my_slot() -> int:
+    def _my_slot(self) -> int:
+        if self.lanes_only:
+            return context.lane()
         return 0 if context.role() == "aic" else 1 + context.lane()
 
     def _switch_out(self, why: str) -> None:
@@ -450,24 +457,52 @@ class Runtime:
             return p0  # dual dispatch without split: both lanes push, the cube keeps lane 0's
         return merge_tiles(p0, p1, split)
 
-    # -- aic_gather between concurrently running lanes ----------------------
+    # -- aic_gather / aiv_shard: the lanes meet ----------------------------
 
     def gather_exchange(self, part: torch.Tensor, code: int, lane: int) -> torch.Tensor:
-        """``tile.aic_gather`` run by two concurrent lane threads: both get the joined tile."""
+        """``tile.aic_gather`` run by concurrent lanes: each waits for the other's part, all get the joined tile.
+
+        The n-th gather of one lane meets the n-th gather of the other (the lanes run the
+        same statements), whatever else each did in between; the joined tile is made once.
+        """
         op = "tile.aic_gather"
         with self.cv:
             seq = self._gather_seq.get(lane, 0)
             self._gather_seq[lane] = seq + 1
             entry = self._gather.setdefault((code, seq), {"parts": {}, "taken": 0, "merged": None})
             entry["parts"][lane] = _clone(part)
-            pass
-            self._wait(lambda: len(entry["parts"]) >= 2, op, code, lane)
+            self._wait(lambda: len(entry["parts"]) >= self.lanes, op, code, lane)
             if entry["merged"] is None:
                 entry["merged"] = merge_tiles(entry["parts"][0], entry["parts"][1], code)
             entry["taken"] += 1
-            if entry["taken"] >= 2:
+            if entry["taken"] >= self.lanes:
                 del self._gather[(code, seq)]
             return _clone(entry["merged"])
+
+    def shard_exchange(self, whole: Any, code: int, lane: int, lane_stride: int = 0) -> torch.Tensor:
+        """``tile.aiv_shard`` run by concurrent lanes: the tile lane 0 made (the cube work ran
+        there once), cut as ``tile.tpush_to_aiv`` cuts it; each lane takes its part.
+
+        The n-th shard of one lane meets the n-th shard of lane 0. Split code 0 hands every
+        lane the whole tile.
+        """
+        op = "tile.aiv_shard"
+        with self.cv:
+            seq = self._shard_seq.get(lane, 0)
+            self._shard_seq[lane] = seq + 1
+            entry = self._shard.setdefault(seq, {"whole": None, "parts": None, "taken": 0})
+            if lane == 0:
+                if not isinstance(whole, torch.Tensor):
+                    raise TypeError(f"{op}: lane 0 has no tile to hand out (got {type(whole).__name__})")
+                entry["whole"] = _clone(whole)
+            self._wait(lambda: entry["whole"] is not None, op, code, lane)
+            if entry["parts"] is None:
+                w = entry["whole"]
+                entry["parts"] = split_tile(w, code, lane_stride) if code in _SPLIT_CODES else (w, w)
+            entry["taken"] += 1
+            if entry["taken"] >= self.lanes:
+                del self._shard[seq]
+            return _clone(entry["parts"][lane])
 
     # -- kernel accounting --------------------------------------------------------
 
@@ -500,7 +535,7 @@ def get_runtime() -> Runtime:
 
 def run_group(
     name: str,
-    aic_fn: Callable[..., Any],
+    aic_fn: Callable[..., Any] | None,
     aiv_fn: Callable[..., Any],
     args: tuple[Any, ...],
     *,
@@ -515,18 +550,24 @@ def run_group(
     the kernel's exception on any failure. ``group_timeout_s`` bounds the whole
     run; it is checked whenever a kernel hands over (a kernel spinning without
     touching a pipe is stopped by the per-file timeout of the caller instead).
+    Without ``aic_fn`` only the two AIV lanes run (see :func:`run_lanes`).
     """
     split = split_code(split)
     dual = bool(dual_aiv_dispatch)
-    n_aiv = 2 if split in _SPLIT_CODES or dual else 1
+    n_aiv = 2 if split in _SPLIT_CODES or dual or aic_fn is None else 1
     pop_t = DEFAULT_POP_TIMEOUT_S if pop_timeout_s is None else float(pop_timeout_s)
     group_t = DEFAULT_GROUP_TIMEOUT_S if group_timeout_s is None else float(group_timeout_s)
-    rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), threads=1 + n_aiv, pop_timeout_s=group_t)
+    n_aic = 0 if aic_fn is None else 1
+    rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), threads=n_aic + n_aiv, pop_timeout_s=group_t)
+    rt.lanes = n_aiv
+    rt.lanes_only = aic_fn is None
     _ = pop_t  # a pop never waits in real time here: it blocks until a peer pushes or is a deadlock
     parent = context.current()
-    roles = [("aic", 0, aic_fn)] + [("aiv", lane, aiv_fn) for lane in range(n_aiv)]
+    roles: list[tuple[str, int, Callable[..., Any]]] = [("aic", 0, aic_fn)] if aic_fn is not None else []
+    roles += [("aiv", lane, aiv_fn) for lane in range(n_aiv)]
+    mode = split if aic_fn is None else 0
     ctxs = [
-        parent.derive(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, lane_sim=None, split_mode=0)
+        parent.derive(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, lane_sim=None, split_mode=mode)
         for role, lane, _fn in roles
     ]
 
@@ -650,3 +691,22 @@ def run_group(
             group=name,
         )
     return rt.results.get(("aiv", 0))
+
+
+def run_lanes(name: str, fn: Callable[..., Any], args: tuple[Any, ...], *, split: int) -> Any:
+    """A ``split_aiv`` function: ``fn(*args)`` on two AIV lanes that meet at each
+    ``tile.aic_gather`` / ``tile.aiv_shard`` (:meth:`Runtime.gather_exchange`,
+    :meth:`Runtime.shard_exchange`); lane 0 alone runs the cube work between them
+    (the generated code asks :func:`runs_cube`). Returns lane 0's value.
+
+    DIVERGENCE (by design): the reference has no runner for these markers; the
+    compiler's ExpandMixedKernel turns them into tpush/tpop pairs between an AIC
+    kernel and the lanes, which this run reproduces without the split.
+    """
+    return run_group(name, None, fn, args, split=split, dual_aiv_dispatch=True)
+
+
+def runs_cube() -> bool:
+    """False on lanes other than 0 of a :func:`run_lanes` run (they skip the cube work)."""
+    rt = context.current_runtime()
+    return not (rt is not None and rt.lanes_only and context.lane() != 0)

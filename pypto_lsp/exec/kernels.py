@@ -1447,18 +1447,22 @@ def split_aiv_lanes(n: Any = 2, mode: Any = 0) -> Any:
 
 
 @_reg("aiv_shard")
-def aiv_shard(
-    t: torch.Tensor, *_extra: Any, split: Any = None, lane_stride: Any = 0, _rtype: ResultType | None = None, **_kw: Any
-) -> torch.Tensor:
+def aiv_shard(t: Any, *_extra: Any, split: Any = None, lane_stride: Any = 0, _rtype: ResultType | None = None, **_kw: Any) -> torch.Tensor:
     """C->V split marker before ExpandMixedKernel: this lane's part of the cube tile.
 
-    With fewer than two lanes running (no group/region lanes) or split mode 0
-    (task-parallel region) the whole tile crosses unchanged. Missing in the reference.
+    In a ``split_aiv`` function the lanes meet here: each takes its part of the tile lane 0
+    made (lane 0 alone ran the cube work). With fewer than two lanes running (no
+    group/region lanes) or split mode 0 (task-parallel region) the whole tile crosses
+    unchanged. Missing in the reference.
     """
     code = split_code(split) if split is not None else context.split_mode()
+    stride = int(_scalar(lane_stride) or 0)
+    rt = context.current_runtime()
+    if rt is not None and rt.lanes_only:
+        return fit_shape(rt.shard_exchange(t, code, context.lane(), stride), _rshape(_rtype))
     if context.lane_count() < 2 or code == 0:
         return t
-    p0, p1 = split_tile(t, code, int(_scalar(lane_stride) or 0))
+    p0, p1 = split_tile(t, code, stride)
     return fit_shape(p0 if context.lane() == 0 else p1, _rshape(_rtype))
 
 

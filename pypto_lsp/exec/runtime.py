@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from . import context, crosscore
+from .crosscore import runs_cube
 from .kernels import KERNELS, NOOPS, ResultType
 from .kernels import NEEDS_RESULT_TYPE as _KERNEL_RTYPE
 from .values import DTYPES, get_valid, with_valid
@@ -34,6 +35,8 @@ __all__ = [
     "spmd_blocks",
     "run_spmd",
     "split_aiv_lanes",
+    "run_split_aiv",
+    "runs_cube",
     "run_group",
     "group_launcher",
     "ExecutionError",
@@ -210,13 +213,10 @@ def split_aiv_lanes(n: Any, mode: int) -> Iterator[int]:
 
 
 def run_split_aiv(fn: Callable[..., Any], n: int, mode: int, args: tuple[Any, ...]) -> Any:
-    """A function-level split_aiv region: the body once per lane; lane 0's value is returned."""
-    result = None
-    for lane in split_aiv_lanes(n, mode):
-        r = fn(*args)
-        if lane == 0:
-            result = r
-    return result
+    """A function-level split_aiv region: the body on two concurrent AIV lanes that meet at
+    each ``aic_gather`` / ``aiv_shard`` (lane 0 runs the cube work); lane 0's value is returned."""
+    _ = n  # always two AIV lanes
+    return crosscore.run_lanes(getattr(fn, "__name__", "split_aiv"), fn, args, split=mode)
 
 
 def _axis_of(mode: int) -> int:
@@ -233,7 +233,8 @@ def aiv_shard(
     t: torch.Tensor, *_args: Any, split: Any = None, lane_stride: Any = None, _rtype: ResultType | None = None, **_kw: Any
 ) -> Any:
     if not _split_state.stack:
-        return t  # outside a split region the whole tile is the lane's tile
+        # a split_aiv function's lanes meet (else the whole tile is the lane's tile)
+        return KERNELS["tile.aiv_shard"](t, *_args, split=split, lane_stride=lane_stride or 0, _rtype=_rtype)
     frame = _split_state.stack[-1]
     mode = int(split) if isinstance(split, int) and split else frame["mode"]
     axis = _axis_of(mode)
@@ -259,7 +260,7 @@ def aiv_shard(
 
 def aic_gather(t: torch.Tensor, *_args: Any, split: Any = None, _site: int = 0, _rtype: ResultType | None = None, **_kw: Any) -> Any:
     if not _split_state.stack:
-        return t
+        return KERNELS["tile.aic_gather"](t, *_args, split=split, _rtype=_rtype)
     frame = _split_state.stack[-1]
     mode = int(split) if isinstance(split, int) and split else frame["mode"]
     axis = _axis_of(mode)

@@ -59,6 +59,13 @@ def first_differing_value(ls: PyptoServer, st: DocState, lines: list[str], enc: 
                 f"'{v.name}' as {prev_path.name} computes it",
             )
         ]
+    for r in v.related:  # the next candidates, in this file
+        if 0 < r.line <= len(lines):
+            related = (related or []) + [
+                types.DiagnosticRelatedInformation(
+                    types.Location(st.uri, R.statement_range(lines, r.line, r.line, enc)), f"also a candidate: '{r.name}', {r.detail}"
+                )
+            ]
     return [
         types.Diagnostic(
             range=R.statement_range(lines, v.line, v.line, enc),

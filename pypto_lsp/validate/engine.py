@@ -289,7 +289,10 @@ def run_text(
             return result
         ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
         if trace is not None:
+            from ..exec.trace_hooks import hooks
+
             ns["_pl_tr"] = trace
+            ns.update(hooks(trace))
         exec(comp.code, ns)  # our own generated code, never dump text
         fn_obj = ns[gen.functions[gen.entry]]
         try:

@@ -26,14 +26,19 @@ from typing import Any
 import torch
 
 from ..exec import context
-from ..exec.values import valid_box
-from ..ir.model import Assign, walk_stmts
+from ..exec.trace_hooks import CALL, LoopCounter
+from ..exec.values import DTYPES, valid_box
+from ..ir.model import stmt_targets, walk_stmts
 from .engine import compare, compile_text, run_text
 from .report import FAIL, PASS, RAN, Report, ValueDivergence
 
 # snapshots kept per traced run; past it, later values are not recorded (and the report says so)
 TRACE_BUDGET_BYTES = 256 * 2**20
 _RECORD_BYTES = 256  # a record, its key and a Python scalar, roughly
+_MAX_RAN = 1_000_000  # loop/if executions remembered per traced run
+_FURTHER = 64  # values compared past twice the first cause's before the run stops looking for more
+_LOOP = "loop "  # counter keys of loops and ifs, apart from value names
+_IF = "if: "
 
 
 @dataclass(slots=True)
@@ -57,7 +62,8 @@ def _source_name(name: str) -> str:
 
 
 class _Hook:
-    """A ``_pl_tr`` hook: counts each name's assignments per role, lane and SPMD block."""
+    """The trace hooks of one run (:mod:`pypto_lsp.exec.trace_hooks`): each name's assignments,
+    each loop's runs and each if's executions counted per role, lane and SPMD block."""
 
     def __init__(self) -> None:
         self.counts: dict[tuple[str, str | None, int, int], int] = {}
@@ -70,18 +76,49 @@ class _Hook:
         self.counts[where] = n + 1
         return ctx, n
 
+    def write(self, value: Any, _names: tuple[str, ...], _line: int, _ops: tuple[str, ...] = ()) -> Any:
+        return value
+
+    def __call__(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
+        return value
+
+    def carry(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
+        return self(value, name, line, ops)
+
+    def loop(
+        self, key: str, line: int, ops: tuple[str, ...] = (), carried: tuple[str, ...] = (), results: tuple[str, ...] = ()
+    ) -> LoopCounter:
+        return LoopCounter(self.loop_done, key, line, ops, carried, results)
+
+    def loop_done(self, c: LoopCounter) -> None:
+        return None
+
+    def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
+        return None
+
+
+@dataclass(slots=True)
+class _Ran:
+    """A loop's trip count or an if's direction in the previous pass's run."""
+
+    line: int
+    value: int  # iterations; for an if, 1 when the then-branch ran
+    then_count: int = 0  # for an if: then-branches taken up to and including this run
+
 
 class _Trace(_Hook):
     """The ``_pl_tr`` hook of the previous pass's run: copies of the values worth keeping, in order."""
 
     def __init__(self, keep: set[str], budget: int) -> None:
         super().__init__()
-        self.records: list[_Record] = []
+        self.records: dict[tuple[Any, ...], _Record] = {}  # by (name, role, lane, block, occurrence)
         self.keep = keep  # names the current pass may ask about
         self.budget = budget
         self.truncated = False
+        self.ran: dict[tuple[Any, ...], _Ran] = {}
+        self.then_counts: dict[tuple[Any, ...], int] = {}
 
-    def __call__(self, value: Any, name: str, line: int) -> Any:
+    def __call__(self, value: Any, name: str, line: int, _ops: tuple[str, ...] = ()) -> Any:
         if self.truncated or name not in self.keep:
             return value
         ctx, n = self._occurrence(name)
@@ -97,41 +134,146 @@ class _Trace(_Hook):
         self.budget -= size
         if isinstance(snap, torch.Tensor):
             snap = snap.detach().clone()  # the run may still write into it
-        self.records.append(_Record(name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n))
+        self.records[(name, ctx.role, ctx.lane, ctx.block_idx, n)] = _Record(
+            name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n
+        )
         return value
+
+    def loop_done(self, c: LoopCounter) -> None:
+        if c.key in self.keep and len(self.ran) < _MAX_RAN:
+            ctx, k = self._occurrence(_LOOP + c.key)
+            self.ran[(_LOOP + c.key, ctx.role, ctx.lane, ctx.block_idx, k)] = _Ran(c.line, c.n)
+
+    def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
+        if len(self.ran) < _MAX_RAN:
+            ctx, k = self._occurrence(_IF + key)
+            where = (_IF + key, ctx.role, ctx.lane, ctx.block_idx)
+            then = self.then_counts.get(where, 0) + int(taken)
+            self.then_counts[where] = then
+            self.ran[(*where, k)] = _Ran(line, int(taken), then)
 
 
 class _Stop(Exception):
-    """Ends the current pass's run at the first value that differs (run_text reports it as an error)."""
+    """Ends the current pass's run once enough is known (run_text reports it as an error)."""
+
+
+@dataclass(slots=True)
+class _Event:
+    v: ValueDivergence
+    provisional: bool  # from inside a loop (a value handed to the next iteration, a trip count)
+    carried: str | None = None  # the iter_arg (for a value handed to the next iteration)
+
+
+@dataclass(slots=True)
+class _Watch:
+    """A loop that just ended: if everything it hands out agrees, its provisional events go."""
+
+    where: tuple[str | None, int, int]
+    key: str
+    carried: frozenset[str]
+    pending: set[str]  # results not yet seen to agree
 
 
 class _Compare(_Hook):
-    """The ``_pl_tr`` hook of the current pass's run: each value against its partner, as it is made."""
+    """The hooks of the current pass's run: each value against its partner, as it is made.
 
-    def __init__(self, partner: dict[tuple[Any, ...], _Record], renamed: dict[str, str], rtol: float, atol: float) -> None:
+    Every name's latest value is marked as differing or not (a value without partner
+    differs when something it read differs). A differing value whose operands all agree
+    is a cause; so is a loop that ran a different number of times, or an if that went
+    the other way, on operands that agree.
+
+    What a loop hands to its next iteration and how often it ran are provisional: a pass
+    that unrolls or pipelines a loop changes both but not what the loop hands out. They
+    are dropped when all the loop's results then agree, kept once a later value differs,
+    and dropped if nothing else differs until the end. The run stops at the third cause.
+    """
+
+    def __init__(self, prev: _Trace, renamed: dict[str, str], rtol: float, atol: float) -> None:
         super().__init__()
-        self.partner = partner
+        self.partner = prev.records
+        self.ran = prev.ran
         self.renamed = renamed
         self.rtol = rtol
         self.atol = atol
         self.compared = 0
-        self.found: ValueDivergence | None = None
+        self.differs: dict[tuple[str, str | None, int, int], bool] = {}
+        self.then_counts: dict[tuple[Any, ...], int] = {}
+        self.events: list[_Event] = []
+        self.watches: list[_Watch] = []
+        self.limit: int | None = None  # values to compare at most, once a cause is known
+        self.stopped = False
 
-    def __call__(self, value: Any, name: str, line: int) -> Any:
-        if self.found is not None:
+    @property
+    def found(self) -> ValueDivergence | None:
+        """The first cause, else the first differing value; the next two candidates related."""
+        kept = [e.v for e in self.events if not e.provisional]
+        causes = [v for v in kept if v.cause]
+        ranked = causes if causes else kept
+        if not ranked:
+            return None
+        top = ranked[0]
+        top.related = ranked[1:3]
+        return top
+
+    def _tainted(self, ctx: context.Ctx, ops: tuple[str, ...]) -> bool:
+        d = self.differs
+        return any(d.get((o, ctx.role, ctx.lane, ctx.block_idx), False) for o in ops)
+
+    def _wanted(self, line: int, cause: bool, provisional: bool) -> bool:
+        """Whether an event on ``line`` would be kept (worth describing in full)."""
+        if any(e.v.line == line and e.v.cause == cause for e in self.events):
+            return False
+        if cause or provisional:
+            return True
+        # a consequence is only reported when no cause is found: the first three, while none is
+        return not any(e.v.cause and not e.provisional for e in self.events) and sum(1 for e in self.events if not e.v.cause) < 3
+
+    def _event(self, v: ValueDivergence, provisional: bool = False, carried: str | None = None) -> None:
+        if not provisional:
+            for e in self.events:
+                e.provisional = False  # a later value differs: what the loops did counts
+        if any(e.v.line == v.line and e.v.cause == v.cause for e in self.events):
+            return  # the same statement again (a later iteration, another lane)
+        if not v.cause and not provisional and sum(1 for e in self.events if not e.v.cause) >= 3:
+            return  # enough consequences to fall back on
+        self.events.append(_Event(v, provisional, carried))
+        if len(self.events) > 64:  # keep the first few consequences, every cause
+            self.events = [e for i, e in enumerate(self.events) if e.v.cause or i < 8]
+        confirmed = [e.v for e in self.events if e.v.cause and not e.provisional]
+        if confirmed:
+            # the run's cost bounded: no further than twice as far as the first cause
+            self.limit = 2 * confirmed[0].compared + _FURTHER
+        if len(confirmed) >= 3:
+            self.stopped = True
+            raise _Stop
+
+    def _value(self, value: Any, name: str, line: int, ops: tuple[str, ...], provisional: bool) -> Any:
+        if self.stopped:
             raise _Stop  # a kernel of another lane carried on
         ctx, n = self._occurrence(name)
+        key = (name, ctx.role, ctx.lane, ctx.block_idx)
         other = self.partner.get((self.renamed.get(name, name), ctx.role, ctx.lane, ctx.block_idx, n))
-        if other is None or other.lanes != ctx.lanes:
-            return value
-        cur = _numeric(value)
-        if cur is None:
+        cur = _numeric(value) if other is not None and other.lanes == ctx.lanes else None
+        tainted = self._tainted(ctx, ops)  # before this name's own status changes (a yield may read it)
+        if ops and ops[-1] == CALL and self.events:
+            tainted = True  # the callee's statements differed already: they are the candidates
+        if other is None or cur is None:
+            self.differs[key] = tainted
             return value
         self.compared += 1
-        d = _differs(cur, other.value, self.rtol, self.atol)
+        if self.limit is not None and self.compared > self.limit:
+            self.stopped = True  # enough looking for further candidates
+            raise _Stop
+        d = _differs(cur, other.value, self.rtol, self.atol, full=False)
+        self.differs[key] = d is not None
         if d is None:
+            if self.watches and not provisional:
+                self._agrees(name, (ctx.role, ctx.lane, ctx.block_idx))
             return value
-        self.found = ValueDivergence(
+        if self._wanted(line, not tainted, provisional):
+            d = _differs(cur, other.value, self.rtol, self.atol)  # again, with the figures
+        assert d is not None
+        v = ValueDivergence(
             line=line,
             name=name,
             occurrence=n,
@@ -143,8 +285,85 @@ class _Compare(_Hook):
             detail=d[1],
             compared=self.compared,
             truncated=False,
+            kind=d[2],
+            cause=not tainted,
         )
-        raise _Stop
+        self._event(v, provisional, name if provisional else None)
+        return value
+
+    def _agrees(self, name: str, where: tuple[str | None, int, int]) -> None:
+        """A loop result agrees: once all of them do, the loop's provisional events go."""
+        for w in list(self.watches):
+            if w.where == where and name in w.pending:
+                w.pending.discard(name)
+                if not w.pending:
+                    self.watches.remove(w)
+                    self.events = [
+                        e
+                        for e in self.events
+                        if not (e.provisional and (e.carried in w.carried or e.v.kind == "count" and e.v.name == w.key))
+                    ]
+
+    def __call__(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
+        return self._value(value, name, line, ops, False)
+
+    def carry(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
+        return self._value(value, name, line, ops, True)
+
+    def write(self, value: Any, names: tuple[str, ...], _line: int, ops: tuple[str, ...] = ()) -> Any:
+        if self.stopped:
+            raise _Stop
+        ctx = context.current()
+        t = self._tainted(ctx, ops)
+        for name in names:
+            self.differs[(name, ctx.role, ctx.lane, ctx.block_idx)] = t
+        return value
+
+    def _ran(self, key: str, line: int, ops: tuple[str, ...], here: int, before: _Ran, n: int, detail: str, provisional: bool) -> None:
+        ctx = context.current()
+        v = ValueDivergence(
+            line=line,
+            name=key,
+            occurrence=n,
+            lane=ctx.lane,
+            lanes=ctx.lanes,
+            block=ctx.block_idx,
+            previous_line=before.line,
+            max_abs_diff=float(abs(here - before.value)),
+            detail=detail,
+            compared=self.compared,
+            truncated=False,
+            kind="count",
+            cause=not self._tainted(ctx, ops),
+        )
+        self._event(v, provisional)
+
+    def loop_done(self, c: LoopCounter) -> None:
+        if self.stopped:
+            raise _Stop
+        ctx, k = self._occurrence(_LOOP + c.key)
+        where = (ctx.role, ctx.lane, ctx.block_idx)
+        before = self.ran.get((_LOOP + self.renamed.get(c.key, c.key), *where, k))
+        if before is not None and before.value != c.n:
+            detail = f"loop ran {c.n} time{'s' * (c.n != 1)} here, {before.value} before"
+            self._ran(c.key, c.line, c.operands, c.n, before, k, detail, True)
+        if c.results and any(e.provisional for e in self.events):
+            self.watches = [w for w in self.watches if w.key != c.key or w.where != where][-16:]
+            self.watches.append(_Watch(where, c.key, frozenset(c.carried), set(c.results)))
+
+    def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
+        if self.stopped:
+            raise _Stop
+        ctx, k = self._occurrence(_IF + key)
+        where = (_IF + key, ctx.role, ctx.lane, ctx.block_idx)
+        then = self.then_counts.get(where, 0) + int(taken)
+        self.then_counts[where] = then
+        prev_key = "if " + self.renamed.get(key[3:], key[3:]) if key.startswith("if ") else self.renamed.get(key, key)
+        before = self.ran.get((_IF + prev_key, ctx.role, ctx.lane, ctx.block_idx, k))
+        if before is not None and before.value != int(taken):
+            way = ("then", "else") if taken else ("else", "then")
+            detail = f"if took the {way[0]} branch here, the {way[1]} branch before (then-branch taken {then} times here, {before.then_count} before)"
+            self._ran(key, line, ops, int(taken), before, k, detail, True)
 
 
 def _numeric(value: Any) -> Any:
@@ -162,7 +381,11 @@ def _assigned_names(text: str, filename: str, entry: str | None) -> set[str] | N
     comp = compile_text(text, filename, entry, trace=True)
     if comp.program is None or comp.error is not None:
         return None
-    return {s.target.name for f in comp.program.functions for s in walk_stmts(f.body) if isinstance(s, Assign)}
+    names: set[str] = set()
+    for f in comp.program.functions:
+        for s in walk_stmts(f.body):
+            names.update(t.name for t in stmt_targets(s))
+    return names
 
 
 def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
@@ -176,23 +399,49 @@ def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
     return {c[0]: prev_by[src][0] for src, c in cur_by.items() if len(c) == 1 and len(prev_by.get(src, ())) == 1}
 
 
-def _differs(cur: Any, prev: Any, rtol: float, atol: float) -> tuple[float, str] | None:
-    """None when close; else (max abs diff or NaN, a short description)."""
+def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -> tuple[float, str, str] | None:
+    """None when close; else (max abs diff or NaN, a short description, "value" or "dtype").
+
+    Not ``full``: a tensor that is not close only says so (NaN, no description)."""
     if isinstance(cur, torch.Tensor) != isinstance(prev, torch.Tensor):
         return None  # a scalar became a tensor (or back): a change of form, not of number
     if isinstance(cur, torch.Tensor):
-        if tuple(cur.shape) != tuple(prev.shape) or cur.dtype != prev.dtype:
-            return None  # reshaped or retyped by the pass: not comparable element by element
+        if tuple(cur.shape) != tuple(prev.shape):
+            return None  # reshaped by the pass: not comparable element by element
+        if cur.dtype == prev.dtype and torch.equal(cur, prev):
+            return None  # most values are the very same bits in both passes: the cheap test first
+        retyped = ""
+        if cur.dtype != prev.dtype:
+            retyped = f"dtype {_dt(cur.dtype)} here, {_dt(prev.dtype)} before"
+            if cur.dtype.is_floating_point != prev.dtype.is_floating_point or torch.bool in (cur.dtype, prev.dtype):
+                # a float made an integer (or back) is a difference whatever its numbers; a
+                # precision change (FP16 -> FP32, as passes legitimately make) is judged by them
+                diff = float((cur.to(torch.float64) - prev.to(torch.float64)).abs().max()) if cur.numel() else 0.0
+                return diff, f"{retyped} (max |Δ| {diff:.4g})", "dtype"
+            wide = torch.promote_types(cur.dtype, prev.dtype)
+            cur, prev = cur.to(wide), prev.to(wide)
         if cur.numel() == 0:
             return None
+        if not full:  # the test compare() makes (allclose in float64), without its statistics
+            if torch.allclose(cur.to(torch.float64), prev.to(torch.float64), rtol=rtol, atol=atol, equal_nan=False):
+                return None
+            return math.nan, "", "value"
         tr = compare(cur, prev, rtol, atol)
         if tr.passed:
             return None
-        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{_where_worst(cur, prev)}"
+        return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{_where_worst(cur, prev)}{'; ' + retyped if retyped else ''}", "value"
     a, b = float(cur), float(prev)
     if a == b or abs(a - b) <= atol + rtol * abs(b):
         return None
-    return abs(a - b), f"{cur!r} instead of {prev!r}"
+    return abs(a - b), f"{cur!r} instead of {prev!r}", "value"
+
+
+def _dt(dt: torch.dtype) -> str:
+    """A torch dtype by its IR name (``FP32``, ``INT32`` ...)."""
+    for name, d in DTYPES.items():
+        if d == dt:
+            return name
+    return str(dt).removeprefix("torch.")
 
 
 def _where_worst(cur: torch.Tensor, prev: torch.Tensor) -> str:
@@ -243,13 +492,14 @@ def first_differing_value(
     renamed = _renames(prev_names - cur_names, cur_names - prev_names)
     prev = _Trace((prev_names & cur_names) | set(renamed.values()), TRACE_BUDGET_BYTES)
     _check_timeout(run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev))
-    if not prev.records:
+    if not prev.records and not prev.ran:
         return None
-    cmp = _Compare({(r.name, r.role, r.lane, r.block, r.occurrence): r for r in prev.records}, renamed, rtol, atol)
+    cmp = _Compare(prev, renamed, rtol, atol)
     _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp))
-    if cmp.found is not None:
-        cmp.found.truncated = prev.truncated
-    return cmp.found
+    found = cmp.found
+    if found is not None:
+        found.truncated = prev.truncated
+    return found
 
 
 def localize_report(

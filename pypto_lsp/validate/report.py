@@ -144,29 +144,38 @@ class ValueDivergence:
     detail: str  # "max |Δ| ..." or what differs (shape, dtype, kind)
     compared: int  # values compared before (and including) this one
     truncated: bool
+    # "value" (numbers differ), "dtype" (the dtype differs), "count" (a loop ran a different
+    # number of times, a branch went the other way: line and name are the loop's or the if's)
+    kind: str = "value"
+    cause: bool = False  # every operand agreed with the previous pass: this statement made the difference
+    related: list[ValueDivergence] = field(default_factory=list)  # the next candidates
 
     def describe(self, previous_file: str) -> str:
         where = []
         if self.occurrence:
-            where.append(f"assignment {self.occurrence + 1}")
+            where.append(f"{'run' if self.kind == 'count' else 'assignment'} {self.occurrence + 1}")
         if self.lanes:
             where.append(f"AIV lane {self.lane}")
         if self.block:
             where.append(f"SPMD block {self.block}")
         at = f" ({', '.join(where)})" if where else ""
+        if self.kind == "count":
+            return f"ran differently from {previous_file}: '{self.name}'{at} {self.detail} (line {self.previous_line} there)"
         return (
             f"first value that differs from {previous_file}: '{self.name}'{at}, {self.detail} "
             f"against line {self.previous_line} there ({self.compared} values compared)"
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "max_abs_diff": _num(self.max_abs_diff)}
+        d = {k: getattr(self, k) for k in ValueDivergence.__dataclass_fields__ if k != "related"}
+        return {**d, "max_abs_diff": _num(self.max_abs_diff), "related": [r.to_json() for r in self.related]}
 
     @staticmethod
     def from_json(d: Mapping[str, Any]) -> ValueDivergence:
         diff = d.get("max_abs_diff")
-        fields = {k: d[k] for k in ValueDivergence.__dataclass_fields__ if k != "max_abs_diff"}
-        return ValueDivergence(**fields, max_abs_diff=float("nan") if diff is None else float(diff))
+        fields = {k: d[k] for k in ValueDivergence.__dataclass_fields__ if k not in ("max_abs_diff", "related") and k in d}
+        related = [ValueDivergence.from_json(r) for r in d.get("related") or []]
+        return ValueDivergence(**fields, max_abs_diff=float("nan") if diff is None else float(diff), related=related)
 
 
 @dataclass(slots=True)

@@ -136,6 +136,10 @@ async def test_the_first_divergent_pass_shows_the_first_value_that_differs(clien
     assert d.severity == types.DiagnosticSeverity.Warning
     assert f"first value that differs from {p1}" in d.message and f"'{c.value}'" in d.message
     assert d.related_information and d.related_information[0].location.uri == dump(client.broken, p1).as_uri()  # type: ignore[attr-defined]
+    # then the next candidates (statements whose operands agree but whose results do not), in p2
+    also = [r for r in d.related_information if r.location.uri == path35.as_uri()]
+    assert len(also) <= 2 and all(r.message.startswith("also a candidate: '") for r in also), d.related_information
+    assert all(r.location.range.start.line > d.range.start.line for r in also)
     # p3 fails too but is not the first divergent pass
     path36 = dump(client.broken, p3)  # type: ignore[attr-defined]
     assert not [d for d in client.diagnostics.get(path36.as_uri(), []) if d.code == "first-differing-value"]
