@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip re-running the first divergent pass and the one before it with every value traced",
     )
     v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument("--report", metavar="F", default=None, help="also write a self-contained HTML report (pass chart, table, error maps)")
 
     g = sub.add_parser("codegen", help="print the generated PyTorch script")
     g.add_argument("file", metavar="FILE")
@@ -248,6 +249,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         localize_report(report, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout)
     if progress:
         sys.stderr.write("\r" + " " * 80 + "\r")
+    if args.report:
+        from .validate.html_report import write_report
+
+        write_report(args.report, report, inputs, expected, entry=entry, timeout=timeout)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
