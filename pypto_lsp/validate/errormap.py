@@ -31,6 +31,7 @@ from ..exec import runtime as _rt
 from ..exec.codegen import GeneratedCode
 from ..exec.values import valid_box
 from .engine import _SAFE_BUILTINS, _check_arg_types, _run_with_timeout, compile_text, resolve_args
+from .golden import GoldenError
 from .report import _num
 
 # cells of a map at most (rows x cols): a [512, 4096] output becomes 128 x 128 cells of 4 x 32
@@ -227,8 +228,13 @@ def record_run(
     gen = comp.generated
     assert gen.entry is not None
     run_tensors = {k: v.clone() for k, v in inputs.items()}
-    args = resolve_args(comp.program, gen.entry, run_tensors)
-    _check_arg_types(comp.program, gen.entry, args)
+    try:
+        args = resolve_args(comp.program, gen.entry, run_tensors)
+        _check_arg_types(comp.program, gen.entry, args)
+    except (KeyError, GoldenError) as exc:
+        rec = Recorded(error=str(exc.args[0] if exc.args else exc))
+        rec.seconds = time.perf_counter() - t0
+        return rec
     keys = outputs if outputs is not None else list(run_tensors)
     recorder = _Recorder(gen, {k: run_tensors[k] for k in keys if k in run_tensors})
     ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
@@ -241,6 +247,8 @@ def record_run(
     rec = recorder.rec
     try:
         _run_with_timeout(lambda: fn_obj(*args), timeout)
+    except TimeoutError:
+        raise  # the run's thread is still going: the caller decides (the worker restarts)
     except Exception as exc:
         rec.error = f"{type(exc).__name__}: {exc}"
     rec.actual = {k: run_tensors[k] for k in recorder.outputs}
