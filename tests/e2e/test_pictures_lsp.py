@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_lsp
+from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .conftest import VSCODE, _plain, debug_info, execute, make_config, start
+from .conftest import VSCODE, _plain, debug_info, execute, make_config, open_doc, start
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 EX = Path(__file__).resolve().parents[2] / "examples"
@@ -57,6 +59,24 @@ async def test_pass_chart_and_error_map(client: LanguageClient) -> None:
     assert again["kept"] is True and again["maps"][0]["bad_elements"] == m["bad_elements"]
     # the server itself still never imported torch
     assert (await debug_info(client))["torch_loaded"] is False
+
+
+async def test_a_failing_tensor_has_an_error_map_lens(client: LanguageClient) -> None:
+    folder: Path = client.folder  # type: ignore[attr-defined]
+    uri = open_doc(client, folder / "11_after_ConvertTensorToTileOps.py")
+    lenses: list[Any] = []
+    for _ in range(200):
+        lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))) or []
+        if any(lens.command and lens.command.command == "pypto-lsp.showErrorMap" for lens in lenses):
+            break
+        await asyncio.sleep(0.1)
+    maps = [lens.command for lens in lenses if lens.command and lens.command.command == "pypto-lsp.showErrorMap"]
+    assert [(c.title, list(c.arguments)) for c in maps] == [("Show error map of 'out'", [uri, "out"])]
+    # a passing dump has none
+    ok = open_doc(client, folder / "09_after_OutlineIncoreScopes.py")
+    await asyncio.sleep(1.0)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=ok))) or []
+    assert not any(lens.command and lens.command.command == "pypto-lsp.showErrorMap" for lens in lenses)
 
 
 async def test_bad_params(client: LanguageClient) -> None:
