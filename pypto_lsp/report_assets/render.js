@@ -119,28 +119,28 @@
 
     /* ------------------------------------------------------------------ error map */
 
+    /* Cells as rows, split by the tolerance: [within, over]. Numbers stay numbers (the tooltip formats them). */
     function mapRows(m) {
-        var c = m.cells, n = c.r.length, rows = new Array(n), stores = {}, i;
+        var c = m.cells, n = c.d.length, ok = [], bad = [], labels = {}, i;
         var positive = Infinity;
-        for (i = 0; i < m.stores.length; i++) { stores[m.stores[i].id] = m.stores[i]; }
+        for (i = 0; i < m.stores.length; i++) { labels[m.stores[i].id] = m.stores[i].op + ' at line ' + m.stores[i].line; }
         for (i = 0; i < n; i++) { if (c.d[i] !== null && c.d[i] > 0 && c.d[i] < positive) { positive = c.d[i]; } }
         var floor = isFinite(positive) ? positive / 2 : 1e-12;
-        var br = m.bin[0], bc = m.bin[1];
+        var br = m.bin[0], bc = m.bin[1], R = m.view[0], C = m.view[1];
         for (i = 0; i < n; i++) {
-            var st = stores[c.s[i]];
-            rows[i] = {
-                r: c.r[i], r2: Math.min(c.r[i] + br, m.view[0]), c: c.c[i], c2: Math.min(c.c[i] + bc, m.view[1]),
-                v: c.d[i] === null ? Number.MAX_VALUE : Math.max(c.d[i], floor), bad: c.bad[i],
-                index: '[' + c.i[i] + ', ' + c.j[i] + ']', actual: fmt(c.a[i]), expected: fmt(c.e[i]),
-                diff: c.d[i] === null ? 'NaN' : fmt(c.d[i]),
-                store: st ? st.op + ' at line ' + st.line : 'not written by a recorded store',
+            var row = {
+                r: c.r[i], r2: Math.min(c.r[i] + br, R), c: c.c[i], c2: Math.min(c.c[i] + bc, C),
+                v: c.d[i] === null ? Number.MAX_VALUE : Math.max(c.d[i], floor),
+                i: c.i[i], j: c.j[i], a: c.a[i], e: c.e[i], d: c.d[i],
+                store: labels[c.s[i]] || 'not written by a recorded store',
             };
+            (c.bad[i] ? bad : ok).push(row);
         }
-        return rows;
+        return [ok, bad];
     }
 
     function errorMapSpec(m, t) {
-        var rows = mapRows(m);
+        var split = mapRows(m);
         var R = m.view[0], C = m.view[1], nr = m.grid[0], nc = m.grid[1];
         var width = Math.max(240, Math.min(900, nc * 8));
         var height = Math.max(60, Math.min(640, Math.round(width * nr / nc)));
@@ -149,8 +149,8 @@
         var y = { field: 'r', type: 'quantitative', scale: { domain: [0, R], nice: false, zero: false, reverse: true },
             title: m.shape.length > 2 ? 'row (leading dims merged)' : 'row' };
         var y2 = { field: 'r2' };
-        var tip = [{ field: 'index', title: 'index' }, { field: 'actual', title: 'this pass' }, { field: 'expected', title: 'golden' },
-            { field: 'diff', title: '|Δ|' }, { field: 'store', title: 'written by' }];
+        var tip = [{ field: 'i', title: 'row' }, { field: 'j', title: 'column' }, { field: 'a', title: 'this pass', format: '.6~g' },
+            { field: 'e', title: 'golden', format: '.6~g' }, { field: 'd', title: '|Δ|', format: '.4~e' }, { field: 'store', title: 'written by' }];
         if (m.bin[0] * m.bin[1] > 1) { tip.push({ value: m.bin[0] + '×' + m.bin[1] + ' elements per cell, the worst shown', title: 'cell' }); }
         var tiles = m.tiles.map(function (tl) {
             var st = m.stores[tl.store];
@@ -163,10 +163,10 @@
         });
         var scheme = t.dark ? 'darkblue' : 'blues';
         var layers = [
-            { name: 'cells_ok', data: { values: rows }, transform: [{ filter: 'datum.bad == 0' }], mark: { type: 'rect' },
+            { name: 'cells_ok', data: { values: split[0] }, mark: { type: 'rect' },
                 encoding: { x: x, x2: x2, y: y, y2: y2, tooltip: tip,
                     color: { field: 'v', type: 'quantitative', scale: { type: 'log', scheme: scheme }, title: '|Δ| within tolerance' } } },
-            { name: 'cells_bad', data: { values: rows }, transform: [{ filter: 'datum.bad == 1' }], mark: { type: 'rect' },
+            { name: 'cells_bad', data: { values: split[1] }, mark: { type: 'rect' },
                 encoding: { x: x, x2: x2, y: y, y2: y2, tooltip: tip,
                     color: { field: 'v', type: 'quantitative', scale: { type: 'log', scheme: 'orangered' }, title: '|Δ| over tolerance' } } },
             { name: 'tiles', data: { values: tiles }, mark: { type: 'rect', fillOpacity: 0, stroke: t.fg, strokeWidth: 1, strokeOpacity: 0.8 },
@@ -189,8 +189,11 @@
         };
     }
 
-    function embed(el, spec, onClick) {
-        var opts = { renderer: 'svg', actions: false, tooltip: { theme: theme().dark ? 'dark' : 'light' } };
+    /* SVG (inspectable, testable) up to SVG_MAX_CELLS cells; a bigger map draws on a canvas (several times faster). */
+    var SVG_MAX_CELLS = 8192;
+
+    function embed(el, spec, onClick, renderer) {
+        var opts = { renderer: renderer || 'svg', actions: false, tooltip: { theme: theme().dark ? 'dark' : 'light' } };
         return root.vegaEmbed(el, spec, opts).then(function (res) {
             if (onClick) {
                 res.view.addEventListener('click', function (_ev, item) {
@@ -205,7 +208,7 @@
      * sets data-rendered on host (tests and the e2e wait for it). */
     function renderAll(host, data, options) {
         options = options || {};
-        var t = theme(), jobs = [];
+        var t = theme(), jobs = [], t0 = performance.now();
         host.removeAttribute('data-rendered');
         if (data.chart) {
             var c = host.querySelector('.pass-chart') || host.appendChild(document.createElement('div'));
@@ -219,9 +222,13 @@
             d.setAttribute('data-tensor', m.tensor);
             d.setAttribute('data-tiles', String(m.tiles.length));
             host.appendChild(d);
-            jobs.push(embed(d, errorMapSpec(m, t)));
+            d.setAttribute('data-cells', String(m.cells.d.length));
+            jobs.push(embed(d, errorMapSpec(m, t), null, m.cells.d.length > SVG_MAX_CELLS ? 'canvas' : 'svg'));
         });
-        return Promise.all(jobs).then(function () { host.setAttribute('data-rendered', 'ok'); },
+        return Promise.all(jobs).then(function () {
+            host.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+            host.setAttribute('data-rendered', 'ok');
+        },
             function (err) { host.setAttribute('data-rendered', 'error'); host.appendChild(document.createTextNode(String(err))); throw err; });
     }
 

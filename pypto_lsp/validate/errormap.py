@@ -259,8 +259,9 @@ def record_run(
 def _abs_diff(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(torch.float64)
-    d = (a - e).abs()
-    d = torch.where(a == e, torch.zeros((), dtype=d.dtype), d)
+    d = torch.sub(a, e).abs_()
+    if not bool(torch.isfinite(e).all()):
+        d.masked_fill_(a == e, 0.0)  # equal infinities differ by 0, not NaN (as the comparison says)
     return a, e, d
 
 
@@ -279,10 +280,13 @@ def error_map(
     R, C = view2d_shape(tuple(actual.shape))
     a, e, d = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
     nan = torch.isnan(d)
-    tol = atol + rtol * e.abs()
-    bad = (d > tol) | nan
-    # NaN sorts above everything: a NaN element is the one a cell shows
-    key = torch.where(nan, torch.full((), math.inf, dtype=d.dtype), d)
+    has_nan = bool(nan.any())
+    bad = d > e.abs().mul_(rtol).add_(atol)  # allclose's test: |a - e| > atol + rtol * |e|
+    key = d
+    if has_nan:
+        bad |= nan
+        # NaN sorts above everything: a NaN element is the one a cell shows
+        key = torch.where(nan, torch.full((), math.inf, dtype=d.dtype), d)
     br = max(1, -(-R // max_rows))
     bc = max(1, -(-C // max_cols))
     if br == 1 and bc == 1:
@@ -305,11 +309,13 @@ def error_map(
     cols = torch.arange(nc, dtype=torch.int64).repeat(nr) * bc
 
     def floats(t: torch.Tensor) -> list[float | None]:
+        if bool(torch.isfinite(t).all()):
+            return t.tolist()  # the common case: no NaN/Inf for JSON to choke on
         return [_num(x) for x in t.tolist()]
 
     lanes = _lane_halves(tiles)
-    bad_count = int(bad.sum())
-    unwritten = int((owner == -1).sum()) if owner is not None and stores else None
+    bad_count = int(torch.count_nonzero(bad))
+    unwritten = int(torch.count_nonzero(owner == -1)) if owner is not None and stores else None
     return {
         "tensor": name,
         "shape": list(actual.shape),

@@ -174,6 +174,10 @@ def write_report(
     data = report_data(report, inputs, expected, entry=entry, timeout=timeout)
     name = title
     if name is None and report.files:
-        name = str(Path(report.files[0].file).parent)
+        folder = Path(report.files[0].file).parent.resolve()
+        try:
+            name = str(folder.relative_to(Path.cwd()))
+        except ValueError:
+            name = str(folder)
     Path(path).write_text(render_html(report, data, name or "validation report"), encoding="utf-8")
     return data
