@@ -46,7 +46,7 @@
 
     /* ------------------------------------------------------------------ pass chart */
 
-    function passChartSpec(data, t) {
+    function passChartSpec(data, t, maxWidth) {
         var pts = data.points.filter(function (p) { return p.max_abs_diff !== null; });
         var positive = pts.map(function (p) { return p.max_abs_diff; }).filter(function (x) { return x > 0; });
         var lo = positive.length ? Math.min.apply(null, positive) : 1e-8;
@@ -102,7 +102,7 @@
             { name: 'memory', data: { values: memory }, mark: { type: 'point', shape: 'diamond', filled: true, size: 140, color: t.warn, cursor: 'pointer' },
                 encoding: { x: x, y: y, tooltip: [{ field: 'label', title: 'pass' }, { field: 'hazards', title: 'memory hazards' }, { field: 'first', title: 'first' }] } },
         ];
-        var width = Math.max(360, Math.min(1400, 28 * order.length));
+        var width = Math.max(360, Math.min(1400, 28 * order.length, (maxWidth || 1e9) - 220));
         return {
             $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
             title: { text: 'max |Δ| per pass', subtitle: subtitle(data) },
@@ -139,10 +139,10 @@
         return [ok, bad];
     }
 
-    function errorMapSpec(m, t) {
+    function errorMapSpec(m, t, maxWidth) {
         var split = mapRows(m);
         var R = m.view[0], C = m.view[1], nr = m.grid[0], nc = m.grid[1];
-        var width = Math.max(240, Math.min(900, nc * 8));
+        var width = Math.max(240, Math.min(900, nc * 8, (maxWidth || 1e9) - 200));
         var height = Math.max(60, Math.min(640, Math.round(width * nr / nc)));
         var x = { field: 'c', type: 'quantitative', scale: { domain: [0, C], nice: false, zero: false }, title: 'column' };
         var x2 = { field: 'c2' };
@@ -205,7 +205,8 @@
     }
 
     /* Draw everything that `data` holds into `host`: {chart?, maps?: [...]}. Resolves when drawn;
-     * sets data-rendered on host (tests and the e2e wait for it). */
+     * sets data-rendered on host (tests and the e2e wait for it). options: onPassClick(datum),
+     * maxWidth (px: the charts shrink to fit a narrow webview). */
     function renderAll(host, data, options) {
         options = options || {};
         var t = theme(), jobs = [], t0 = performance.now();
@@ -214,7 +215,7 @@
             var c = host.querySelector('.pass-chart') || host.appendChild(document.createElement('div'));
             c.className = 'pass-chart';
             c.setAttribute('data-passes', String(data.chart.passes.length));
-            jobs.push(embed(c, passChartSpec(data.chart, t), options.onPassClick));
+            jobs.push(embed(c, passChartSpec(data.chart, t, options.maxWidth), options.onPassClick));
         }
         (data.maps || []).forEach(function (m) {
             var d = document.createElement('div');
@@ -223,7 +224,7 @@
             d.setAttribute('data-tiles', String(m.tiles.length));
             host.appendChild(d);
             d.setAttribute('data-cells', String(m.cells.d.length));
-            jobs.push(embed(d, errorMapSpec(m, t), null, m.cells.d.length > SVG_MAX_CELLS ? 'canvas' : 'svg'));
+            jobs.push(embed(d, errorMapSpec(m, t, options.maxWidth), null, m.cells.d.length > SVG_MAX_CELLS ? 'canvas' : 'svg'));
         });
         return Promise.all(jobs).then(function () {
             host.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));

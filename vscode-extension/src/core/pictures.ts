@@ -76,7 +76,7 @@ ${scripts}
   function draw() {
     if (!last) { return; }
     host.innerHTML = '';
-    window.pyptoPictures.renderAll(host, last, { onPassClick: (d) => vscode.postMessage({ type: 'open', file: d.file }) })
+    window.pyptoPictures.renderAll(host, last, { maxWidth: document.body.clientWidth, onPassClick: (d) => vscode.postMessage({ type: 'open', file: d.file }) })
       .catch((e) => { note.textContent = 'Cannot draw: ' + e; });
   }
   window.addEventListener('message', (ev) => {
@@ -86,6 +86,9 @@ ${scripts}
   });
   // theme change: VS Code swaps the body classes; draw again with the new colours
   new MutationObserver(draw).observe(document.body, { attributes: true, attributeFilter: ['class'] });
+  // a wider or narrower panel: draw again to fit
+  let resize = null;
+  window.addEventListener('resize', () => { clearTimeout(resize); resize = setTimeout(draw, 250); });
   vscode.postMessage({ type: 'ready' });
 })();
 </script></body></html>
