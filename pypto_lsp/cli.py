@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_more import add_arguments
 
     add_arguments(sub, v)
+    v.add_argument("--report", metavar="F", default=None, help="also write a self-contained HTML report (pass chart, table, error maps)")
 
     g = sub.add_parser("codegen", help="print the generated PyTorch script")
     g.add_argument("file", metavar="FILE")
@@ -286,6 +287,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         localize_report(report, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout)
     if progress:
         sys.stderr.write("\r" + " " * 80 + "\r")
+    if args.report:
+        from .validate.html_report import write_report
+
+        write_report(args.report, report, inputs, expected, entry=entry, timeout=timeout)
     if args.json:
         json.dump({**report.to_json(), "compared_with": compared}, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -26,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
-from . import code_lens, commands, documents, goto, hover, symbols, watch
+from . import code_lens, commands, documents, goto, hover, pictures, symbols, watch
 from . import config as cfg
 from .documents import Documents, uri_to_path
 from .worker_client import WorkerClient
@@ -175,7 +175,7 @@ def create_server() -> PyptoServer:
                 fut.cancel()
         await ls.worker.stop()
 
-    for module in (documents, cfg, code_lens, hover, goto, symbols, commands, watch):
+    for module in (documents, cfg, code_lens, hover, goto, symbols, commands, watch, pictures):
         module.register(ls)
     return ls
 

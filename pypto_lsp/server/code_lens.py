@@ -8,7 +8,8 @@ when a result lands. No ``codeLens/resolve``: there is nothing left to compute.
 Line 0: per output tensor ``✓ out max|Δ| 9.77e-04 (atol 5e-2) · 41 ms`` /
 ``✗ out max|Δ| 2.39e-01 > atol 5e-2 · 40 ms``, or ``✗ error: <kind> (line N)``, then
 ``Validate this pass``, ``Validate all passes``, ``Compare with previous pass`` (the
-last one is implemented by the VS Code extension). On the first divergent pass, once the
+last one is implemented by the VS Code extension); on each failing tensor ``Show error map of 'out'``
+(the VS Code extension's webview, drawn from ``pypto-lsp/errorMap``). On the first divergent pass, once the
 worker has localised it: ``⚑ first differing value: line N 'name'`` (revealed by the VS
 Code extension) and, above that statement, what differs. Without goldens the folder's earliest
 dump is the reference and the verdicts say so (``✓ out max|Δ| 0 vs 00_frontend (no goldens) …``). On each ``def``: ``<Kind> · called N×`` when the last run counted calls.
@@ -32,6 +33,7 @@ VALIDATE_FOLDER = "pypto-lsp.validateFolder"
 COMPARE_WITH_PREVIOUS = "pypto-lsp.compareWithPrevious"  # client-side (VS Code extension)
 CONFIGURE_GOLDEN = "pypto-lsp.configureGolden"  # client-side (VS Code extension)
 REVEAL_LINE = "pypto-lsp.revealLine"  # client-side (VS Code extension): [uri, 0-based line]
+SHOW_ERROR_MAP = "pypto-lsp.showErrorMap"  # client-side (VS Code extension): [uri, tensor]; data: pypto-lsp/errorMap
 NO_ACTION = ""  # a lens that only shows text
 
 
@@ -61,6 +63,9 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 for title in R.verdict_titles(st.result, vs):
                     # clicking a verdict runs it again (a lens needs some command in most clients)
                     out.append(_lens(0, title + (" (before edits)" if stale else ""), VALIDATE_FILE, [uri]))
+                for name, t in st.result.tensors.items():
+                    if not t.passed:  # where in the tensor: the error map (a webview of the VS Code extension)
+                        out.append(_lens(0, f"Show error map of '{name}'", SHOW_ERROR_MAP, [uri, name]))
             loc = st.divergence
             if loc is not None and loc.value is not None and loc.key[0] == st.result_hash and not st.pending:
                 # the first differing value (see validation.localize_first_divergent): where to look

@@ -34,9 +34,10 @@ VALIDATE = "validate"
 VALIDATE_FOLDER = "validateFolder"
 CODEGEN = "codegen"
 LOCALIZE = "localize"
+ERROR_MAP = "errorMap"
 SHUTDOWN = "shutdown"
 CANCEL = "cancel"
-METHODS = (PING, VALIDATE, VALIDATE_FOLDER, CODEGEN, LOCALIZE, SHUTDOWN, CANCEL)
+METHODS = (PING, VALIDATE, VALIDATE_FOLDER, CODEGEN, LOCALIZE, ERROR_MAP, SHUTDOWN, CANCEL)
 
 # notifications (worker -> server)
 READY = "ready"
@@ -157,6 +158,41 @@ class LocalizeParams:
             atol=float(d["atol"]),
             entry=d.get("entry"),
             timeout_s=float(d.get("timeout_s", 30.0)),
+        )
+
+
+@dataclass(slots=True)
+class ErrorMapParams:
+    """Run one dump with its writes recorded; answer the error map of its outputs.
+
+    The answer is ``validate.errormap.error_maps``'s: ``{"file", "error", "maps": [...],
+    "run_seconds", "seconds"}``. ``tensors``: only these outputs; ``only_failing``: only
+    the outputs over the tolerance.
+    """
+
+    file: str
+    text: str
+    golden: Golden
+    rtol: float
+    atol: float
+    entry: str | None = None
+    timeout_s: float = 30.0
+    tensors: list[str] | None = None
+    only_failing: bool = False
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> ErrorMapParams:
+        t = d.get("tensors")
+        return ErrorMapParams(
+            file=str(d["file"]),
+            text=str(d["text"]),
+            golden=Golden.from_json(d["golden"]),
+            rtol=float(d["rtol"]),
+            atol=float(d["atol"]),
+            entry=d.get("entry"),
+            timeout_s=float(d.get("timeout_s", 30.0)),
+            tensors=[str(x) for x in t] if isinstance(t, list) else None,
+            only_failing=bool(d.get("only_failing", False)),
         )
 
 

@@ -117,6 +117,8 @@ class Worker:
                 result = self.codegen(P.CodegenParams.from_json(params))
             elif method == P.LOCALIZE:
                 result = self.localize(P.LocalizeParams.from_json(params))
+            elif method == P.ERROR_MAP:
+                result = self.error_map(P.ErrorMapParams.from_json(params))
             else:
                 self.send(P.error_response(id, P.E_BAD_REQUEST, f"unknown method {method!r}"))
                 return
@@ -290,6 +292,29 @@ class Worker:
             self._tainted = True  # a traced run's thread is still going: answer, then exit
             return {"divergence": None, "error": str(exc)}
         return {"divergence": v.to_json() if v is not None else None}
+
+    def error_map(self, p: P.ErrorMapParams) -> dict[str, Any]:
+        from ..validate.errormap import error_maps
+
+        golden = self._load_golden(p.golden)
+        if isinstance(golden, Exception):
+            return {"file": p.file, "error": str(golden), "maps": []}
+        try:
+            return error_maps(
+                p.text,
+                golden[0],
+                golden[1],
+                filename=p.file,
+                rtol=p.rtol,
+                atol=p.atol,
+                entry=p.entry,
+                timeout=p.timeout_s or None,
+                tensors=p.tensors,
+                only_failing=p.only_failing,
+            )
+        except TimeoutError as exc:
+            self._tainted = True  # the run's thread is still going: answer, then exit
+            return {"file": p.file, "error": str(exc), "maps": []}
 
     def codegen(self, p: P.CodegenParams) -> P.CodegenResult:
         from ..exec.codegen import CodegenError, generate

@@ -5,7 +5,7 @@
  * core/ (the logic, free of the VS Code API and unit-tested).
  */
 import * as vscode from 'vscode';
-import { registerCommands } from './common/commands';
+import { registerCommands, toUri } from './common/commands';
 import { CONTEXT, STATE } from './common/constants';
 import { createLogChannel, traceInfo } from './common/log/logging';
 import { onDidChangePythonInterpreter } from './common/python';
@@ -18,12 +18,15 @@ import {
     onDidChangeConfiguration,
     onDidGrantWorkspaceTrust,
     onDidOpenTextDocument,
+    registerCommand,
     setContext,
     showInformationMessage,
 } from './common/vscodeapi';
 import { isDumpDocument } from './core/passes';
 import { ResultStore } from './core/results';
 import { PassesTreeProvider } from './views/passesTree';
+import { Pictures } from './views/pictures';
+import { PICTURE_CMD } from './core/pictures';
 import { DumpStatusBar } from './views/statusBar';
 
 let server: PyptoServer | undefined;
@@ -57,6 +60,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const status = new DumpStatusBar(store);
     context.subscriptions.push(...tree.register(), status, ...registerCommands({ server: srv, store, tree }));
     context.subscriptions.push(srv.onDidChangeState((s) => status.setServerState(s, srv.notRunningReason())));
+    const pictures = new Pictures(srv, store, context.extensionUri);
+    context.subscriptions.push(
+        pictures,
+        registerCommand(PICTURE_CMD.showPassChart, (arg?: unknown) => {
+            const uri = (arg === undefined ? undefined : toUri(arg)) ?? tree.currentFolder ?? toUri(undefined);
+            return uri ? pictures.showPassChart(uri) : showInformationMessage('PyPTO LSP: open a pass dump first.');
+        }),
+        registerCommand(PICTURE_CMD.showErrorMap, (arg?: unknown, tensor?: unknown) => {
+            const uri = toUri(arg);
+            return uri ? pictures.showErrorMap(uri, typeof tensor === 'string' && tensor ? tensor : undefined) : undefined;
+        }),
+    );
 
     let started = false;
     const ensureStarted = (why: string): void => {

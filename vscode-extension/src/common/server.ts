@@ -302,6 +302,15 @@ export class PyptoServer implements vscode.Disposable {
         }
     }
 
+    /** A custom request of the server (e.g. `pypto-lsp/passChart`); rejects when the server is not running. */
+    async request<T = unknown>(method: string, params: unknown): Promise<T> {
+        const client = this.client;
+        if (!client || !client.isRunning()) {
+            throw new Error(this.notRunningReason());
+        }
+        return (await client.sendRequest(method, params)) as T;
+    }
+
     notRunningReason(): string {
         switch (this._state) {
             case 'notInstalled':

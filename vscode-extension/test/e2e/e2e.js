@@ -14,9 +14,12 @@
 //              differing value on the wrong line; Go to First Divergent Pass; Show Generated
 //              PyTorch / Resolved Configuration; fix the line in the editor, click "Validate this
 //              pass" -> PASS; Compare with previous
+//   pictures   examples/broken_elementwise: the Error Map webview from the lens of the failing
+//              tensor (2 tiles, the wrong one highlighted) and the Pass Chart from the Passes view
+//              title (5 points, the first divergent pass marked), on a dark theme
 // Usage: node e2e.js --vsix F --out DIR --code-server BIN --playwright DIR
 //          [--python PY] [--server-env JSON] [--examples DIR | --fixtures DIR] [--no-import-python PY]
-//          [--scenarios no-server,softmax,untrusted,broken,ontype] [--skip-server REASON] [--keep]
+//          [--scenarios no-server,softmax,untrusted,broken,ontype,pictures] [--skip-server REASON] [--keep]
 // Prints PASS/FAIL/SKIP per check and closes with "N passed, N failed, N skipped".
 'use strict';
 const fs = require('fs');
@@ -25,7 +28,7 @@ const path = require('path');
 const { Workbench, sleep } = require('./workbench');
 
 function parseArgs(argv) {
-    const a = { scenarios: 'no-server,softmax,untrusted,broken,ontype', examples: path.resolve(__dirname, '../../../examples'), serverEnv: '{}', keep: false };
+    const a = { scenarios: 'no-server,softmax,untrusted,broken,ontype,pictures', examples: path.resolve(__dirname, '../../../examples'), serverEnv: '{}', keep: false };
     for (let i = 2; i < argv.length; i++) {
         const k = argv[i];
         if (k === '--keep') { a.keep = true; continue; }
@@ -337,6 +340,98 @@ async function scenarioBroken() {
     });
 }
 
+// the webviews' frames: the one whose #pictures has been drawn (data-rendered="ok") and holds `selector`
+async function pictureFrame(wb, selector, timeoutMs) {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+        for (const f of wb.page.frames()) {
+            const ok = await f.evaluate((sel) => {
+                const host = document.getElementById('pictures');
+                return !!host && host.getAttribute('data-rendered') === 'ok' && !!document.querySelector(sel);
+            }, selector).catch(() => false);
+            if (ok) return f;
+        }
+        if (Date.now() > end) return null;
+        await sleep(500);
+    }
+}
+
+// what a picture frame drew: items per named Vega mark, their vertical extents, the page's note and colours
+function drawnMarks() {
+    const out = {};
+    for (const g of document.querySelectorAll('g.role-mark')) {
+        const name = Array.from(g.classList).find((c) => c.endsWith('_marks'));
+        if (!name) continue;
+        const items = Array.from(g.children).filter((el) => /^(path|line|text)$/.test(el.tagName));
+        out[name.replace(/_marks$/, '')] = items.map((el) => {
+            const r = el.getBoundingClientRect();
+            return { top: r.top, bottom: r.bottom, left: r.left, right: r.right };
+        });
+    }
+    return { marks: out, note: (document.getElementById('note') || {}).textContent || '', fg: getComputedStyle(document.body).color };
+}
+
+// a screenshot of the active editor group (the webview just opened) maximized, the side bar closed
+async function maximized(wb, name) {
+    await wb.runCommand('View: Toggle Maximize Editor Group').catch((e) => log(`maximize: ${e}`));
+    await sleep(1500); // the webview redraws to its new width
+    await wb.screenshot(name);
+    await wb.runCommand('View: Toggle Maximize Editor Group').catch(() => {});
+    await sleep(500);
+}
+
+async function scenarioPictures() {
+    // the shipped broken example: 11_after_ConvertTensorToTileOps loads the y tile from [0, 0], so
+    // the second row tile of 'out' (rows 32-63) is wrong
+    const examples = path.resolve(__dirname, '..', '..', '..', 'examples');
+    const folder = workspace('pictures', (d) => {
+        for (const ex of ['broken_elementwise', 'elementwise']) fs.cpSync(path.join(examples, ex), path.join(d, ex), { recursive: true });
+    });
+    const settings = { 'pypto-lsp.interpreter': args.python, 'workbench.colorTheme': 'Default Dark Modern' };
+    await withWorkbench('pictures', folder, settings, args.serverEnv, async (wb) => {
+        const file = '11_after_ConvertTensorToTileOps.py';
+        await wb.quickOpen(`broken_elementwise/passes_dump/${file}`);
+        await wb.showPassesView();
+        let r = await wb.waitFor((s) => /Show error map of 'out'/.test(lensText(s)), 120000);
+        check('pictures.error-map-lens', r.ok, lensText(r.snap) || 'no lens');
+        await wb.runCommand('PyPTO LSP: Validate All Passes');
+        r = await wb.waitFor((s) => s.notifications.some((n) => /\d+ passes: /.test(n.message)), 180000);
+        await wb.runCommand('Notifications: Clear All Notifications');
+        await wb.focusEditor();
+        await wb.page.keyboard.press('Control+Home');
+
+        // the error map, from the lens of the failing tensor
+        await wb.clickLens(/Show error map of 'out'/, 30000);
+        let f = await pictureFrame(wb, '.error-map[data-tiles]', 60000);
+        check('pictures.error-map-drawn', !!f, f ? '' : 'no drawn error map webview');
+        if (f) {
+            const d = await f.evaluate(drawnMarks);
+            const tiles = d.marks.tiles || [];
+            const bad = d.marks.cells_bad || [];
+            const ok = d.marks.cells_ok || [];
+            check('pictures.error-map-tiles', tiles.length === 2, `${tiles.length} tile outlines`);
+            // the highlighted (over tolerance) cells are all inside the second tile, rows 32-63
+            const second = tiles.slice().sort((a, b) => a.top - b.top)[1];
+            const inside = second && bad.length > 0 && bad.every((c) => c.top >= second.top - 1 && c.bottom <= second.bottom + 1);
+            check('pictures.error-map-failing-tile-highlighted', !!inside, `${bad.length} cells over tolerance, ${ok.length} within; second tile ${second ? `${Math.round(second.top)}-${Math.round(second.bottom)} px` : 'missing'}`);
+            check('pictures.error-map-theme', /rgb\((2[0-9]{2}|1[5-9][0-9]), /.test(d.fg), `text colour ${d.fg} on the dark theme`);
+        }
+        await maximized(wb, 'pictures-error-map.png');
+
+        // the pass chart, from the PyPTO Passes view title
+        await wb.clickPassesAction('Show Pass Chart');
+        f = await pictureFrame(wb, '.pass-chart[data-passes]', 60000);
+        check('pictures.pass-chart-drawn', !!f, f ? '' : 'no drawn pass chart webview');
+        if (f) {
+            const d = await f.evaluate(drawnMarks);
+            const n = await f.evaluate(() => document.querySelector('.pass-chart').getAttribute('data-passes'));
+            check('pictures.pass-chart-points', n === '5' && (d.marks.passes || []).length === 5, `data-passes ${n}, ${(d.marks.passes || []).length} points`);
+            check('pictures.pass-chart-first-divergent-marked', (d.marks.first_divergent || []).length === 1, `${(d.marks.first_divergent || []).length} marker(s); ${d.note}`);
+        }
+        await maximized(wb, 'pictures-pass-chart.png');
+    });
+}
+
 async function scenarioOnType() {
     // runOn: onType -- an edit is validated without saving
     const folder = softmaxWorkspace();
@@ -403,6 +498,8 @@ async function main() {
             await scenarioOnType();
         } else if (sc === 'broken') {
             await scenarioBroken();
+        } else if (sc === 'pictures') {
+            await scenarioPictures();
         } else {
             throw new Error('unknown scenario ' + sc);
         }

@@ -1,0 +1,146 @@
+"""The pictures' data for any LSP client: ``pypto-lsp/passChart`` and ``pypto-lsp/errorMap``.
+
+* ``pypto-lsp/passChart`` ``{"uri": dump or folder}`` -> the pass chart's data
+  (:func:`pypto_lsp.validate.passchart.pass_chart`) from the results the server already
+  has for that folder (nothing runs; a pass never validated has status ``"unknown"``),
+  each pass with its ``uri``.
+* ``pypto-lsp/errorMap`` ``{"uri": dump, "tensor"?: name, "run"?: bool}`` -> the error
+  maps of the dump's outputs (:func:`pypto_lsp.validate.errormap.error_maps`), made by the
+  worker (the dump runs once more with its writes recorded; the server never imports
+  torch). The answer is kept per dump text and goldens; with ``"run": false``, or when
+  validation is off (an untrusted workspace), only a kept answer is given, else
+  ``{"maps": [], "unavailable": why}``.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from ..validate.passchart import pass_chart
+from ..worker import protocol as P
+from . import validation
+from .documents import path_to_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from .app import PyptoServer
+
+PASS_CHART = "pypto-lsp/passChart"
+ERROR_MAP = "pypto-lsp/errorMap"
+_KEPT_MAPS = 16
+# per server: the last answers of errorMap, by dump text, goldens and tolerances
+_KEPT: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
+def _param(params: Any, key: str, default: Any = None) -> Any:
+    if isinstance(params, dict):
+        return params.get(key, default)
+    if isinstance(params, list | tuple) and not hasattr(params, "_fields"):
+        return params[0] if key == "uri" and params else default
+    return getattr(params, key, default)
+
+
+def _uri(params: Any) -> tuple[str, Path]:
+    uri = _param(params, "uri")
+    if not isinstance(uri, str) or not uri:
+        raise JsonRpcInvalidParams(f"expected {{'uri': ...}}, got {params!r}")
+    if "://" not in uri and uri.startswith("/"):
+        uri = path_to_uri(uri)
+    path = uri_to_path(uri)
+    if path is None:
+        raise JsonRpcInvalidParams(f"not a file URI: {uri}")
+    return uri, path
+
+
+def chart_for(ls: PyptoServer, path: Path) -> dict[str, Any]:
+    """The pass chart of ``path``'s folder from the server's known results."""
+    t0 = time.perf_counter()
+    try:
+        files = validation.folder_files(path)
+    except (FileNotFoundError, ValueError, OSError) as exc:
+        raise JsonRpcInvalidParams(f"no pass dumps at {path}: {exc}") from exc
+    rows: list[dict[str, Any]] = []
+    texts: dict[str, str] = {}
+    for f in files:
+        st = ls.docs.get(path_to_uri(f))
+        if st is not None and st.result is not None:
+            d = st.result.to_json()
+            mem = getattr(st.result, "memory", None)
+            if "memory" not in d and mem is not None:
+                d["memory"] = mem.to_json() if hasattr(mem, "to_json") else mem
+            d["file"] = str(f)
+            if st.result_lines:
+                texts[str(f)] = "\n".join(st.result_lines)
+        else:
+            d = {"file": str(f), "status": "unknown", "tensors": {}}
+        rows.append(d)
+    fd = validation.first_divergent(ls, files[0].parent) if files else None
+    chart = pass_chart(rows, str(fd.path) if fd is not None and fd.path is not None else None, texts, folder=str(files[0].parent))
+    for p in chart["passes"]:
+        p["uri"] = path_to_uri(p["file"])
+    chart["known"] = sum(1 for r in rows if r["status"] != "unknown")
+    chart["seconds"] = time.perf_counter() - t0
+    return chart
+
+
+async def maps_for(ls: PyptoServer, uri: str, tensor: str | None, run: bool) -> dict[str, Any]:
+    try:
+        snap = validation.snapshot(ls, uri)
+    except validation.NotADump as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    r = snap.resolved
+    key = (uri, snap.hash, str(r.inputs), str(r.expected), r.rtol, r.atol, r.entry, tensor)
+    kept = _KEPT.setdefault(ls, OrderedDict())
+    hit = kept.get(key)
+    if hit is not None:
+        kept.move_to_end(key)
+        return {**hit, "kept": True}
+    why = None
+    if not run:
+        why = "not computed yet (the client asked for kept results only)"
+    elif not r.validation:
+        why = "validation is off here (an untrusted workspace?): the error map needs a run of the dump"
+    elif r.error:
+        why = f"configuration: {r.error}"
+    elif not r.has_goldens or r.inputs is None or r.expected is None:
+        why = f"no golden tensors for {snap.path}"
+    if why is not None:
+        return {"file": str(snap.path), "uri": uri, "maps": [], "unavailable": why}
+    params = P.ErrorMapParams(
+        file=str(snap.path),
+        text=snap.text,
+        golden=P.Golden(str(r.inputs), str(r.expected)),
+        rtol=r.rtol,
+        atol=r.atol,
+        entry=r.entry,
+        timeout_s=r.timeout_s,
+        tensors=[tensor] if tensor else None,
+    )
+    try:
+        res = await ls.worker.request(P.ERROR_MAP, params, r.timeout_s + 10.0)
+    except P.WorkerError as exc:
+        return {"file": str(snap.path), "uri": uri, "maps": [], "unavailable": str(exc)}
+    res = {**res, "uri": uri}
+    kept[key] = res
+    while len(kept) > _KEPT_MAPS:
+        kept.popitem(last=False)
+    return res
+
+
+def register(ls: PyptoServer) -> None:
+    @ls.feature(PASS_CHART)
+    def pass_chart_request(params: Any) -> dict[str, Any]:
+        _, path = _uri(params)
+        return chart_for(ls, path)
+
+    @ls.feature(ERROR_MAP)
+    async def error_map_request(params: Any) -> dict[str, Any]:
+        uri, _ = _uri(params)
+        tensor = _param(params, "tensor")
+        run = _param(params, "run", True)
+        return await maps_for(ls, uri, tensor if isinstance(tensor, str) and tensor else None, run is not False)

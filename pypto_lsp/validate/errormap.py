@@ -1,0 +1,399 @@
+"""Where in the tensor: |Δ| per element of an output, the tiles that wrote it, and which store did.
+
+A dump is run once more with every write into an entry output recorded (``tile.store``,
+``tile.assemble``, ``tensor.assemble``): the IR line of the statement, the AIV lane / role /
+SPMD block it ran on, and the box it covered. The generated script's write kernels are
+wrapped in the run's own namespace only (nothing global changes); the box comes from the
+tile's shape and valid region at the offsets, clamped at the tensor edge, like the kernel.
+
+The map is the output's 2-D view (leading dims merged; a 1-D tensor is one row). Big
+tensors are binned: each cell covers ``bin`` elements and carries its worst element (index,
+both values, |Δ|, the store that wrote it) and whether any element in it is over the
+tolerance (``|a - e| > atol + rtol * |e|``, ``allclose``'s test). The data is plain JSON
+(columnar cells), drawn by the report and the VS Code webview, and offered to any LSP
+client by the ``pypto-lsp/errorMap`` request.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ..exec import context
+from ..exec import runtime as _rt
+from ..exec.codegen import GeneratedCode
+from ..exec.values import valid_box
+from .engine import _SAFE_BUILTINS, _check_arg_types, _run_with_timeout, compile_text, resolve_args
+from .golden import GoldenError
+from .report import _num
+
+# cells of a map at most (rows x cols): a [512, 4096] output becomes 128 x 128 cells of 4 x 32
+MAX_ROWS = 128
+MAX_COLS = 128
+# tiles listed per output at most (a long loop of small stores is summarised by its stores)
+MAX_TILES = 4096
+
+# write ops recorded, and which argument is (tile, offsets, target)
+_WRITERS: dict[str, tuple[int, int, int]] = {"tile.store": (0, 1, 2), "tile.assemble": (1, 2, 0), "tensor.assemble": (1, 2, 0)}
+
+
+@dataclass(slots=True)
+class Tile:
+    """One executed write into an output: its box in the output's 2-D view (half-open)."""
+
+    store: int  # index into Recorded.stores
+    r0: int
+    c0: int
+    r1: int
+    c1: int
+    lane: int
+    lanes: int
+    role: str | None
+    block: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "store": self.store,
+            "r0": self.r0,
+            "c0": self.c0,
+            "r1": self.r1,
+            "c1": self.c1,
+            "lane": self.lane,
+            "lanes": self.lanes,
+            "role": self.role,
+            "block": self.block,
+        }
+
+
+@dataclass(slots=True)
+class Store:
+    """A write statement of the IR (one per line that wrote the output)."""
+
+    line: int
+    end_line: int
+    op: str
+    calls: int = 0
+
+    def to_json(self, index: int) -> dict[str, Any]:
+        return {"id": index, "line": self.line, "end_line": self.end_line, "op": self.op, "calls": self.calls}
+
+
+@dataclass
+class Recorded:
+    """A run with its writes recorded: the outputs as computed, who wrote where."""
+
+    actual: dict[str, torch.Tensor] = field(default_factory=dict)
+    stores: dict[str, list[Store]] = field(default_factory=dict)
+    tiles: dict[str, list[Tile]] = field(default_factory=dict)
+    owner: dict[str, torch.Tensor] = field(default_factory=dict)  # per element: store index, -1 never written
+    tiles_dropped: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def view2d_shape(shape: tuple[int, ...] | list[int]) -> tuple[int, int]:
+    """The 2-D view of a shape: leading dims merged (``[a, b, c]`` -> ``[a * b, c]``)."""
+    if len(shape) == 0:
+        return (1, 1)
+    if len(shape) == 1:
+        return (1, int(shape[0]))
+    return (math.prod(int(s) for s in shape[:-1]), int(shape[-1]))
+
+
+class _Recorder:
+    def __init__(self, gen: GeneratedCode, outputs: dict[str, torch.Tensor]) -> None:
+        self.gen = gen
+        self.outputs = outputs
+        self.rec = Recorded()
+        self.by_ptr: dict[int, str] = {}
+        self.index: dict[str, torch.Tensor] = {}
+        self.store_ids: dict[tuple[str, int, str], int] = {}
+        self.tile_ids: dict[str, dict[tuple[Any, ...], int]] = {}
+        for k, t in outputs.items():
+            self.by_ptr[t.untyped_storage().data_ptr()] = k
+            self.rec.stores[k] = []
+            self.rec.tiles[k] = []
+            self.rec.tiles_dropped[k] = 0
+            self.rec.owner[k] = torch.full((t.numel(),), -1, dtype=torch.int32)
+            self.tile_ids[k] = {}
+
+    def wrap(self, op: str, kernel: Any) -> Any:
+        ti, oi, di = _WRITERS[op]
+        names = {"tile.store": ("tile", "offsets", "output_tensor")}.get(op, ("source", "offset", "target"))
+
+        def recorded(*args: Any, **kw: Any) -> Any:
+            out = kernel(*args, **kw)
+            try:
+                src = args[ti] if len(args) > ti else kw.get(names[0])
+                offs = args[oi] if len(args) > oi else kw.get(names[1])
+                dst = args[di] if len(args) > di else kw.get(names[2])
+                shapes = args[3] if op == "tile.store" and len(args) > 3 else kw.get("shapes")
+                self._record(op, src, offs, dst, shapes, sys._getframe(1).f_lineno)
+            except Exception:  # recording never changes the run: a write it cannot follow is left out
+                pass
+            return out
+
+        return recorded
+
+    def _record(self, op: str, src: Any, offs: Any, dst: Any, shapes: Any, gen_line: int) -> None:
+        if not isinstance(dst, torch.Tensor) or not isinstance(src, torch.Tensor):
+            return
+        key = self.by_ptr.get(dst.untyped_storage().data_ptr())
+        if key is None:
+            return
+        span = self.gen.ir_span(gen_line)
+        if span is None:
+            return
+        base = self.outputs[key]
+        o = [int(x) for x in (offs.tolist() if isinstance(offs, torch.Tensor) else offs)]
+        full = list(src.shape)
+        valid = list(valid_box(src))
+        if op == "tile.store" and shapes is not None:
+            shp = [int(x) for x in shapes]
+            if shp and len(shp) != len(full) and math.prod(shp) == src.numel():
+                full, valid = shp, shp  # FlattenTileNdTo2D's N-D partition (a partial valid box is kept coarse)
+        # the source's rank against the offsets', as the kernel does
+        if len(o) > len(full):
+            full = [1] * (len(o) - len(full)) + full
+            valid = [1] * (len(o) - len(valid)) + valid
+        elif len(o) < len(full):
+            full, valid = full[len(full) - len(o) :], valid[len(valid) - len(o) :]
+        if len(o) != dst.dim():
+            return
+        win = []
+        for oo, n, size in zip(o, valid, dst.shape, strict=True):
+            start = max(oo, 0)
+            count = max(0, min(oo + n, size) - start)
+            if count == 0:
+                return
+            win.append(slice(start, start + count))
+        idx = self.index.get(key)
+        if idx is None:
+            idx = self.index[key] = torch.arange(base.numel(), dtype=torch.int64)
+        flat = idx.as_strided(tuple(dst.shape), dst.stride(), dst.storage_offset() - base.storage_offset())[tuple(win)]
+        if flat.numel() == 0:
+            return
+        ctx = context.current()
+        skey = (key, span.line, op)
+        sid = self.store_ids.get(skey)
+        stores = self.rec.stores[key]
+        if sid is None:
+            sid = self.store_ids[skey] = len(stores)
+            stores.append(Store(span.line, span.end_line, op))
+        stores[sid].calls += 1
+        self.rec.owner[key][flat.reshape(-1)] = sid
+        cols = view2d_shape(tuple(base.shape))[1]
+        lo, hi = int(flat.min()), int(flat.max())
+        if flat.dim() >= 1 and flat.shape[-1] > 0 and flat.numel() > 1:
+            first_col = flat.select(-1, 0).reshape(-1) % cols
+            last_col = flat.select(-1, flat.shape[-1] - 1).reshape(-1) % cols
+            c0, c1 = int(first_col.min()), int(last_col.max()) + 1
+        else:
+            c0, c1 = lo % cols, lo % cols + 1
+        r0, r1 = lo // cols, hi // cols + 1
+        tkey = (sid, r0, c0, r1, c1, ctx.role, ctx.lane, ctx.block_idx)
+        if tkey in self.tile_ids[key]:
+            return
+        if len(self.rec.tiles[key]) >= MAX_TILES:
+            self.rec.tiles_dropped[key] += 1
+            return
+        self.tile_ids[key][tkey] = len(self.rec.tiles[key])
+        self.rec.tiles[key].append(Tile(sid, r0, c0, r1, c1, ctx.lane, ctx.lanes, ctx.role, ctx.block_idx))
+
+
+def record_run(
+    text: str,
+    inputs: Mapping[str, torch.Tensor],
+    outputs: list[str] | None = None,
+    *,
+    filename: str = "<dump>",
+    entry: str | None = None,
+    timeout: float | None = None,
+) -> Recorded:
+    """Run a dump once with its writes into ``outputs`` (default: every input key) recorded."""
+    t0 = time.perf_counter()
+    context.reset()
+    comp = compile_text(text, filename, entry)
+    if comp.error is not None or comp.generated is None or comp.code is None or comp.program is None:
+        rec = Recorded(error=comp.error.message if comp.error else "cannot compile")
+        rec.seconds = time.perf_counter() - t0
+        return rec
+    gen = comp.generated
+    assert gen.entry is not None
+    run_tensors = {k: v.clone() for k, v in inputs.items()}
+    try:
+        args = resolve_args(comp.program, gen.entry, run_tensors)
+        _check_arg_types(comp.program, gen.entry, args)
+    except (KeyError, GoldenError) as exc:
+        rec = Recorded(error=str(exc.args[0] if exc.args else exc))
+        rec.seconds = time.perf_counter() - t0
+        return rec
+    keys = outputs if outputs is not None else list(run_tensors)
+    recorder = _Recorder(gen, {k: run_tensors[k] for k in keys if k in run_tensors})
+    ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
+    exec(comp.code, ns)  # our own generated code, never dump text
+    kernels = {id(_rt.kernel(op)): op for op in _WRITERS}
+    for name, value in list(ns.items()):
+        if name.startswith("_pl_op_") and id(value) in kernels:
+            ns[name] = recorder.wrap(kernels[id(value)], value)
+    fn_obj = ns[gen.functions[gen.entry]]
+    rec = recorder.rec
+    try:
+        _run_with_timeout(lambda: fn_obj(*args), timeout)
+    except TimeoutError:
+        raise  # the run's thread is still going: the caller decides (the worker restarts)
+    except Exception as exc:
+        rec.error = f"{type(exc).__name__}: {exc}"
+    rec.actual = {k: run_tensors[k] for k in recorder.outputs}
+    rec.seconds = time.perf_counter() - t0
+    return rec
+
+
+def _abs_diff(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    a = actual.detach().to(torch.float64)
+    e = expected.detach().to(torch.float64)
+    d = torch.sub(a, e).abs_()
+    if not bool(torch.isfinite(e).all()):
+        d.masked_fill_(a == e, 0.0)  # equal infinities differ by 0, not NaN (as the comparison says)
+    return a, e, d
+
+
+def error_map(
+    name: str,
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    *,
+    rtol: float,
+    atol: float,
+    recorded: Recorded | None = None,
+    max_rows: int = MAX_ROWS,
+    max_cols: int = MAX_COLS,
+) -> dict[str, Any]:
+    """The error map of one output (see the module docstring for the fields)."""
+    R, C = view2d_shape(tuple(actual.shape))
+    a, e, d = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
+    nan = torch.isnan(d)
+    has_nan = bool(nan.any())
+    bad = d > e.abs().mul_(rtol).add_(atol)  # allclose's test: |a - e| > atol + rtol * |e|
+    key = d
+    if has_nan:
+        bad |= nan
+        # NaN sorts above everything: a NaN element is the one a cell shows
+        key = torch.where(nan, torch.full((), math.inf, dtype=d.dtype), d)
+    br = max(1, -(-R // max_rows))
+    bc = max(1, -(-C // max_cols))
+    if br == 1 and bc == 1:
+        cell_max = key
+        arg = torch.arange(R * C, dtype=torch.int64).reshape(R, C)
+        cell_bad = bad
+    else:
+        pooled, idx = F.max_pool2d(key[None, None], (br, bc), stride=(br, bc), ceil_mode=True, return_indices=True)
+        cell_max, arg = pooled[0, 0], idx[0, 0]
+        cell_bad = F.max_pool2d(bad.to(torch.float32)[None, None], (br, bc), stride=(br, bc), ceil_mode=True)[0, 0] > 0
+    nr, nc = cell_max.shape
+    flat_arg = arg.reshape(-1)
+    ii, jj = flat_arg // C, flat_arg % C
+    af, ef, df = a.reshape(-1)[flat_arg], e.reshape(-1)[flat_arg], d.reshape(-1)[flat_arg]
+    owner = recorded.owner.get(name) if recorded is not None else None
+    stores = recorded.stores.get(name, []) if recorded is not None else []
+    tiles = recorded.tiles.get(name, []) if recorded is not None else []
+    own = owner[flat_arg] if owner is not None and owner.numel() == R * C else torch.full_like(flat_arg, -1, dtype=torch.int32)
+    rows = torch.arange(nr, dtype=torch.int64).repeat_interleave(nc) * br
+    cols = torch.arange(nc, dtype=torch.int64).repeat(nr) * bc
+
+    def floats(t: torch.Tensor) -> list[float | None]:
+        if bool(torch.isfinite(t).all()):
+            return t.tolist()  # the common case: no NaN/Inf for JSON to choke on
+        return [_num(x) for x in t.tolist()]
+
+    lanes = _lane_halves(tiles)
+    bad_count = int(torch.count_nonzero(bad))
+    unwritten = int(torch.count_nonzero(owner == -1)) if owner is not None and stores else None
+    return {
+        "tensor": name,
+        "shape": list(actual.shape),
+        "dtype": str(actual.dtype).replace("torch.", ""),
+        "view": [R, C],
+        "bin": [br, bc],
+        "grid": [nr, nc],
+        "rtol": rtol,
+        "atol": atol,
+        "max_abs_diff": _num(float(key.max())) if key.numel() else 0.0,
+        "bad_elements": bad_count,
+        "elements": R * C,
+        "unwritten_elements": unwritten,
+        "passed": bad_count == 0,
+        "cells": {
+            "r": rows.tolist(),
+            "c": cols.tolist(),
+            "i": ii.tolist(),
+            "j": jj.tolist(),
+            "d": floats(df),
+            "a": floats(af),
+            "e": floats(ef),
+            "bad": [int(x) for x in cell_bad.reshape(-1).tolist()],
+            "s": own.tolist(),
+        },
+        "stores": [s.to_json(i) for i, s in enumerate(stores)],
+        "tiles": [t.to_json() for t in tiles],
+        "tiles_dropped": recorded.tiles_dropped.get(name, 0) if recorded is not None else 0,
+        "lanes": lanes,
+    }
+
+
+def _lane_halves(tiles: list[Tile]) -> list[dict[str, Any]]:
+    """Where the writing function is split over AIV lanes: each lane's bounding box (per role)."""
+    boxes: dict[tuple[str | None, int], list[int]] = {}
+    lanes_of: dict[tuple[str | None, int], int] = {}
+    for t in tiles:
+        if t.lanes < 2:
+            continue
+        k = (t.role, t.lane)
+        b = boxes.get(k)
+        if b is None:
+            boxes[k] = [t.r0, t.c0, t.r1, t.c1]
+        else:
+            b[0], b[1], b[2], b[3] = min(b[0], t.r0), min(b[1], t.c0), max(b[2], t.r1), max(b[3], t.c1)
+        lanes_of[k] = t.lanes
+    return [
+        {"role": role, "lane": lane, "lanes": lanes_of[(role, lane)], "r0": b[0], "c0": b[1], "r1": b[2], "c1": b[3]}
+        for (role, lane), b in sorted(boxes.items(), key=lambda kv: (kv[0][0] or "", kv[0][1]))
+    ]
+
+
+def error_maps(
+    text: str,
+    inputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    *,
+    filename: str = "<dump>",
+    rtol: float,
+    atol: float,
+    entry: str | None = None,
+    timeout: float | None = None,
+    tensors: list[str] | None = None,
+    only_failing: bool = False,
+) -> dict[str, Any]:
+    """Run ``text`` once with its writes recorded; the error map of each output in ``expected``
+    (or of ``tensors``; with ``only_failing``, of those over the tolerance)."""
+    t0 = time.perf_counter()
+    names = [k for k in expected if tensors is None or k in tensors]
+    rec = record_run(text, inputs, names, filename=filename, entry=entry, timeout=timeout)
+    maps = []
+    for k in names:
+        act = rec.actual.get(k)
+        if act is None or tuple(act.shape) != tuple(expected[k].shape):
+            continue
+        m = error_map(k, act, expected[k], rtol=rtol, atol=atol, recorded=rec)
+        if only_failing and m["passed"]:
+            continue
+        m["file"] = filename
+        maps.append(m)
+    return {"file": filename, "error": rec.error, "maps": maps, "run_seconds": rec.seconds, "seconds": time.perf_counter() - t0}
