@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup lint typecheck pytest bench clean extension extension-e2e
+.PHONY: demo test setup lint typecheck pytest bench clean extension extension-e2e e2e-tools
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -40,7 +40,11 @@ extension: $(STAMP)
 extension-e2e: extension
 	PYPTO_LSP_PYTHON=$(CURDIR)/$(BIN)/python bash vscode-extension/test/e2e/run.sh --no-build
 
-test: lint typecheck pytest extension-e2e
+# Debian's chromium (and code-server) before pytest: the report test draws report.html in a real browser
+e2e-tools:
+	bash vscode-extension/test/e2e/setup.sh
+
+test: lint typecheck e2e-tools pytest extension-e2e
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
