@@ -225,8 +225,9 @@ def validate_files(
 
 def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
     err = value.get("error")
-    if err and err.get("kind") == "TimeoutError":
-        cache.memory[key] = value  # a timeout may pass on a quieter machine: not kept on disk
+    if err and err.get("kind") in ("TimeoutError", "alloc-budget"):
+        # a timeout may pass on a quieter machine, an allocation under a larger budget: not kept on disk
+        cache.memory[key] = value
     else:
         cache.put(key, value)
 
