@@ -28,6 +28,7 @@ from ..validate.report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Val
 from ..worker import protocol as P
 from . import results as R
 from .config import Resolved
+from .config_warnings import publish_config_warnings
 from .documents import DocState, Localized, path_to_uri, results_generation, split_lines, text_hash, uri_to_path
 from .publish import publish
 
@@ -108,6 +109,7 @@ def cancel(ls: PyptoServer, uri: str) -> None:
 
 def prepare(ls: PyptoServer, st: DocState, resolved: Resolved) -> bool:
     """Record a configuration problem / missing goldens on ``st``; True when a run can go ahead."""
+    publish_config_warnings(ls, resolved.folder)
     before = (st.config_error, st.no_golden)
     st.config_error = resolved.error if resolved.validation else None
     st.no_golden = resolved.validation and resolved.error is None and not resolved.has_goldens
@@ -432,6 +434,7 @@ async def validate_folder(
         raise NotADump(f"no pass dumps in {target}")
     folder = files[0].parent
     resolved = ls.config.get(files[0])
+    publish_config_warnings(ls, folder)
     if not resolved.validation:
         return {"files": [], "first_divergent": None, "cancelled": False, "error": "validation is off (setting pypto-lsp.validation)"}
     if resolved.error:
