@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from pypto_lsp.ir.parser import parse_text
-from pypto_lsp.ir.passdiff import dump_order_key, previous_dump
-from pypto_lsp.validate import budget
+from pypto_lsp.ir.passdiff import previous_dump
 from pypto_lsp.validate.config import discover_dumps
 
 from .conftest import CASE, cli, make_case, needs_fixtures, report, statuses
@@ -31,6 +30,8 @@ def test_discover_and_previous_dump_sort_numerically(tmp_path: Path) -> None:
     assert previous_dump(case / "passes_dump" / "1001_after_X.py") == case / "passes_dump" / "100_after_B.py"
     assert previous_dump(case / "passes_dump" / "100_after_B.py") == case / "passes_dump" / "89_after_Y.py"
     assert previous_dump(case / "passes_dump" / "00_frontend.py") is None
+    from pypto_lsp.ir.passdiff import dump_order_key
+
     assert sorted(["b.py", "10_x.py", "9_x.py"], key=dump_order_key) == ["9_x.py", "10_x.py", "b.py"]
 
 
@@ -134,6 +135,8 @@ def test_a_40gb_tensor_is_an_error_on_its_line_before_allocating(tmp_path: Path)
 
 
 def test_the_default_budget_is_a_fraction_of_memory_and_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pypto_lsp.validate import budget
+
     mem = budget.machine_memory()
     monkeypatch.delenv(budget.ENV, raising=False)
     budget.set_budget(None)

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from pypto_lsp.validate.config import config_warnings
 from pypto_lsp.validate.golden import GoldenError, load_bundle
 
 from .conftest import cli, make_case, needs_fixtures, report
@@ -71,6 +70,8 @@ def test_a_misspelt_config_key_is_warned_with_file_and_line(tmp_path: Path) -> N
 
 
 def test_config_warnings_find_keys_in_tables_and_pyproject(tmp_path: Path) -> None:
+    from pypto_lsp.validate.config import config_warnings
+
     t = tmp_path / "pypto-lsp.toml"
     t.write_text('[[case]]\ndumps = "x"\n\n[[cases]]\ndumps = "y"\n"atoll" = 1\n\n[[cases]]\ndumps = "z"\ntimeout = 3\n')
     got = [(w.line, w.key) for w in config_warnings(t)]
