@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores)")
     v.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
     v.add_argument(
+        "--max-alloc",
+        metavar="SIZE",
+        default=None,
+        help="largest single allocation a dump may make, e.g. 2G (default: a quarter of the machine's memory)",
+    )
+    v.add_argument(
         "--no-localize",
         action="store_true",
         help="skip re-running the first divergent pass and the one before it with every value traced",
@@ -87,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         return cmd_check(args)
     if args.command == "validate":
-        return cmd_validate(args)
+        code = cmd_validate(args)
+        _exit_if_runs_left(code)
+        return code
     if args.command == "codegen":
         return cmd_codegen(args)
     if args.command == "golden":
@@ -101,6 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+def _exit_if_runs_left(code: int) -> None:
+    """A timed-out run that could not be stopped is still inside torch: leave without the
+    interpreter's shutdown, which would abort ("terminate called without an active exception")."""
+    engine = sys.modules.get("pypto_lsp.validate.engine")
+    if engine is not None and engine.abandoned_runs():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 # ---------------------------------------------------------------------- check
 
 
@@ -109,10 +127,12 @@ def _check_files(paths: list[str]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
+            from .ir.passdiff import dump_order_key
             from .validate.config import is_dump_path
 
             # every dump below: *.py under a passes_dump* folder or starting with '# pypto.program:'
-            files.extend(sorted(f for f in path.rglob("*.py") if f.is_file() and is_dump_path(f)))
+            found = (f for f in path.rglob("*.py") if f.is_file() and is_dump_path(f))
+            files.extend(sorted(found, key=lambda f: (f.parent, dump_order_key(f.name))))
         elif path.exists():
             files.append(path)
         else:
@@ -208,6 +228,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError, cfg.ConfigError) as exc:
         print(f"pypto-lsp validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    config_file = args.config or (case.source if case is not None and case.source.endswith(".toml") else None)
+    if config_file is not None:
+        for w in cfg.config_warnings(Path(config_file)):
+            print(w.format(), file=sys.stderr)
+    from .validate import budget
+
+    try:
+        budget.set_budget(budget.parse_size(args.max_alloc) if args.max_alloc is not None else (case.max_alloc if case else None))
+    except ValueError as exc:
+        print(f"pypto-lsp validate: --max-alloc: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     # torch and the engine load here, after argument checks (fast failures stay fast)
     from .validate.engine import configure_torch
@@ -253,6 +284,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             expected = load_bundle(expected_path)
         except GoldenError as exc:
             print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not expected:
+            print(f"pypto-lsp validate: the expected bundle {expected_path} holds no tensors: nothing would be compared", file=sys.stderr)
             return EXIT_USAGE
         compared = dif.goldens_json(inputs_path, expected_path)
     progress = sys.stderr.isatty() and not args.json

@@ -8,7 +8,9 @@ real edit. Text only: no torch, no LSP.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import os
 import re
 from pathlib import Path
 
@@ -63,11 +65,46 @@ def pass_name(path: Path) -> str:
     return m.group(1) if m else path.stem
 
 
+_NUMBER = re.compile(r"\d+")
+
+
+def dump_order_key(name: str | Path) -> tuple[int, int, str]:
+    """Pipeline order of dump file names: by the numeric prefix (``89_after_Y`` before
+    ``1001_after_X``), then by name; names without a number come last."""
+    s = name.name if isinstance(name, Path) else name
+    m = _NUMBER.match(s)
+    return (0, int(m.group()), s) if m else (1, 0, s)
+
+
+# folder -> (its mtime_ns, the .py files in pipeline order, their order keys): a folder is
+# listed once per change, not once per question (a folder run asks once per result)
+_SIBLINGS: dict[Path, tuple[int, list[Path], list[tuple[int, int, str]]]] = {}
+
+
 def previous_dump(path: Path) -> Path | None:
-    """The dump before ``path`` in its folder, in pipeline (file-name) order."""
+    """The dump before ``path`` in its folder, in pipeline order (see :func:`dump_order_key`)."""
+    folder = path.parent
     try:
-        siblings = sorted(p for p in path.parent.iterdir() if p.suffix == ".py" and p.is_file())
+        mtime = folder.stat().st_mtime_ns
     except OSError:
         return None
-    earlier = [p for p in siblings if p.name < path.name]
-    return earlier[-1] if earlier else None
+    key = dump_order_key(path.name)
+    hit = _SIBLINGS.get(folder)
+    if hit is not None and hit[0] == mtime:
+        i = bisect.bisect_left(hit[2], key)
+        if i < len(hit[2]) and hit[2][i] == key:
+            return hit[1][i - 1] if i > 0 else None
+        hit = None  # a file new within the folder's timestamp granularity: list again
+    if hit is None or hit[0] != mtime:
+        try:
+            with os.scandir(folder) as it:
+                names = [e.name for e in it if e.name.endswith(".py") and e.is_file()]
+        except OSError:
+            return None
+        names.sort(key=dump_order_key)
+        if len(_SIBLINGS) > 64:
+            _SIBLINGS.clear()
+        hit = (mtime, [folder / n for n in names], [dump_order_key(n) for n in names])
+        _SIBLINGS[folder] = hit
+    i = bisect.bisect_left(hit[2], key)
+    return hit[1][i - 1] if i > 0 else None

@@ -22,8 +22,10 @@ import sys
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import ResponseError
 
 from .. import __version__
 from . import code_lens, commands, documents, goto, hover, pictures, symbols, watch
@@ -45,11 +47,40 @@ class PyptoProtocol(LanguageServerProtocol):
     """Adds hooks to ``$/cancelRequest``: pygls cancels the request's future, but a command runs
     as an inner task it does not cancel, so a folder run registers its own stop here."""
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls drops a request whose params do not fit its type (it logs, never replies: the
+        client waits forever). Answer it with InvalidParams (-32602) instead."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if not (isinstance(data, dict) and "method" in data and "id" in data and isinstance(data["id"], int | str)):
+                raise  # a notification (no reply is due) or a response we cannot pair
+            cause = exc.__cause__
+            try:
+                from cattrs import transform_error
+
+                why = "; ".join(transform_error(cause)[:3]) if isinstance(cause, Exception) else type(exc).__name__
+            except Exception:
+                why = type(cause or exc).__name__
+            why = why[:300]
+            err = JsonRpcInvalidParams(f"invalid params for {str(data['method'])[:100]}: {why}")
+            self._send_response(data["id"], error=ResponseError(code=err.code, message=err.message))
+            return _DROPPED
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         hook = self._server.cancel_hooks.pop(msg_id, None)  # type: ignore[attr-defined]
         if hook is not None:
             hook()
         super()._handle_cancel_notification(msg_id)
+
+
+class _Dropped:
+    """A message already answered: ``handle_message`` ignores it (not JSON-RPC 2.0)."""
+
+    jsonrpc = "dropped"
+
+
+_DROPPED = _Dropped()
 
 
 class PyptoServer(LanguageServer):
@@ -66,6 +97,9 @@ class PyptoServer(LanguageServer):
         self.folder_runs: dict[Any, asyncio.Event] = {}
         self.cancel_hooks: dict[Any, Any] = {}
         self.published: set[str] = set()
+        # config files checked for unknown keys (see config_warnings): stamp, and whether any
+        self.config_warned: dict[Any, tuple[int, int, int]] = {}
+        self.config_warned_any: dict[Any, bool] = {}
         self._lens_refresh: asyncio.TimerHandle | None = None
         self._initialized = False
 

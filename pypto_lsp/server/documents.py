@@ -133,10 +133,29 @@ class DocState:
     # (see validation.localize_first_divergent)
     divergence: Localized | None = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "result" and getattr(self, "result", None) is not value:
+            # whatever sets a result, a remembered first divergent pass is stale
+            global _RESULTS_CHANGED
+            _RESULTS_CHANGED += 1
+        object.__setattr__(self, name, value)
+
+
+_RESULTS_CHANGED = 0
+
+
+def results_generation() -> int:
+    """A counter that moves whenever any document's ``result`` is set."""
+    return _RESULTS_CHANGED
+
 
 class Documents:
     def __init__(self) -> None:
         self._docs: dict[str, DocState] = {}
+        # by folder, so that a folder's documents cost the folder's size, not the workspace's
+        self._folders: dict[Path, dict[str, DocState]] = {}
+        # folder -> (results_generation() when known, its first divergent pass): see validation
+        self.first_divergent_memo: dict[Path, tuple[int, DocState | None]] = {}
 
     def get(self, uri: str) -> DocState | None:
         return self._docs.get(uri)
@@ -146,10 +165,14 @@ class Documents:
         if st is None:
             st = DocState(uri, uri_to_path(uri))
             self._docs[uri] = st
+            if st.path is not None:
+                self._folders.setdefault(st.path.parent, {})[uri] = st
         return st
 
     def drop(self, uri: str) -> None:
-        self._docs.pop(uri, None)
+        st = self._docs.pop(uri, None)
+        if st is not None and st.path is not None:
+            self._folders.get(st.path.parent, {}).pop(uri, None)
 
     def all(self) -> list[DocState]:
         return list(self._docs.values())
@@ -158,7 +181,7 @@ class Documents:
         return [d for d in self._docs.values() if d.is_open]
 
     def in_folder(self, folder: Path) -> list[DocState]:
-        return [d for d in self._docs.values() if d.path is not None and d.path.parent == folder]
+        return list(self._folders.get(folder, {}).values())
 
 
 def register(ls: PyptoServer) -> None:

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ..ir.parser import MAX_BYTES, parse_bytes
-from ..ir.passdiff import previous_dump
+from ..ir.passdiff import dump_order_key, previous_dump
 from ..validate.config import discover_dumps, is_dump_path
 from ..validate.report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, ValueDivergence
 from ..worker import protocol as P
 from . import results as R
 from .config import Resolved
-from .documents import DocState, Localized, path_to_uri, split_lines, text_hash, uri_to_path
+from .config_warnings import publish_config_warnings
+from .documents import DocState, Localized, path_to_uri, results_generation, split_lines, text_hash, uri_to_path
 from .publish import publish
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ def golden_params(r: Resolved) -> P.Golden:
 
 def prepare(ls: PyptoServer, st: DocState, resolved: Resolved) -> bool:
     """Record a configuration problem / missing goldens on ``st``; True when a run can go ahead."""
+    publish_config_warnings(ls, resolved.folder)
     before = (st.config_error, st.no_golden)
     st.config_error = resolved.error if resolved.validation else None
     st.no_golden = resolved.validation and resolved.error is None and not resolved.has_goldens
@@ -261,7 +263,10 @@ def apply_result(ls: PyptoServer, snap: Snapshot, fr: FileResult, *, publish_clo
         return False  # stale: the text it describes is gone
     folder = snap.path.parent
     before = first_divergent(ls, folder)
+    generation = results_generation()
     st.result = fr
+    if results_generation() == generation + 1 and st.path is not None and st.path.parent == folder:
+        _note_result(ls, folder, st, before)  # O(1): a folder run's results need no re-scan
     st.result_hash = snap.hash
     st.result_config = snap.resolved.key()
     st.result_lines = split_lines(snap.text)
@@ -365,14 +370,37 @@ def notify_file_result(ls: PyptoServer, uri: str, fr: FileResult, first_div: str
     ls.protocol.notify(FILE_RESULT_NOTIFICATION, R.file_result_json(fr, uri, first_div))
 
 
+def _order(d: DocState) -> tuple[int, int, str]:
+    return dump_order_key(d.path.name if d.path else "")
+
+
 def first_divergent(ls: PyptoServer, folder: Path) -> DocState | None:
-    """The first pass of ``folder`` (by name) known to fail or error."""
-    known = [d for d in ls.docs.in_folder(folder) if d.result is not None and d.path is not None]
-    for d in sorted(known, key=lambda d: d.path.name if d.path else ""):
-        assert d.result is not None
-        if d.result.status in (FAIL, ERROR):
-            return d
-    return None
+    """The first pass of ``folder`` (in pipeline order) known to fail or error.
+
+    Remembered per folder until any result changes (:func:`.documents.results_generation`);
+    :func:`apply_result` keeps it current itself, so a folder run does not re-scan the folder
+    per result."""
+    generation = results_generation()
+    hit = ls.docs.first_divergent_memo.get(folder)
+    if hit is not None and hit[0] == generation:
+        return hit[1]
+    failing = [d for d in ls.docs.in_folder(folder) if d.result is not None and d.path is not None and d.result.status in (FAIL, ERROR)]
+    fd = min(failing, key=_order) if failing else None
+    ls.docs.first_divergent_memo[folder] = (generation, fd)
+    return fd
+
+
+def _note_result(ls: PyptoServer, folder: Path, st: DocState, before: DocState | None) -> None:
+    """``st`` got a new result and ``before`` was the first divergent pass just before: update
+    the remembered one without a scan (a scan only when that pass itself stopped failing)."""
+    assert st.result is not None
+    fd: DocState | None = before
+    if st.result.status in (FAIL, ERROR):
+        if before is None or _order(st) < _order(before):
+            fd = st
+    elif before is st:
+        return  # the next first_divergent() scans
+    ls.docs.first_divergent_memo[folder] = (results_generation(), fd)
 
 
 def first_divergent_location(ls: PyptoServer, uri: str) -> types.Location | None:
@@ -381,7 +409,7 @@ def first_divergent_location(ls: PyptoServer, uri: str) -> types.Location | None
     if st is None or st.path is None:
         return None
     fd = first_divergent(ls, st.path.parent)
-    if fd is None or fd.uri == uri or fd.result is None or fd.path is None or fd.path.name > st.path.name:
+    if fd is None or fd.uri == uri or fd.result is None or fd.path is None or _order(fd) > _order(st):
         return None
     return types.Location(fd.uri, R.divergence_range(fd.result, fd.result_lines, ls.position_encoding))
 
@@ -412,6 +440,7 @@ async def validate_folder(
         raise NotADump(f"no pass dumps in {target}")
     folder = files[0].parent
     resolved = ls.config.get(files[0])
+    publish_config_warnings(ls, folder)
     if not resolved.validation:
         return {"files": [], "first_divergent": None, "cancelled": False, "error": "validation is off (setting pypto-lsp.validation)"}
     if resolved.error:

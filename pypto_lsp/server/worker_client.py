@@ -196,6 +196,7 @@ class WorkerClient:
                 self._log(f"worker: not a protocol line: {line[:200]!r}", logging.WARNING)
                 continue
             self._dispatch(msg, t0)
+            await asyncio.sleep(0)  # a burst of folder results must not starve the editor's requests
         code = await proc.wait()
         if gen == self._generation:
             self._on_exit(code)

@@ -12,6 +12,8 @@ from typing import Any
 
 import tomllib
 
+from ..ir.passdiff import dump_order_key
+
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
 DEFAULT_TIMEOUT_S = 30.0
@@ -34,6 +36,7 @@ class Case:
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     timeout_s: float = DEFAULT_TIMEOUT_S
+    max_alloc: int | None = None  # bytes per allocation (see validate/budget); None: the default
     source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
     notes: list[str] = field(default_factory=list)
     # without goldens (differential mode, validate.differential): values for parameters that
@@ -72,8 +75,8 @@ def dump_folder(path: Path) -> Path:
 def discover_dumps(path: str | Path) -> list[Path]:
     """Dump files for PATH: a file, a ``passes_dump/`` folder, or an output folder holding one.
 
-    Every ``*.py`` directly inside the folder, sorted by name (``00_frontend.py``
-    first), as the reference does.
+    Every ``*.py`` directly inside the folder in pipeline order: by the numeric prefix
+    (``00_frontend.py`` first, ``89_after_Y.py`` before ``1001_after_X.py``), then by name.
     """
     p = Path(path)
     if not p.exists():
@@ -83,7 +86,7 @@ def discover_dumps(path: str | Path) -> list[Path]:
             raise ValueError(f"a pass dump is a .py file: {p}")
         return [p]
     folder = p / "passes_dump" if (p / "passes_dump").is_dir() else p
-    files = sorted((f for f in folder.iterdir() if f.suffix == ".py" and f.is_file()), key=lambda f: f.name)
+    files = sorted((f for f in folder.iterdir() if f.suffix == ".py" and f.is_file()), key=lambda f: dump_order_key(f.name))
     if not files:
         raise ValueError(f"no .py dumps in {folder}")
     return files
@@ -94,6 +97,20 @@ def _num(table: dict[str, Any], key: str, default: float, where: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0 or v == float("inf") and key != "timeout_s":
         raise ConfigError(f"{where}: '{key}' must be a non-negative number, got {v!r}")
     return float(v)
+
+
+def _size(table: dict[str, Any], key: str, where: str) -> int | None:
+    v = table.get(key)
+    if v is None:
+        return None
+    from .budget import parse_size
+
+    try:
+        if isinstance(v, bool) or not isinstance(v, int | str):
+            raise ValueError(repr(v))
+        return parse_size(str(v))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'), got {v!r}") from exc
 
 
 def _cases_in(config: Path) -> list[Case]:
@@ -121,7 +138,7 @@ def _cases_in(config: Path) -> list[Case]:
             raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
         if "entry" in c and not (isinstance(c["entry"], str) and c["entry"].isidentifier()):
             raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
-        unknown = set(c) - {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "generate", "seed"}
+        unknown = set(c) - CASE_KEYS
         generate = c.get("generate", {})
         if not isinstance(generate, dict):
             raise ConfigError(
@@ -138,6 +155,7 @@ def _cases_in(config: Path) -> list[Case]:
             rtol=_num(c, "rtol", DEFAULT_RTOL, where),
             atol=_num(c, "atol", DEFAULT_ATOL, where),
             timeout_s=_num(c, "timeout_s", DEFAULT_TIMEOUT_S, where),
+            max_alloc=_size(c, "max_alloc", where),
             source=str(config),
             generate=generate,
             seed=c.get("seed"),
@@ -146,6 +164,92 @@ def _cases_in(config: Path) -> list[Case]:
             case.notes.append(f"ignored unknown keys: {', '.join(sorted(unknown))}")
         out.append(case)
     return out
+
+
+CASE_KEYS = frozenset({"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed"})
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigWarning:
+    """A key the configuration ignores (a misspelling, most often), where it is written."""
+
+    file: Path
+    line: int  # 1-based
+    key: str
+    message: str
+
+    def format(self) -> str:
+        return f"{self.file}:{self.line}: warning: {self.message}"
+
+
+def config_warnings(config: Path) -> list[ConfigWarning]:
+    """Unknown keys in a ``pypto-lsp.toml`` (or the ``[tool.pypto-lsp]`` part of a
+    ``pyproject.toml``), each with its line. A file that does not parse has none (its error
+    is reported where it is used)."""
+    try:
+        text = config.read_text(encoding="utf-8")
+        data: Any = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    prefix = ""
+    if config.name == "pyproject.toml":
+        tool = data.get("tool")
+        data = tool.get("pypto-lsp") if isinstance(tool, dict) else None
+        if not isinstance(data, dict):
+            return []
+        prefix = "tool.pypto-lsp."
+    lines = text.splitlines()
+    # where each table starts: header name -> the line numbers of its occurrences
+    headers: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        m = _HEADER.match(line)
+        if m and not line.lstrip().startswith("#"):
+            headers.append((i, m.group(1).replace('"', "").replace(" ", "")))
+
+    def find(key: str, table: str, nth: int) -> int:
+        """The line of ``key = `` inside the nth occurrence of ``table`` ("" for the top)."""
+        starts = [i for i, name in headers if name == table] if table else [-1]
+        if config.name == "pyproject.toml" and not table:
+            starts = [i for i, name in headers if name == prefix.rstrip(".")] or [-1]
+        if nth >= len(starts):
+            return 1
+        start = starts[nth]
+        end = next((i for i, _ in headers if i > start), len(lines))
+        pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*[=.]")
+        for i in range(start + 1, end):
+            if pat.match(lines[i]):
+                return i + 1
+        if not table:  # a table of its own: ``[[case]]``, ``[tool.pypto-lsp.x]``
+            full = prefix + key
+            for i, name in headers:
+                if name == full or name.startswith(full + "."):
+                    return i + 1
+        return start + 1 if start >= 0 else 1
+
+    out: list[ConfigWarning] = []
+    for k in data:
+        if k != "cases":
+            hint = _did_you_mean(k, {"cases"})
+            out.append(ConfigWarning(config, find(k, "", 0), k, f"unknown key '{prefix}{k}' is ignored{hint}"))
+    raw = data.get("cases", [])
+    if isinstance(raw, list):
+        for n, c in enumerate(raw):
+            if not isinstance(c, dict):
+                continue
+            for k in c:
+                if k not in CASE_KEYS:
+                    hint = _did_you_mean(k, CASE_KEYS)
+                    at = find(k, prefix + "cases", n)
+                    out.append(ConfigWarning(config, at, k, f"unknown key '{k}' in [[{prefix}cases]] #{n + 1} is ignored{hint}"))
+    return sorted(out, key=lambda w: w.line)
+
+
+def _did_you_mean(key: str, known: frozenset[str] | set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _contains(folder: Path, target: Path) -> bool:

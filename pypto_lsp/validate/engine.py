@@ -21,6 +21,9 @@ from ..ir import diagnostics as D
 from ..ir.check import check_program
 from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
 from ..ir.parser import parse_text
+from .budget import KIND as ALLOC_KIND
+from .budget import budget as alloc_budget
+from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL, Case, discover_dumps, find_case
 from .golden import GoldenError, load_bundle
 from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Report, TensorResult
@@ -218,10 +221,42 @@ def _run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     t.start()
     t.join(timeout)
     if t.is_alive():
+        _stop_thread(t)
         raise TimeoutError(f"run did not finish within {timeout:g} s (an endless loop in the IR?)")
     if "exc" in box:
         raise box["exc"]
     return box.get("value")
+
+
+class _RunAbandoned(BaseException):
+    """Raised inside a timed-out run's thread to stop it (between two ops)."""
+
+
+# timed-out run threads that did not stop: a process exiting with one still inside torch aborts
+# ("terminate called without an active exception"); see :func:`abandoned_runs`
+_ABANDONED: list[threading.Thread] = []
+
+
+def _stop_thread(t: threading.Thread, grace: float = 1.0) -> None:
+    """Ask the run thread to stop (an async exception, raised at its next Python bytecode:
+    generated code returns to Python between ops); remember it if it does not."""
+    import ctypes
+
+    if t.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(_RunAbandoned))
+    t.join(grace)
+    if t.is_alive():
+        _ABANDONED.append(t)
+
+
+def abandoned_runs() -> int:
+    """How many timed-out runs are still going (a process with any must leave with ``os._exit``)."""
+    _ABANDONED[:] = [t for t in _ABANDONED if t.is_alive()]
+    return len(_ABANDONED)
+
+
+def _dtype_name(d: torch.dtype) -> str:
+    return str(d).replace("torch.", "")
 
 
 def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> TensorResult:
@@ -278,6 +313,10 @@ def run_text(
         gen = comp.generated
         assert gen.entry is not None
         result.writes = {k: [[s.line, s.end_line] for s in v] for k, v in gen.output_writes.items()}
+        big = over_budget(comp.program)  # before anything is allocated
+        if big is not None:
+            result.error = _span_error(ALLOC_KIND, big.message(alloc_budget()), big.span, bytes=big.bytes, budget=alloc_budget())
+            return result
         run_tensors = {k: v.clone() for k, v in inputs.items()}
         try:
             args = resolve_args(comp.program, gen.entry, run_tensors)
@@ -325,6 +364,11 @@ def run_text(
             act = run_tensors[key]
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
+                return result
+            if act.dtype != exp.dtype:
+                result.error = ErrorInfo(
+                    "golden", f"'{key}': golden dtype {_dtype_name(exp.dtype)} differs from the output's {_dtype_name(act.dtype)}"
+                )
                 return result
             tr = compare(act, exp, rtol, atol)
             result.tensors[key] = tr

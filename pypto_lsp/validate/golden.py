@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,27 +17,61 @@ class GoldenError(Exception):
     """A missing, corrupt or ill-typed golden bundle; the message says which file and why."""
 
 
-_CACHE: dict[tuple[str, int, float], dict[str, torch.Tensor]] = {}
+# keyed by a hash of the file's bytes, never by path/size/mtime: a golden rewritten with other
+# values of the same size and its mtime restored must not be served from here
+_CACHE: dict[str, dict[str, torch.Tensor]] = {}
+
+
+def read_regular(p: Path) -> bytes:
+    """The bytes of a regular file; a FIFO, device or folder is refused without opening it for
+    a blocking read (a FIFO would hang the run)."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise GoldenError(f"golden bundle not found: {p}") from exc
+        raise GoldenError(f"cannot open golden bundle {p}: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise GoldenError(f"golden bundle {p} is not a regular file ({_kind(st.st_mode)})")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    except OSError as exc:
+        raise GoldenError(f"cannot read golden bundle {p}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
-    """Load a ``dict[str, Tensor]``; never unpickles code. Cached by (path, size, mtime)."""
+    """Load a ``dict[str, Tensor]``; never unpickles code. Regular files only; cached by content."""
     p = Path(path)
-    try:
-        st = p.stat()
-    except OSError as exc:
-        raise GoldenError(f"golden bundle not found: {p}") from exc
-    key = (str(p.resolve()), st.st_size, st.st_mtime)
+    raw = read_regular(p)
+    key = hashlib.blake2b(raw, digest_size=20).hexdigest() + p.suffix
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
     try:
         if p.suffix == ".safetensors":
-            from safetensors.torch import load_file
+            from safetensors.torch import load as load_safetensors
 
-            data: object = load_file(str(p))
+            data: object = load_safetensors(raw)
         else:
-            data = torch.load(str(p), map_location="cpu", weights_only=True)
+            data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as exc:  # corrupt file, pickle with code, wrong format ...
         raise GoldenError(f"cannot read golden bundle {p}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
     if not isinstance(data, Mapping):

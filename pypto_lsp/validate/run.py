@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -16,21 +17,28 @@ import torch
 
 from ..ir.passdiff import MEMREF_ITEM
 from .engine import ENGINE_VERSION, _read_text, run_text
-from .report import FileResult, Report
+from .report import ERROR, FAIL, PASS, RAN, FileResult, Report
 
 # What cannot change numerics: comment lines, memref/address annotations and the
-# allocs they name, function attributes that only steer later passes.
+# allocs they name, function attributes that only steer later passes. Every step is linear
+# in the text: no pattern may backtrack over a long run of spaces (a trailing-whitespace
+# regex did, quadratically, before anything was timed).
 _COMMENT = re.compile(r"^[ \t]*#.*$\n?", re.M)
-_ALLOC = re.compile(r"^[ \t]*\w+: pl\.Ptr = pl\.tile\.alloc\([^\n]*\)[ \t]*$\n?", re.M)
-_TRAILING_WS = re.compile(r"[ \t]+$", re.M)
+_ALLOC_HEAD = re.compile(r"\w+: pl\.Ptr = pl\.tile\.alloc\(")
+
+
+def _is_alloc(line: str) -> bool:
+    """``name: pl.Ptr = pl.tile.alloc(...)`` alone on its line (trailing spaces stripped)."""
+    s = line.lstrip(" \t")
+    m = _ALLOC_HEAD.match(s)
+    return m is not None and s.endswith(")") and len(s) > m.end()
 
 
 def normalise(text: str) -> str:
     """The dump text with what cannot change numbers removed (the cache key's IR part)."""
     t = _COMMENT.sub("", text)
     t = MEMREF_ITEM.sub("", t)
-    t = _ALLOC.sub("", t)
-    return _TRAILING_WS.sub("", t)
+    return "\n".join(line for line in (raw.rstrip(" \t") for raw in t.split("\n")) if not _is_alloc(line))
 
 
 def cache_dir() -> Path:
@@ -65,7 +73,8 @@ class ResultCache:
         p = self.dir / key[:2] / f"{key}.json"
         try:
             hit = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            _check_entry(hit)  # valid JSON of another shape is no result: run again
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
         self.memory[key] = hit
         return hit
@@ -84,24 +93,56 @@ class ResultCache:
             self.enabled = False  # read-only or full disk: keep going without it
 
     def prune(self) -> None:
-        if not self.enabled or not self.dir.is_dir():
+        """Keep the newest MAX_ENTRIES. Never fails: another run may prune (or the user delete)
+        the same folder meanwhile, and entries may be dangling symlinks or loops."""
+        if not self.enabled:
             return
-        files = sorted(self.dir.glob("*/*.json"), key=lambda p: p.stat().st_mtime)
-        for p in files[: max(0, len(files) - self.MAX_ENTRIES)]:
-            p.unlink(missing_ok=True)
+        entries: list[tuple[int, str]] = []
+        try:
+            with os.scandir(self.dir) as top:
+                subdirs = [e.path for e in top if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
+            for d in subdirs:
+                with contextlib.suppress(OSError), os.scandir(d) as it:
+                    for e in it:
+                        if e.name.endswith(".json"):
+                            with contextlib.suppress(OSError):
+                                entries.append((e.stat(follow_symlinks=False).st_mtime_ns, e.path))
+        except OSError:
+            return
+        if len(entries) <= self.MAX_ENTRIES:
+            return
+        entries.sort()
+        for _, path in entries[: len(entries) - self.MAX_ENTRIES]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _check_entry(d: Any) -> None:
+    """Raise unless ``d`` reads back as a whole FileResult (a damaged entry is a miss)."""
+    fr = FileResult.from_json(d)
+    if not isinstance(fr.file, str) or fr.status not in (PASS, FAIL, ERROR, RAN):
+        raise ValueError("not a result")
+    for t in fr.tensors.values():
+        if not (_is_num(t.max_abs_diff) and _is_num(t.max_rel_diff) and isinstance(t.nan_count, int) and isinstance(t.passed, bool)):
+            raise ValueError("not a result")
+    if fr.error is not None and not (isinstance(fr.error.kind, str) and isinstance(fr.error.message, str)):
+        raise ValueError("not a result")
+    if not isinstance(fr.writes, dict) or not isinstance(fr.call_counts, dict):
+        raise ValueError("not a result")
+    if not (_is_num(fr.seconds) and _is_num(fr.rtol) and _is_num(fr.atol)):
+        raise ValueError("not a result")
+
+
+def _is_num(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
 
 
 def bundle_identity(paths: tuple[str, str] | None, inputs: Mapping[str, torch.Tensor], expected: Mapping[str, torch.Tensor]) -> str:
-    """Identify the goldens: file path+size+mtime when known, else a hash of the tensors."""
-    if paths is not None:
-        parts = []
-        for p in paths:
-            try:
-                st = Path(p).stat()
-                parts.append(f"{Path(p).resolve()}:{st.st_size}:{st.st_mtime_ns}")
-            except OSError:
-                parts.append(p)
-        return "|".join(parts)
+    """Identify the goldens by their content: a hash of the tensors actually compared.
+
+    Never by path, size and mtime: a golden rewritten with other values of the same size and
+    its mtime restored would re-use the old verdicts (a stale PASS). ``paths`` is unused and
+    kept for callers."""
     h = hashlib.blake2b(digest_size=16)
     for bundle in (inputs, expected):
         for k in sorted(bundle):
@@ -184,8 +225,9 @@ def validate_files(
 
 def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
     err = value.get("error")
-    if err and err.get("kind") == "TimeoutError":
-        cache.memory[key] = value  # a timeout may pass on a quieter machine: not kept on disk
+    if err and err.get("kind") in ("TimeoutError", "alloc-budget"):
+        # a timeout may pass on a quieter machine, an allocation under a larger budget: not kept on disk
+        cache.memory[key] = value
     else:
         cache.put(key, value)
 

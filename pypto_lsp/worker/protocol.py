@@ -55,7 +55,7 @@ E_UNAVAILABLE = "worker-unavailable"
 
 @dataclass(slots=True)
 class Golden:
-    """Where the golden bundles are (absolute paths); loaded once per path+mtime by the worker."""
+    """Where the golden bundles are (absolute paths); loaded once per content by the worker."""
 
     inputs: str
     expected: str

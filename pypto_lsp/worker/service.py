@@ -1,7 +1,7 @@
 """The validation worker: torch lives here, behind :mod:`.protocol` on stdin/stdout.
 
 Started once by the language server (``python -m pypto_lsp.worker``) and kept warm:
-torch, the golden bundles (by path + mtime) and compiled dumps (by text hash) are
+torch, the golden bundles (by content hash) and compiled dumps (by text hash) are
 loaded once. A run that hit its in-process timeout leaves a thread spinning in the
 IR's endless loop; the worker then answers and exits, and the server starts a fresh
 one (a busy thread cannot be killed from inside Python).
@@ -187,7 +187,10 @@ class Worker:
         timeout_s: float,
         use_cache: bool,
         collect_stats: bool,
+        memo: dict[str, dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
+        """``memo``: results of this folder run by cache key, used also with the cache off (as the
+        CLI does: one run per distinct normalised text within a run)."""
         from ..validate.engine import run_text
         from ..validate.report import ERROR, ErrorInfo, FileResult
 
@@ -196,7 +199,9 @@ class Worker:
         ins, exp, bid = golden
         cache = self._results_cache()
         cache.enabled = use_cache  # the disk part; the in-memory part is per worker
-        key = cache.key(text, bid, rtol, atol, entry) if use_cache else ""
+        key = cache.key(text, bid, rtol, atol, entry) if use_cache or memo is not None else ""
+        if memo is not None and key in memo:
+            return {**memo[key], "file": file, "cached": True, "seconds": 0.0}
         if use_cache:
             hit = cache.get(key)
             stale = collect_stats and hit is not None and "stats" not in hit and hit.get("status") in ("pass", "fail")
@@ -223,10 +228,12 @@ class Worker:
             out["stats"] = {**self._input_stats.get(bid, {}), **fr.stats}
         if fr.error is not None and fr.error.kind == "TimeoutError":
             self._tainted = True  # the run's thread is still going: answer, then exit
-        elif use_cache:
+        elif use_cache and not (fr.error is not None and fr.error.kind == "alloc-budget"):  # depends on the budget
             if len(cache.memory) > 2000:
                 cache.memory.clear()
             cache.put(key, out)
+        if memo is not None and not (fr.error is not None and fr.error.kind == "TimeoutError"):
+            memo[key] = out
         return out
 
     def _load_golden(self, g: P.Golden) -> tuple[Any, Any, str] | Exception:
@@ -246,6 +253,7 @@ class Worker:
         golden = self._load_golden(p.golden)
         total = len(p.files)
         done = 0
+        memo: dict[str, dict[str, Any]] = {}
         for i, f in enumerate(p.files):
             # a save in the editor goes first
             while (m := self._take_interactive()) is not None:
@@ -263,7 +271,7 @@ class Worker:
                 res = text_or_err
                 res.update(rtol=p.rtol, atol=p.atol)
             else:
-                res = self._validate_text(f, text_or_err, golden, p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats)
+                res = self._validate_text(f, text_or_err, golden, p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats, memo)
             done += 1
             self.send(P.notification(P.FILE_RESULT, P.FileResultNote(id, i, total, res)))
             if self._tainted:

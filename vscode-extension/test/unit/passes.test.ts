@@ -41,6 +41,8 @@ describe('pipeline order', () => {
         const names = ['10_after_B.py', '02_after_A.py', '100_after_Z.py', '00_frontend.py', '99_after_Y.py', 'README.md', '.hidden.py'];
         assert.deepEqual(sortPassFiles(names), ['00_frontend.py', '02_after_A.py', '10_after_B.py', '99_after_Y.py', '100_after_Z.py']);
         assert.ok(comparePassNames('9_x.py', '10_x.py') < 0);
+        // 100+ passes: as text, 1001_after_X would come first (issue 12)
+        assert.deepEqual(sortPassFiles(['1001_after_X.py', '89_after_Y.py', '100_after_B.py']), ['89_after_Y.py', '100_after_B.py', '1001_after_X.py']);
         assert.equal(comparePassNames('a.py', 'a.py'), 0);
     });
     test('previous pass', () => {
