@@ -34,6 +34,8 @@ class Case:
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     timeout_s: float = DEFAULT_TIMEOUT_S
+    memory: bool = True  # run tiles where the IR places them and check for memory hazards
+    backend: str | None = None  # memory capacities of this PyPTO backend ("910B", "950"); default: the largest
     source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
     notes: list[str] = field(default_factory=list)
 
@@ -50,6 +52,8 @@ class Case:
             "rtol": self.rtol,
             "atol": self.atol,
             "timeout_s": self.timeout_s,
+            "memory": self.memory,
+            "backend": self.backend,
             "source": self.source,
             "notes": self.notes,
         }
@@ -117,7 +121,16 @@ def _cases_in(config: Path) -> list[Case]:
             raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
         if "entry" in c and not (isinstance(c["entry"], str) and c["entry"].isidentifier()):
             raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
-        unknown = set(c) - {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name"}
+        if "memory" in c and not isinstance(c["memory"], bool):
+            raise ConfigError(f"{where}: 'memory' must be true or false, got {c['memory']!r}")
+        if "backend" in c:
+            from ..ir.memory import BackendError, capacities
+
+            try:
+                capacities(c["backend"] if isinstance(c["backend"], str) else repr(c["backend"]))
+            except BackendError as exc:
+                raise ConfigError(f"{where}: {exc}") from exc
+        unknown = set(c) - {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "memory", "backend"}
         case = Case(
             dumps=(base / c["dumps"]).resolve(),
             inputs=(base / c["inputs"]).resolve() if "inputs" in c else None,
@@ -126,6 +139,8 @@ def _cases_in(config: Path) -> list[Case]:
             rtol=_num(c, "rtol", DEFAULT_RTOL, where),
             atol=_num(c, "atol", DEFAULT_ATOL, where),
             timeout_s=_num(c, "timeout_s", DEFAULT_TIMEOUT_S, where),
+            memory=c.get("memory", True),
+            backend=c.get("backend"),
             source=str(config),
         )
         if unknown:
