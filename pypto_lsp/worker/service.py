@@ -180,6 +180,8 @@ class Worker:
         timeout_s: float,
         use_cache: bool,
         collect_stats: bool,
+        memory: bool = True,
+        backend: str | None = None,
     ) -> dict[str, Any]:
         from ..validate.engine import run_text
         from ..validate.report import ERROR, ErrorInfo, FileResult
@@ -189,7 +191,7 @@ class Worker:
         ins, exp, bid = golden
         cache = self._results_cache()
         cache.enabled = use_cache  # the disk part; the in-memory part is per worker
-        key = cache.key(text, bid, rtol, atol, entry) if use_cache else ""
+        key = cache.key(text, bid, rtol, atol, entry, memory, backend) if use_cache else ""
         if use_cache:
             hit = cache.get(key)
             stale = collect_stats and hit is not None and "stats" not in hit and hit.get("status") in ("pass", "fail")
@@ -208,6 +210,8 @@ class Worker:
             timeout=timeout_s or None,
             collect_stats=collect_stats,
             stats_for=set(exp),
+            memory=memory,
+            backend=backend,
         )
         out = fr.to_json()
         if fr.stats:
@@ -232,7 +236,17 @@ class Worker:
 
     def validate(self, p: P.ValidateParams) -> dict[str, Any]:
         return self._validate_text(
-            p.file, p.text, self._load_golden(p.golden), p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats
+            p.file,
+            p.text,
+            self._load_golden(p.golden),
+            p.rtol,
+            p.atol,
+            p.entry,
+            p.timeout_s,
+            p.use_cache,
+            p.collect_stats,
+            p.memory,
+            p.backend,
         )
 
     def validate_folder(self, id: Any, p: P.ValidateFolderParams) -> P.FolderResult:
@@ -256,7 +270,9 @@ class Worker:
                 res = text_or_err
                 res.update(rtol=p.rtol, atol=p.atol)
             else:
-                res = self._validate_text(f, text_or_err, golden, p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats)
+                res = self._validate_text(
+                    f, text_or_err, golden, p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats, p.memory, p.backend
+                )
             done += 1
             self.send(P.notification(P.FILE_RESULT, P.FileResultNote(id, i, total, res)))
             if self._tainted:
