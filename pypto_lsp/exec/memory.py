@@ -146,6 +146,9 @@ class Session:
         self.findings: list[Finding] = []
         self._seen: set[tuple[Any, ...]] = set()
         self.frames = 0
+        # (plan, core) -> (arenas, views): invocations of one kernel on one core run one after the
+        # other (SPMD blocks, calls in a loop) and reuse its memory, as the hardware does
+        self.pool: dict[tuple[int, str], tuple[dict[str, torch.Tensor], dict[tuple[int, int], torch.Tensor]]] = {}
 
     def frame(self, plan: Plan) -> Frame:
         self.frames += 1
@@ -180,9 +183,14 @@ class Frame:
         self.plan = plan
         self.session = session
         self.core = "AIC" if plan.core == "AIC" else f"AIV{context.lane()}"
-        self.arenas = {sp: torch.zeros(max(n, 1), dtype=torch.uint8) for sp, n in plan.sizes.items()}
+        pooled = session.pool.get((id(plan), self.core))
+        if pooled is None:
+            pooled = session.pool[(id(plan), self.core)] = (
+                {sp: torch.zeros(max(n, 1), dtype=torch.uint8) for sp, n in plan.sizes.items()},
+                {},
+            )
+        self.arenas, self.views = pooled
         self.own: dict[str, list[int]] = {sp: [-1] * max(len(b) - 1, 0) for sp, b in plan.atoms.items()}
-        self.views: dict[tuple[int, int], torch.Tensor] = {}
         self.pops: dict[int, int] = {}
         self.counts: dict[int, int] = {}
 
@@ -209,13 +217,12 @@ class Frame:
         if not isinstance(value, torch.Tensor):
             return value
         out = value
-        if s.alias_ok and tuple(value.shape) == s.shape:
+        if s.alias_ok and value.shape == s.shape:
             v = self._view(site_idx, s, start)
-            if value.data_ptr() != v.data_ptr() or value.stride() != v.stride():
-                try:
-                    v.copy_(value)
-                except RuntimeError:  # a partial overlap with its own operand: copy through a temporary
-                    v.copy_(value.clone())
+            try:
+                v.copy_(value)  # the same bytes (an op that returns its operand): harmless
+            except RuntimeError:  # a partial overlap with its own operand: copy through a temporary
+                v.copy_(value.clone())
             out = v.view_as(v)
             valid = getattr(value, _VALID, None)
             if valid is not None:
