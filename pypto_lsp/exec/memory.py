@@ -82,6 +82,7 @@ class _Site:
         self.lo = self.hi = 0
         self.slots: list[tuple[int, int, int]] = []  # pop sites: (start, atom_lo, atom_hi) per slot
         self.alias_ok = False
+        self.exclusive = False  # no other site or pipe slot touches these bytes
 
 
 class Plan:
@@ -118,6 +119,18 @@ class Plan:
                     lo, hi = self._atoms(s.space, a, a + s.nbytes)
                     s.slots.append((a, lo, hi))
                 s.alias_ok = _aliasable(s.dtype, s.start) and _aliasable(s.dtype, s.slot_size)
+        # bytes only one site ever writes need no arena copy: nothing else can change them, so the
+        # value's own tensor is as good as its bytes (a rewrite by the same site while an older
+        # value of it is still read is found by the write log all the same)
+        users: dict[tuple[str, int], set[int]] = {}
+        for i, s in enumerate(self.sites):
+            ranges = [(s.lo, s.hi)] if s.kind == "w" else [(lo, hi) for _a, lo, hi in s.slots]
+            for lo, hi in ranges:
+                for k in range(lo, hi):
+                    users.setdefault((s.space, k), set()).add(i)
+        for i, s in enumerate(self.sites):
+            if s.kind == "w":
+                s.exclusive = all(users[(s.space, k)] == {i} for k in range(s.lo, s.hi))
 
     def _atoms(self, space: str, start: int, end: int) -> tuple[int, int]:
         b = self.atoms[space]
@@ -217,7 +230,13 @@ class Frame:
         if not isinstance(value, torch.Tensor):
             return value
         out = value
-        if s.alias_ok and value.shape == s.shape:
+        if s.exclusive:
+            if getattr(value, _TAG, None) is not None:  # an op that returned its (placed) operand
+                out = value.view_as(value)
+                valid = getattr(value, _VALID, None)
+                if valid is not None:
+                    setattr(out, _VALID, valid)
+        elif s.alias_ok and value.shape == s.shape:
             v = self._view(site_idx, s, start)
             try:
                 v.copy_(value)  # the same bytes (an op that returns its operand): harmless
