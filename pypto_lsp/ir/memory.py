@@ -245,7 +245,10 @@ class MemoryPlan:
 
     @property
     def placed(self) -> bool:
-        return any(not f.empty for f in self.functions.values())
+        """Some tile carries a MemRef (from InitMemRef on): the memory model runs.
+
+        Pipe rings alone (reserve_buffer before InitMemRef) do not count: nothing is placed yet."""
+        return any(f.sites for f in self.functions.values())
 
 
 def _int(e: object) -> int | None:
