@@ -430,3 +430,65 @@ def test_tile_in_a_pipe_slot_on_the_aic_side() -> None:
     bm, ring, pop, br = (line(text, s) for s in ("bm: ", "reserve_buffer", "tpop_from_aiv", "br: "))
     assert ("pipe-slot", "bm", bm, ring, "AIC") in kinds
     assert ("overwrite", "bm", br, pop, "AIC") in kinds  # the popped tile landed on bm
+
+
+# ---------------------------------------------------------------------- CLI and configuration
+
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "broken_memory"
+
+
+def test_cli_json_memory_findings_and_memory_off(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from pypto_lsp.cli import main
+
+    args = ["validate", str(EXAMPLE / "passes_dump"), "--json", "--no-cache", "--no-localize", "--jobs", "1"]
+    assert main(args) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["first_divergent"].endswith("35_after_AllocateMemoryAddr.py")
+    by_name = {f["file"].rsplit("/", 1)[1][:2]: f for f in report["files"]}
+    assert [by_name[k]["memory"]["checked"] for k in ("00", "11", "32", "35")] == [False, False, True, True]
+    (h,) = by_name["35"]["memory"]["hazards"]
+    assert set(h) == {"kind", "line", "name", "other_line", "other_name", "space", "core", "range", "message"}
+    assert (h["kind"], h["line"], h["name"], h["other_line"], h["space"]) == ("overwrite", 16, "y_chunk__tile", 15, "Vec")
+    assert main([*args, "--memory", "off"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert all(f["status"] == "pass" and f["memory"] == {"checked": False, "hazards": []} for f in report["files"])
+
+
+def test_cli_text_prints_findings_under_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    from pypto_lsp.cli import main
+
+    assert main(["validate", str(EXAMPLE / "passes_dump" / "35_after_AllocateMemoryAddr.py"), "--no-cache", "--no-localize"]) == 1
+    out = capsys.readouterr().out
+    assert "memory overwrite (line 16): 'y_chunk__tile' is read here" in out
+    assert "first divergent pass: 35_after_AllocateMemoryAddr.py:16 (fail)" in out
+
+
+def test_case_keys_memory_and_backend(tmp_path) -> None:
+    from pypto_lsp.validate.config import ConfigError, find_case
+
+    (tmp_path / "passes_dump").mkdir()
+    dump = tmp_path / "passes_dump" / "00_frontend.py"
+    dump.write_text("# pypto.program: P\n")
+    cfg = tmp_path / "pypto-lsp.toml"
+    cfg.write_text('[[cases]]\ndumps = "passes_dump"\nmemory = false\nbackend = "910B"\n')
+    case = find_case(dump)
+    assert (case.memory, case.backend, case.notes) == (False, "910B", [])
+    cfg.write_text('[[cases]]\ndumps = "passes_dump"\nbackend = "A9"\n')
+    with pytest.raises(ConfigError, match="unknown backend"):
+        find_case(dump)
+
+
+def test_no_hooks_before_the_first_memref() -> None:
+    """A pipe ring alone (before InitMemRef) places nothing: the script is the values-only one."""
+    from pypto_lsp.exec.codegen import generate
+
+    text = c2v_program(2048)
+    unplaced = __import__("re").sub(r", pl\.MemRef\(\w+, pl\.const\(\d+, pl\.INT64\), \d+\)", "", text)
+    r = parse_text(unplaced, "m.py")
+    assert r.program is not None and "MemRef" not in unplaced
+    assert not plan_program(r.program).placed
+    assert generate(r.program).source == generate(r.program, memory=False).source
+    placed = parse_text(text, "m.py").program
+    assert placed is not None and "_pl_mem_session.frame(" in generate(placed).source
