@@ -219,23 +219,25 @@ class Frame:
         return v
 
     def _write(self, value: Any, site_idx: int, s: _Site, start: int, lo: int, hi: int, slot: int) -> Any:
-        session = self.session
-        w = len(session.writes)
-        session.writes.append((s, slot, self.core))
+        writes = self.session.writes
+        w = len(writes)
+        writes.append((s, slot, self.core))
         own = self.own[s.space]
         if hi - lo == 1:
             own[lo] = w
         else:
             own[lo:hi] = [w] * (hi - lo)
-        if not isinstance(value, torch.Tensor):
-            return value
         out = value
         if s.exclusive:
+            if not isinstance(value, torch.Tensor):
+                return value
             if getattr(value, _TAG, None) is not None:  # an op that returned its (placed) operand
                 out = value.view_as(value)
                 valid = getattr(value, _VALID, None)
                 if valid is not None:
                     setattr(out, _VALID, valid)
+        elif not isinstance(value, torch.Tensor):
+            return value
         elif s.alias_ok and value.shape == s.shape:
             v = self._view(site_idx, s, start)
             try:
@@ -282,14 +284,20 @@ class Frame:
         own[lo:hi] = [w] * (hi - lo)
 
     def _operands(self, s: _Site, ops: tuple[Any, ...]) -> None:
-        for i, o in enumerate(ops):
+        scratch = s.scratch
+        i = -1
+        for o in ops:
+            i += 1
             tag = getattr(o, _TAG, None)
             if tag is None or tag[0] is not self:  # unplaced, or placed by another kernel invocation
                 continue
-            if i in s.scratch:
+            if scratch and i in scratch:
                 self._scratch(s, tag)
-            else:
-                self._check(s, i, tag)
+                continue
+            lo = tag[2]
+            if tag[3] - lo == 1 and self.own[tag[1]][lo] == tag[4]:
+                continue  # the usual case: one atom, still this value's
+            self._check(s, i, tag)
 
     # -- generated-code entry points ------------------------------------------------
 
