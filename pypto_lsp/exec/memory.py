@@ -128,9 +128,14 @@ class Plan:
             for lo, hi in ranges:
                 for k in range(lo, hi):
                     users.setdefault((s.space, k), set()).add(i)
+        pops = {i for i, s in enumerate(self.sites) if s.kind == "p"}
         for i, s in enumerate(self.sites):
             if s.kind == "w":
                 s.exclusive = all(users[(s.space, k)] == {i} for k in range(s.lo, s.hi))
+            elif s.kind == "p":
+                # a ring only pops write: a popped tile read after a later pop reused its slot is
+                # found by the write log; numbers matter only when a placed tile shares the ring
+                s.exclusive = all(users[(s.space, k)] <= pops for _a, lo, hi in s.slots for k in range(lo, hi))
 
     def _atoms(self, space: str, start: int, end: int) -> tuple[int, int]:
         b = self.atoms[space]
