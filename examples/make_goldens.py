@@ -6,8 +6,8 @@ Writes ``<case>/golden/inputs.pt`` (every entry parameter by its source name,
 output buffers included, initialised to zeros) and ``<case>/golden/expected.pt``
 (the outputs, computed with plain torch in float64 from the math and rounded to
 the output dtype). The inputs are seeded, so the files come out the same on
-every run; they are committed, and ``broken_elementwise`` / ``broken_softmax``
-reuse the ``elementwise`` / ``softmax`` ones.
+every run; they are committed, and ``broken_elementwise`` / ``broken_memory`` /
+``broken_softmax`` reuse the ``elementwise`` / ``softmax`` ones.
 """
 
 from __future__ import annotations

@@ -58,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip re-running the first divergent pass and the one before it with every value traced",
     )
+    v.add_argument(
+        "--memory",
+        choices=("on", "off"),
+        default=None,
+        help="run tiles where the IR places them and report memory hazards (default: on, or the case's 'memory')",
+    )
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("--differential", action="store_true", help="compare with the earliest dump on synthesized inputs, even with goldens")
     v.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the synthesized inputs (default: the case's, else 0)")
@@ -154,6 +160,9 @@ def check_file(path: Path) -> list[Any]:
     diags = list(res.diagnostics)
     if res.program is not None:
         diags.extend(check_program(res.program))
+        from .ir.memory import check_memory
+
+        diags.extend(check_memory(res.program))  # capacity, bounds, tiles in pipe slots
     diags.sort(key=lambda d: (d.span.line, d.span.col))
     return diags
 
@@ -198,6 +207,8 @@ def _print_banner(fr: Any) -> None:
         print(f"error [{fr.error.kind}]{where}: {fr.error.message}")
     elif fr.status == "ran":
         print("ran (no expected tensors to compare)")
+    for h in (fr.memory or {}).get("hazards", []):
+        print(f"memory {h['kind']} (line {h['line']}): {h['message']}")
     sys.stdout.flush()
 
 
@@ -255,6 +266,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     atol = args.atol if args.atol is not None else (case.atol if case else cfg.DEFAULT_ATOL)
     entry = args.entry if args.entry is not None else (case.entry if case else None)
     timeout = args.timeout if args.timeout is not None else (case.timeout_s if case else cfg.DEFAULT_TIMEOUT_S)
+    memory = args.memory == "on" if args.memory is not None else (case.memory if case else True)
+    backend = case.backend if case else None
     reference = None
     if case is not None and (args.differential or not case.has_goldens):
         try:  # no goldens: the folder's earliest dump, run on synthesized inputs, is the reference
@@ -313,6 +326,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         on_result=on_result,
         bundle_paths=(str(inputs_path), str(expected_path)) if inputs_path and expected_path else None,
+        memory=memory,
+        backend=backend,
     )
     report.seconds = time.perf_counter() - t0
     if not args.no_localize:
@@ -346,8 +361,12 @@ def _print_summary(report: Any) -> None:
     print(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error, {s['ran']} ran in {s['seconds']:.2f} s")
     fd = report.first_divergent
     if fd is not None:
-        where = f":{fd.error.line}" if fd.error and fd.error.line else ""
+        hazards = (fd.memory or {}).get("hazards", [])
+        line = fd.error.line if fd.error and fd.error.line else (hazards[0]["line"] if hazards else None)
+        where = f":{line}" if line else ""
         print(f"first divergent pass: {Path(fd.file).name}{where} ({fd.status})")
+        if hazards:
+            print(f"  {len(hazards)} memory finding(s); first: line {hazards[0]['line']}: {hazards[0]['message']}")
         i = report.files.index(fd)
         if i > 0 and report.files[i - 1].status in ("pass", "ran"):
             from .ir.passdiff import changed_blocks, pass_name

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..ir import trace_keys
 from ..ir.check import transport_split_codes
+from ..ir.memory import VIEW_OPS, MemoryPlan, operand_roles, plan_program
 from ..ir.model import (
     Assign,
     BinOp,
@@ -147,6 +148,10 @@ class _FunctionGen:
         self.defined: set[str] = set()
         self.cube: set[str] = set()  # split_aiv function: names only lane 0 computes (ir.cube_side)
         self.carry_types: dict[str, Type] | None = None  # unannotated iter_args (traced code only)
+        self.mem = gen.memory_plan.functions.get(fn.name) if gen.memory_plan is not None else None
+        if self.mem is not None and self.mem.empty:
+            self.mem = None
+        self.mem_sites: list[str] = []  # site literals of this function's memory plan
         for p in fn.params:
             self.defined.add(p.name)
             if p.type is not None:
@@ -193,6 +198,9 @@ class _FunctionGen:
         self.emit(1, f"_pl_calls[{_literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         if self.cube:
             self.emit(1, "_pl_cube = _pl_rt.runs_cube()", fn.name_span)
+        plan_at = len(self.gen.lines)
+        if self.mem is not None:
+            self.emit(1, "", fn.name_span)  # the frame line, filled in once the sites are known
         body_start = len(self.gen.lines)
         if self.gen.entry is fn:
             for p in fn.params:
@@ -216,6 +224,11 @@ class _FunctionGen:
         if len(self.gen.lines) == body_start:
             self.emit(1, "pass", fn.span)
         self.emit(0, "", None)
+        if self.mem is not None:
+            core = _literal(self.mem.core)
+            sites = "(" + "".join(x + ", " for x in self.mem_sites) + ")"
+            plan = self.gen.constant(f"_pl_mem.Plan({_literal(fn.name)}, {core}, {sites})")
+            self.gen.lines[plan_at] = (f"    _pl_m = _pl_mem_session.frame({plan})", fn.name_span)
 
     # ------------------------------------------------------------------ statements
 
@@ -225,6 +238,40 @@ class _FunctionGen:
             self.stmt(s, indent)
         if len(self.gen.lines) == start:
             self.emit(indent, "pass", None)
+
+    def mem_site(
+        self,
+        kind: str,
+        name: str,
+        line: int,
+        space: str,
+        start: int,
+        nbytes: int,
+        dtype: str,
+        shape: tuple[int, ...],
+        memref: str,
+        operands: list[str],
+        scratch: list[int],
+        view_op: bool,
+        pipe: tuple[int, int, int] | None,
+    ) -> int:
+        """Add a site literal to this function's memory plan; its index."""
+        ops = "(" + "".join(_literal(o) + ", " for o in operands) + ")"
+        scr = "(" + "".join(f"{i}, " for i in scratch) + ")"
+        shp = "(" + "".join(f"{d}, " for d in shape) + ")"
+        pp = "None" if pipe is None else f"({pipe[0]}, {pipe[1]}, {pipe[2]})"
+        self.mem_sites.append(
+            f"({_literal(kind)}, {_literal(name)}, {line}, {_literal(space)}, {start}, {nbytes}, {_literal(dtype)}, {shp}, "
+            f"{_literal(memref)}, {ops}, {scr}, {view_op}, {pp})"
+        )
+        return len(self.mem_sites) - 1
+
+    def mem_reads(self, e: Expr, line: int) -> tuple[list[str], list[str], list[int]]:
+        """Python names, IR names and scratch positions of the operands of ``e`` that may be placed tiles."""
+        if self.mem is None or not isinstance(e, OpCall):
+            return [], [], []
+        roles = operand_roles(e, self.mem.types)
+        return [self.py(n) for _, n, _ in roles], [n for _, n, _ in roles], [k for k, (_, _, r) in enumerate(roles) if r == "scratch"]
 
     def stmt(self, s: Stmt, ind: int) -> None:
         if isinstance(s, Assign):
@@ -238,9 +285,15 @@ class _FunctionGen:
                 value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line}, {ops})"
             elif self.gen.trace:  # a write into part of a tensor: what it depends on, not its value
                 value = f"_pl_tw({value}, ({_literal(s.target.name)},), {s.span.line}, {self._ops(s.value)})"
+            if self.mem is not None:
+                value = self.mem_assign(s, value, ind)
+            # (split_aiv functions run before InitMemRef, so cube values are never placed)
             if s.target.name in self.cube:
                 value = f"({value}) if _pl_cube else None"  # cube work: lane 0 alone
             self.emit(ind, f"{self.py(s.target.name)} = {value}", s.span)
+        elif isinstance(s, ExprStmt) and self.mem is not None and isinstance(s.value, OpCall):
+            self.mem_read_stmt(s.value, s.span, ind)
+            self.emit(ind, self.expr(s.value), s.span)
         elif isinstance(s, Unpack):
             value = self.expr(s.value)
             names = ", ".join(self.py(t.name) for t in s.targets)
@@ -277,6 +330,61 @@ class _FunctionGen:
             self.scope_stmt(s, ind)
         else:  # pragma: no cover - the parser produces no other statement
             raise CodegenError(f"unsupported statement {type(s).__name__}", getattr(s, "span", None))
+
+    def mem_read_stmt(self, e: OpCall, span: Span, ind: int) -> None:
+        py, names, scratch = self.mem_reads(e, span.line)
+        if py:
+            idx = self.mem_site("r", e.op, span.line, "", 0, 0, "", (), "", names, scratch, False, None)
+            self.emit(ind, f"_pl_m.rd({idx}, {', '.join(py)})", span)
+
+    def mem_assign(self, s: Assign, value: str, ind: int) -> str:
+        """``value`` wrapped so the result lands in its bytes (and its operands are checked)."""
+        assert self.mem is not None
+        site = self.mem.sites.get(id(s))
+        pop = self.mem.pops.get(id(s))
+        py, names, scratch = self.mem_reads(s.value, s.span.line)
+        if site is not None:
+            v = s.value
+            view = isinstance(v, OpCall) and v.op in VIEW_OPS and bool(v.args) and isinstance(v.args[0], Name) and bool(names)
+            view = view and isinstance(v, OpCall) and isinstance(v.args[0], Name) and names[0] == v.args[0].id
+            idx = self.mem_site(
+                "w",
+                site.name,
+                site.line,
+                site.space,
+                site.start,
+                site.nbytes,
+                site.dtype,
+                site.shape,
+                site.memref(),
+                names,
+                scratch,
+                view,
+                None,
+            )
+            return f"_pl_m.wr({value}, {idx}{''.join(', ' + p for p in py)})"
+        if pop is not None:
+            r = self.mem.reserves[pop.reserve]
+            memref = f"pipe '{r.name}'"
+            idx = self.mem_site(
+                "p",
+                pop.name,
+                pop.line,
+                pop.space,
+                r.start,
+                pop.nbytes,
+                pop.dtype,
+                pop.shape,
+                memref,
+                [],
+                [],
+                False,
+                (pop.reserve, r.slot_size, r.slot_num),
+            )
+            return f"_pl_m.pop({value}, {idx})"
+        if py and isinstance(s.value, OpCall):
+            self.mem_read_stmt(s.value, s.span, ind)
+        return value
 
     def yield_stmt(self, s: Yield, ind: int) -> None:
         if not self.frames:
@@ -640,10 +748,13 @@ def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
 
 
 class _ProgramGen:
-    def __init__(self, program: Program, check_shapes: bool, entry: str | None, trace: bool = False) -> None:
+    def __init__(
+        self, program: Program, check_shapes: bool, entry: str | None, trace: bool = False, memory_plan: MemoryPlan | None = None
+    ) -> None:
         self.program = program
         self.check_shapes = check_shapes
         self.trace = trace
+        self.memory_plan = memory_plan if memory_plan is not None and memory_plan.placed else None
         self.lines: list[tuple[str, Span | None]] = []
         self.ops: dict[str, str] = {}
         self.dtypes: dict[str, str] = {}
@@ -715,6 +826,10 @@ class _ProgramGen:
             ("_pl_chk = _pl_rt.check_value", None),
             ("_pl_calls = _pl_rt.call_counter()", None),
         ]
+        if self.memory_plan is not None:
+            # tiles in per-core byte arenas where the IR places them (pypto_lsp.exec.memory)
+            head.append(("import pypto_lsp.exec.memory as _pl_mem", None))
+            head.append(("_pl_mem_session = _pl_mem.Session()", None))
         for name, sym in sorted(self.dtypes.items()):
             head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))
         for op, sym in sorted(self.ops.items()):
@@ -827,15 +942,25 @@ def _written_name(op: OpCall) -> str | None:
 
 
 def generate(
-    program: Program, check_shapes: bool = True, entry: str | None = None, filename: str | None = None, trace: bool = False
+    program: Program,
+    check_shapes: bool = True,
+    entry: str | None = None,
+    filename: str | None = None,
+    trace: bool = False,
+    memory: bool = True,
+    memory_plan: MemoryPlan | None = None,
 ) -> GeneratedCode:
     """Generate the script for ``program`` (see module docstring).
 
     ``trace``: pass every assigned value through ``_pl_tr(value, ir_name, ir_line)``, a
     function the runner puts in the script's namespace (see :mod:`pypto_lsp.validate.localize`).
+    ``memory``: when the dump places tiles (from InitMemRef on), run them in per-core byte
+    arenas where the IR puts them and check every read (:mod:`pypto_lsp.exec.memory`); the
+    runner may replace ``_pl_mem_session`` to collect the findings.
     """
     fname = filename or f"<pypto-lsp:{program.filename or program.name}>"
-    return _ProgramGen(program, check_shapes, entry, trace).generate(fname)
+    plan = (memory_plan or plan_program(program)) if memory else None
+    return _ProgramGen(program, check_shapes, entry, trace, plan).generate(fname)
 
 
 def torch_codegen(program: Program, check_shapes: bool = True) -> str:

@@ -958,6 +958,18 @@ class _Parser:
                     off = Const(a.value, Span.of(a))
                 else:
                     size = Const(a.value, Span.of(a))
+            elif (
+                i == 0
+                and isinstance(a, ast.Call)
+                and not a.keywords
+                and len(a.args) == 2
+                and _dotted(a.func) == ["pl", "const"]
+                and isinstance(a.args[0], ast.Constant)
+                and type(a.args[0].value) is int
+                and _dotted(a.args[1]) == ["pl", "INT64"]
+            ):
+                # the byte address after AllocateMemoryAddr: pl.const(N, pl.INT64)
+                off = Const(a.args[0].value, Span.of(a.args[0]), "INT64")
         for a in call.args[1:]:
             if isinstance(a, ast.Constant) or (
                 isinstance(a, ast.Call)

@@ -35,7 +35,7 @@ _DIMS = rf"(?:(?:{_INT}|{_IDENT})(?:, (?:{_INT}|{_IDENT}))*)?"
 # pl.MemRef(<name or "name">, <int or pl.const(int, pl.INT64)>, <int>[, <int>])
 _MEMREF = (
     rf'pl\.MemRef\((?:(?P<mname>{_IDENT})|"(?P<mstr>{_IDENT})"), '
-    rf"(?:(?P<moff>{_INT})|pl\.const\({_INT}, pl\.INT64\)), (?P<msize>{_INT})(?:, {_INT})?\)"
+    rf"(?:(?P<moff>{_INT})|pl\.const\((?P<mconst>{_INT}), pl\.INT64\)), (?P<msize>{_INT})(?:, {_INT})?\)"
 )
 _TILE_VIEW = (
     rf"pl\.TileView\((?:valid_shape=\[(?P<valid>{_DIMS})\](?:, blayout=pl\.TileLayout\.(?P<blayout>\w+))?"
@@ -57,6 +57,8 @@ def _memref(m: re.Match[str], lineno: int) -> MemRefInfo:
     off: Expr | None = None
     if m.group("moff") is not None:
         off = Const(int(m.group("moff")), Span(lineno, m.start("moff"), lineno, m.end("moff")))
+    elif m.group("mconst") is not None:  # the byte address after AllocateMemoryAddr: pl.const(N, pl.INT64)
+        off = Const(int(m.group("mconst")), Span(lineno, m.start("mconst"), lineno, m.end("mconst")), "INT64")
     size = Const(int(m.group("msize")), Span(lineno, m.start("msize"), lineno, m.end("msize")))
     start = (m.start("mname") if m.group("mname") is not None else m.start("mstr") - 1) - len("pl.MemRef(")
     end = m.string.index(")", m.end("msize")) + 1  # the closing parenthesis, after the optional id

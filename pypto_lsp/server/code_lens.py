@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from . import memory as M
 from . import results as R
 from .documents import text_hash
 from .parse_diagnostics import ensure_parsed
@@ -66,6 +67,9 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 for name, t in st.result.tensors.items():
                     if not t.passed:  # where in the tensor: the error map (a webview of the VS Code extension)
                         out.append(_lens(0, f"Show error map of '{name}'", SHOW_ERROR_MAP, [uri, name]))
+            mem = M.lens_title(st.result) if not st.pending else None
+            if mem is not None:
+                out.append(_lens(0, mem[0], REVEAL_LINE, [uri, mem[1] - 1]))
             loc = st.divergence
             if loc is not None and loc.value is not None and loc.key[0] == st.result_hash and not st.pending:
                 # the first differing value (see validation.localize_first_divergent): where to look

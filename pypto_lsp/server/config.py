@@ -37,6 +37,7 @@ class Settings:
     golden_expected: str | None = None
     validation: bool = True
     cache: bool = True
+    memory: bool = True  # run tiles where the IR places them and report memory hazards
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class Settings:
             "golden": {"inputs": self.golden_inputs, "expected": self.golden_expected},
             "validation": self.validation,
             "cache": self.cache,
+            "memory": self.memory,
         }
 
 
@@ -99,13 +101,13 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
                         upd[attr] = v
                     else:
                         problems.append(f"'golden.{key}' must be a path string, got {v!r}")
-    for key in ("validation", "cache"):
+    for key in ("validation", "cache", "memory"):
         if key in d:
             if isinstance(d[key], bool):
                 upd[key] = d[key]
             else:
                 problems.append(f"'{key}' must be true or false, got {d[key]!r}")
-    known = {"runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "interpreter", "trace"}
+    known = {"runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "memory", "interpreter", "trace"}
     unknown = sorted(k for k in d if k not in known)
     if unknown:
         problems.append(f"ignored unknown settings: {', '.join(unknown)}")
@@ -128,6 +130,8 @@ class Resolved:
     run_on: str
     use_cache: bool
     error: str | None = None  # a config file that cannot be used
+    memory: bool = True  # the setting and the case's 'memory' both on
+    backend: str | None = None  # the case's 'backend' (memory capacities)
     notes: tuple[str, ...] = field(default_factory=tuple)
     # no goldens: the folder's earliest dump (its stem) on synthesized inputs is the reference
     reference: str | None = None
@@ -144,7 +148,7 @@ class Resolved:
 
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
-        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference)
+        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -219,6 +223,8 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         error=error,
         notes=notes,
         reference=reference,
+        memory=settings.memory and (case.memory if case is not None else True),
+        backend=case.backend if case is not None else None,
     )
 
 

@@ -60,6 +60,9 @@ def value_stats(program: Program, stats: dict[str, dict[str, Any]] | None) -> di
     return out
 
 
+_MEMORY_PLANS: dict[str, Any] = {}  # the last hovered program and its memory plan
+
+
 def register(ls: PyptoServer) -> None:
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(params: types.HoverParams) -> types.Hover | None:
@@ -76,6 +79,15 @@ def register(ls: PyptoServer) -> None:
         except Exception as exc:
             ls.log(f"hover failed at {uri}:{line0 + 1}:{col0 + 1}: {type(exc).__name__}: {exc}")
             return None
+        try:
+            from .memory import hover_text as memory_hover
+
+            mem = memory_hover(program, line0, col0, st.parsed_lines if st is not None else [], _MEMORY_PLANS)
+        except Exception as exc:
+            ls.log(f"memory hover failed at {uri}:{line0 + 1}: {type(exc).__name__}: {exc}")
+            mem = None
+        if mem:
+            text = f"{text}\n\n---\n\n{mem}" if text else mem
         if not text:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))

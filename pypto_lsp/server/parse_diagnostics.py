@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import diagnostics as D
 from ..ir.check import check_program
+from ..ir.memory import check_memory
 from ..ir.model import Program
 from ..ir.parser import parse_text
 from .documents import split_lines, text_hash
@@ -34,6 +35,7 @@ def parse_and_check(text: str, filename: str | None, entry: str | None) -> tuple
         if res.program is not None:
             try:
                 diags.extend(check_program(res.program, entry=entry))
+                diags.extend(check_memory(res.program))  # capacity, bounds, tiles in pipe slots
             except Exception as exc:
                 log.exception("check_program failed")
                 diags.append(D.warning(None, "internal", f"static checks stopped: {type(exc).__name__}: {exc}"))

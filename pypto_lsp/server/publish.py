@@ -13,6 +13,7 @@ from lsprotocol import types
 
 from ..ir.passdiff import changed_blocks, pass_name, previous_dump
 from ..validate.report import ERROR, FAIL, PASS, RAN
+from . import memory as M
 from . import results as R
 from .documents import DocState
 
@@ -37,6 +38,7 @@ def diagnostics_for(ls: PyptoServer, uri: str) -> list[types.Diagnostic]:
         fd = ls.first_divergent_location(uri)
         vs = ls.config.get(st.path).compared_label if st.path is not None else None
         out.extend(R.result_diagnostics(st.result, lines, encoding=enc, include_static=not st.is_open, first_divergent=fd, vs=vs))
+        out.extend(M.memory_diagnostics(st.result, lines, uri, enc, include_static=not st.is_open))
         out.extend(changed_by_pass(ls, st, lines, enc))
         out.extend(first_differing_value(ls, st, lines, enc))
     return out

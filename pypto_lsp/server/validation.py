@@ -220,6 +220,8 @@ async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
             timeout_s=r.timeout_s,
             use_cache=r.use_cache,
             collect_stats=True,
+            memory=r.memory,
+            backend=r.backend,
         )
         try:
             raw = await ls.worker.validate(params)
@@ -494,6 +496,8 @@ async def validate_folder(
         use_cache=resolved.use_cache,
         collect_stats=False,
         texts=texts,
+        memory=resolved.memory,
+        backend=resolved.backend,
     )
     run = asyncio.ensure_future(ls.worker.validate_folder(params, on_file))
     cancelled = False

@@ -37,6 +37,8 @@ class Case:
     atol: float = DEFAULT_ATOL
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_alloc: int | None = None  # bytes per allocation (see validate/budget); None: the default
+    memory: bool = True  # run tiles where the IR places them and check for memory hazards
+    backend: str | None = None  # memory capacities of this PyPTO backend ("910B", "950"); default: the largest
     source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
     notes: list[str] = field(default_factory=list)
     # without goldens (differential mode, validate.differential): values for parameters that
@@ -57,6 +59,8 @@ class Case:
             "rtol": self.rtol,
             "atol": self.atol,
             "timeout_s": self.timeout_s,
+            "memory": self.memory,
+            "backend": self.backend,
             "source": self.source,
             "notes": self.notes,
         }
@@ -138,6 +142,15 @@ def _cases_in(config: Path) -> list[Case]:
             raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
         if "entry" in c and not (isinstance(c["entry"], str) and c["entry"].isidentifier()):
             raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
+        if "memory" in c and not isinstance(c["memory"], bool):
+            raise ConfigError(f"{where}: 'memory' must be true or false, got {c['memory']!r}")
+        if "backend" in c:
+            from ..ir.memory import BackendError, capacities
+
+            try:
+                capacities(c["backend"] if isinstance(c["backend"], str) else repr(c["backend"]))
+            except BackendError as exc:
+                raise ConfigError(f"{where}: {exc}") from exc
         unknown = set(c) - CASE_KEYS
         generate = c.get("generate", {})
         if not isinstance(generate, dict):
@@ -156,6 +169,8 @@ def _cases_in(config: Path) -> list[Case]:
             atol=_num(c, "atol", DEFAULT_ATOL, where),
             timeout_s=_num(c, "timeout_s", DEFAULT_TIMEOUT_S, where),
             max_alloc=_size(c, "max_alloc", where),
+            memory=c.get("memory", True),
+            backend=c.get("backend"),
             source=str(config),
             generate=generate,
             seed=c.get("seed"),
@@ -166,7 +181,7 @@ def _cases_in(config: Path) -> list[Case]:
     return out
 
 
-CASE_KEYS = frozenset({"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed"})
+CASE_KEYS = frozenset({"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed", "memory", "backend"})
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
 
 

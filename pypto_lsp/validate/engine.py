@@ -19,6 +19,7 @@ from ..exec import codegen
 from ..exec.codegen import CodegenError, GeneratedCode
 from ..ir import diagnostics as D
 from ..ir.check import check_program
+from ..ir.memory import MemoryPlan, findings_to_diagnostics, plan_program
 from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
 from ..ir.parser import parse_text
 from .budget import KIND as ALLOC_KIND
@@ -51,9 +52,10 @@ class Compiled:
     generated: GeneratedCode | None
     code: CodeType | None
     error: ErrorInfo | None
+    memory: MemoryPlan | None = None  # where the IR places tiles (None: memory model off)
 
 
-_COMPILED: dict[tuple[str, str | None, bool, bool], Compiled] = {}
+_COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None], Compiled] = {}
 _COMPILED_LOCK = threading.Lock()
 
 
@@ -72,13 +74,22 @@ def _blank_comments(text: str) -> str:
 
 
 def compile_text(
-    text: str, filename: str | None = None, entry: str | None = None, check_shapes: bool = True, trace: bool = False
+    text: str,
+    filename: str | None = None,
+    entry: str | None = None,
+    check_shapes: bool = True,
+    trace: bool = False,
+    memory: bool = True,
+    backend: str | None = None,
 ) -> Compiled:
-    """Parse + static checks + codegen + ``compile``; cached by text hash."""
+    """Parse + static checks + codegen + ``compile``; cached by text hash.
+
+    ``memory``: plan where the IR places tiles, check it statically (capacity of ``backend``,
+    bounds, pipe slots) and run tiles in their bytes (see :mod:`pypto_lsp.exec.memory`)."""
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    key = (digest, entry, check_shapes, trace)
+    key = (digest, entry, check_shapes, trace, memory, backend)
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
     if hit is not None:
@@ -87,15 +98,27 @@ def compile_text(
     diags = list(res.diagnostics)
     program = res.program
     comp: Compiled
+    mplan: MemoryPlan | None = None
     if program is not None:
         diags.extend(check_program(program, entry=entry))
+        if memory and not any(d.severity == D.ERROR for d in diags):
+            mplan = plan_program(program, backend)
+            diags.extend(findings_to_diagnostics(mplan.findings, program))
     errors = [d for d in diags if d.severity == D.ERROR]
     if program is None or errors:
         first = errors[0] if errors else D.error(None, "parse", "cannot parse")
-        comp = Compiled(program, diags, None, None, _span_error(f"static:{first.code}", first.message, first.span))
+        comp = Compiled(program, diags, None, None, _span_error(f"static:{first.code}", first.message, first.span), mplan)
     else:
         try:
-            gen = codegen.generate(program, check_shapes=check_shapes, entry=entry, filename=f"<pypto-lsp:{digest[:12]}>", trace=trace)
+            gen = codegen.generate(
+                program,
+                check_shapes=check_shapes,
+                entry=entry,
+                filename=f"<pypto-lsp:{digest[:12]}>",
+                trace=trace,
+                memory=memory,
+                memory_plan=mplan,
+            )
             if gen.entry is None:
                 n = len(program.functions)
                 comp = Compiled(
@@ -104,10 +127,11 @@ def compile_text(
                     gen,
                     None,
                     ErrorInfo("no-entry", f"program '{program.name}' has {n} functions but no Orchestration entry"),
+                    mplan,
                 )
             else:
                 code = compile(gen.source, gen.filename, "exec")
-                comp = Compiled(program, diags, gen, code, None)
+                comp = Compiled(program, diags, gen, code, None, mplan)
         except CodegenError as exc:
             comp = Compiled(program, diags, None, None, _span_error("codegen", str(exc), exc.span))
         except (SyntaxError, RecursionError, MemoryError) as exc:
@@ -290,6 +314,8 @@ def run_text(
     stats_for: Collection[str] | None = None,
     trace: Callable[[Any, str, int], Any] | None = None,
     keep: dict[str, torch.Tensor] | None = None,
+    memory: bool = True,
+    backend: str | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
@@ -298,6 +324,8 @@ def run_text(
     ``trace``: called with every assigned value, its IR name and line; returns the value
     (see :mod:`.localize`). ``keep``: filled with the entry's tensors after a run that
     finished (the differential reference, :mod:`.differential`).
+    ``memory``: run tiles where the IR places them and report memory hazards (a file with an
+    ``overwrite`` or ``pipe-slot`` finding fails; ``capacity``/``bounds`` are static errors).
     """
     t0 = time.perf_counter()
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
@@ -305,7 +333,8 @@ def run_text(
 
     context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
     try:
-        comp = compile_text(text, filename, entry, trace=trace is not None)
+        comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend)
+        result.memory = _memory_json(comp.memory)
         if comp.error is not None:
             result.error = comp.error
             return result
@@ -333,12 +362,19 @@ def run_text(
             ns["_pl_tr"] = trace
             ns.update(hooks(trace))
         exec(comp.code, ns)  # our own generated code, never dump text
+        session = None
+        if "_pl_mem_session" in ns:
+            from ..exec.memory import Session
+
+            session = ns["_pl_mem_session"] = Session()
         fn_obj = ns[gen.functions[gen.entry]]
         try:
             try:
                 _run_with_timeout(lambda: fn_obj(*args), timeout)
             finally:
                 result.call_counts = dict(ns.get("_pl_calls") or {})
+                if session is not None and result.memory is not None:
+                    result.memory["hazards"].extend(f.to_json() for f in session.findings)
         except Exception as exc:
             span = locate(exc, gen)
             detail: dict[str, Any] = {}
@@ -354,7 +390,7 @@ def run_text(
         if keep is not None:
             keep.update(run_tensors)
         if not expected:
-            result.status = RAN
+            result.status = FAIL if _memory_fails(result) else RAN
             return result
         ok = True
         for key, exp in expected.items():
@@ -373,7 +409,7 @@ def run_text(
             tr = compare(act, exp, rtol, atol)
             result.tensors[key] = tr
             ok = ok and tr.passed
-        result.status = PASS if ok else FAIL
+        result.status = PASS if ok and not _memory_fails(result) else FAIL
         if collect_stats:
             result.stats = {k: tensor_stats(v) for k, v in run_tensors.items() if stats_for is None or k in stats_for}
         return result
@@ -382,6 +418,17 @@ def run_text(
         return result
     finally:
         result.seconds = time.perf_counter() - t0
+
+
+def _memory_json(plan: MemoryPlan | None) -> dict[str, Any]:
+    if plan is None:
+        return {"checked": False, "hazards": []}
+    return {"checked": plan.placed, "hazards": [f.to_json() for f in plan.findings]}
+
+
+def _memory_fails(result: FileResult) -> bool:
+    """An ``overwrite`` or ``pipe-slot`` finding fails the file even when the numbers agree."""
+    return any(h["kind"] in ("overwrite", "pipe-slot") for h in (result.memory or {}).get("hazards", ()))
 
 
 def tensor_stats(t: torch.Tensor) -> dict[str, Any]:

@@ -70,6 +70,8 @@ class FileResult:
     writes: dict[str, list[list[int]]] = field(default_factory=dict)
     call_counts: dict[str, int] = field(default_factory=dict)
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # {"checked": bool, "hazards": [{"kind", "line", "name", "other_line", "other_name", "space", "core", "range", "message"}]}
+    memory: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -91,6 +93,7 @@ class FileResult:
             "atol": self.atol,
             "writes": self.writes,
             "call_counts": self.call_counts,
+            "memory": self.memory if self.memory is not None else {"checked": False, "hazards": []},
         }
 
     @staticmethod
@@ -126,6 +129,7 @@ class FileResult:
             writes=d.get("writes", {}),
             call_counts=d.get("call_counts", {}),
             stats=d.get("stats", {}),
+            memory=d.get("memory"),
         )
 
 

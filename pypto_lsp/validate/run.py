@@ -34,11 +34,15 @@ def _is_alloc(line: str) -> bool:
     return m is not None and s.endswith(")") and len(s) > m.end()
 
 
-def normalise(text: str) -> str:
-    """The dump text with what cannot change numbers removed (the cache key's IR part)."""
+def normalise(text: str, memory: bool = False) -> str:
+    """The dump text with what cannot change numbers removed (the cache key's IR part).
+
+    ``memory``: placements matter (the memory model runs tiles where the IR puts them)."""
     t = _COMMENT.sub("", text)
-    t = MEMREF_ITEM.sub("", t)
-    return "\n".join(line for line in (raw.rstrip(" \t") for raw in t.split("\n")) if not _is_alloc(line))
+    if not memory:
+        t = MEMREF_ITEM.sub("", t)
+    lines = (raw.rstrip(" \t") for raw in t.split("\n"))
+    return "\n".join(line for line in lines if memory or not _is_alloc(line))
 
 
 def cache_dir() -> Path:
@@ -59,9 +63,12 @@ class ResultCache:
         self.enabled = enabled
         self.memory: dict[str, dict[str, Any]] = {}
 
-    def key(self, text: str, bundle_id: str, rtol: float, atol: float, entry: str | None) -> str:
+    def key(
+        self, text: str, bundle_id: str, rtol: float, atol: float, entry: str | None, memory: bool = True, backend: str | None = None
+    ) -> str:
         h = hashlib.blake2b(digest_size=20)
-        for part in (ENGINE_VERSION, torch.__version__, bundle_id, repr(rtol), repr(atol), entry or "", normalise(text)):
+        mem = f"memory:{backend or '*'}" if memory else "values"
+        for part in (ENGINE_VERSION, torch.__version__, bundle_id, repr(rtol), repr(atol), entry or "", mem, normalise(text, memory)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
         return h.hexdigest()
@@ -170,6 +177,8 @@ def validate_files(
     bundle_paths: tuple[str, str] | None = None,
     cache: ResultCache | None = None,
     should_stop: Callable[[], bool] | None = None,
+    memory: bool = True,
+    backend: str | None = None,
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
     the same goldens and tolerances re-use that result (marked ``cached``)."""
@@ -181,7 +190,7 @@ def validate_files(
     for f in files:
         text = _read_text(f)
         texts.append(text)
-        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, rtol, atol, entry))
+        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, rtol, atol, entry, memory, backend))
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}
     for f, text, key in zip(files, texts, keys, strict=True):
@@ -191,7 +200,7 @@ def validate_files(
     n_jobs = min(jobs or 1, len(todo))
     parallel: Iterator[tuple[str, dict[str, Any]]] | None = None
     if n_jobs > 1 and (should_stop is None) and _can_fork():
-        parallel = _run_parallel(todo, inputs, expected, rtol, atol, entry, timeout, n_jobs)
+        parallel = _run_parallel(todo, inputs, expected, rtol, atol, entry, timeout, n_jobs, memory, backend)
     results: list[FileResult] = []
     for f, text, key in zip(files, texts, keys, strict=True):
         if should_stop is not None and should_stop():
@@ -213,7 +222,18 @@ def validate_files(
                 if not first:
                     fr.seconds = 0.0
             else:
-                fr = run_text(text, inputs, expected, filename=str(f), rtol=rtol, atol=atol, entry=entry, timeout=timeout)
+                fr = run_text(
+                    text,
+                    inputs,
+                    expected,
+                    filename=str(f),
+                    rtol=rtol,
+                    atol=atol,
+                    entry=entry,
+                    timeout=timeout,
+                    memory=memory,
+                    backend=backend,
+                )
                 _store(cache, key, fr.to_json())
         results.append(fr)
         if on_result is not None:
@@ -246,7 +266,16 @@ def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
     key, text, filename = item
     st = _FORK_STATE
     fr = run_text(
-        text, st["inputs"], st["expected"], filename=filename, rtol=st["rtol"], atol=st["atol"], entry=st["entry"], timeout=st["timeout"]
+        text,
+        st["inputs"],
+        st["expected"],
+        filename=filename,
+        rtol=st["rtol"],
+        atol=st["atol"],
+        entry=st["entry"],
+        timeout=st["timeout"],
+        memory=st["memory"],
+        backend=st["backend"],
     )
     return key, fr.to_json()
 
@@ -264,11 +293,13 @@ def _run_parallel(
     entry: str | None,
     timeout: float | None,
     jobs: int,
+    memory: bool = True,
+    backend: str | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Run the distinct files in ``jobs`` forked processes; results in submission order."""
     import multiprocessing
 
-    _FORK_STATE.update(inputs=inputs, expected=expected, rtol=rtol, atol=atol, entry=entry, timeout=timeout)
+    _FORK_STATE.update(inputs=inputs, expected=expected, rtol=rtol, atol=atol, entry=entry, timeout=timeout, memory=memory, backend=backend)
     ctx = multiprocessing.get_context("fork")
     pool = ctx.Pool(jobs, initializer=_child_init)
     items = [(k, t, fn) for k, (t, fn) in todo.items()]

@@ -81,6 +81,8 @@ class ValidateParams:
     timeout_s: float = 30.0
     use_cache: bool = True
     collect_stats: bool = True
+    memory: bool = True  # run tiles where the IR places them (pypto_lsp.exec.memory)
+    backend: str | None = None  # memory capacities of this backend; None: the largest
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateParams:
@@ -94,6 +96,8 @@ class ValidateParams:
             timeout_s=float(d.get("timeout_s", 30.0)),
             use_cache=bool(d.get("use_cache", True)),
             collect_stats=bool(d.get("collect_stats", True)),
+            memory=bool(d.get("memory", True)),
+            backend=d.get("backend"),
         )
 
 
@@ -113,6 +117,8 @@ class ValidateFolderParams:
     use_cache: bool = True
     collect_stats: bool = False
     texts: dict[str, str] = field(default_factory=dict)
+    memory: bool = True
+    backend: str | None = None
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateFolderParams:
@@ -126,6 +132,8 @@ class ValidateFolderParams:
             use_cache=bool(d.get("use_cache", True)),
             collect_stats=bool(d.get("collect_stats", False)),
             texts={str(k): str(v) for k, v in (d.get("texts") or {}).items()},
+            memory=bool(d.get("memory", True)),
+            backend=d.get("backend"),
         )
 
 

@@ -188,6 +188,8 @@ class Worker:
         use_cache: bool,
         collect_stats: bool,
         memo: dict[str, dict[str, Any]] | None = None,
+        memory: bool = True,
+        backend: str | None = None,
     ) -> dict[str, Any]:
         """``memo``: results of this folder run by cache key, used also with the cache off (as the
         CLI does: one run per distinct normalised text within a run)."""
@@ -199,7 +201,7 @@ class Worker:
         ins, exp, bid = golden
         cache = self._results_cache()
         cache.enabled = use_cache  # the disk part; the in-memory part is per worker
-        key = cache.key(text, bid, rtol, atol, entry) if use_cache or memo is not None else ""
+        key = cache.key(text, bid, rtol, atol, entry, memory, backend) if use_cache or memo is not None else ""
         if memo is not None and key in memo:
             return {**memo[key], "file": file, "cached": True, "seconds": 0.0}
         if use_cache:
@@ -220,6 +222,8 @@ class Worker:
             timeout=timeout_s or None,
             collect_stats=collect_stats,
             stats_for=set(exp),
+            memory=memory,
+            backend=backend,
         )
         out = fr.to_json()
         if fr.stats:
@@ -246,7 +250,17 @@ class Worker:
 
     def validate(self, p: P.ValidateParams) -> dict[str, Any]:
         return self._validate_text(
-            p.file, p.text, self._load_golden(p.golden), p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats
+            p.file,
+            p.text,
+            self._load_golden(p.golden),
+            p.rtol,
+            p.atol,
+            p.entry,
+            p.timeout_s,
+            p.use_cache,
+            p.collect_stats,
+            memory=p.memory,
+            backend=p.backend,
         )
 
     def validate_folder(self, id: Any, p: P.ValidateFolderParams) -> P.FolderResult:
@@ -271,7 +285,9 @@ class Worker:
                 res = text_or_err
                 res.update(rtol=p.rtol, atol=p.atol)
             else:
-                res = self._validate_text(f, text_or_err, golden, p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats, memo)
+                res = self._validate_text(
+                    f, text_or_err, golden, p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats, memo, p.memory, p.backend
+                )
             done += 1
             self.send(P.notification(P.FILE_RESULT, P.FileResultNote(id, i, total, res)))
             if self._tainted:

@@ -20,11 +20,6 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
     # (case, file): (verdict, our status, why)
 }
 
-# Cases whose bug is a memory placement ("kind": "memory" in verdicts.json). Values-only execution
-# cannot see them; until the memory model reaches their verdicts they are counted as expected
-# failures (listed in the tally, never silently). Set to False when the memory model lands.
-MEMORY_CASES_EXPECTED_TO_FAIL = True
-
 
 @dataclass
 class Mismatch:
@@ -44,7 +39,14 @@ class Tally:
     diff_violations: list[str] = field(default_factory=list)
     known: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
-    expected_failures: list[str] = field(default_factory=list)
+    # entries with "edit": the first divergent pass must be the first edited file, and every
+    # edited file must carry a memory finding on (or caused by) an edited line
+    edit_violations: list[str] = field(default_factory=list)
+    edit_checked: int = 0
+    # a memory finding on a real compiler dump (any case without "kind": "memory") is a false alarm
+    # until proven otherwise by hand
+    memory_alarms: list[str] = field(default_factory=list)
+    memory_checked: int = 0
 
 
 def load_verdicts() -> dict:
@@ -87,13 +89,16 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
                 name = Path(fr.file).name
                 want = want_files[name]
                 tally.listed += 1
+                mem = fr.memory or {}
+                tally.memory_checked += bool(mem.get("checked"))
+                if spec.get("kind") != "memory":
+                    for h in mem.get("hazards", []):
+                        tally.memory_alarms.append(f"{case}/{name}:{h['line']}: {h['kind']}: {h['message'][:300]}")
                 known = KNOWN_DISAGREEMENTS.get((case, name))
                 if fr.status == want["status"]:
                     tally.right += 1
                     if known is not None:
                         tally.stale.append(f"{case}/{name}: listed as a known disagreement but now reaches its verdict")
-                elif MEMORY_CASES_EXPECTED_TO_FAIL and spec.get("kind") == "memory":
-                    tally.expected_failures.append(f"{case}/{name}: want {want['status']}, got {fr.status} (memory placement)")
                 elif known is not None and (want["status"], fr.status) == known[:2]:
                     tally.known.append(f"{case}/{name}: verdict {known[0]}, ours {known[1]}: {known[2]}")
                 else:
@@ -111,9 +116,29 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
                             continue
                         if ours > 2 * ref + 1e-3:
                             tally.diff_violations.append(f"{case}/{name} {k}: ours {ours:.3e} > 2*ref {ref:.3e} + 1e-3")
+            if "edit" in spec and (rtol, atol) == (spec["rtol"], spec["atol"]):
+                check_edit(case, spec["edit"], report, tally)
         if verbose:
             print(f"{case}: {tally.right}/{tally.listed} so far", file=sys.stderr)
     return tally
+
+
+def check_edit(case: str, edit: dict, report: object, tally: Tally) -> None:
+    """The first divergent pass is the first edited file; each edited file has a memory finding
+    whose line (the read) or other line (the write or reservation it collides with) was edited."""
+    files = {Path(fr.file).name: fr for fr in report.files}  # type: ignore[attr-defined]
+    fd = report.first_divergent  # type: ignore[attr-defined]
+    if fd is None or Path(fd.file).name != edit["first_file"]:
+        got = Path(fd.file).name if fd is not None else None
+        tally.edit_violations.append(f"{case}: first divergent pass {got}, want {edit['first_file']}")
+    for ef in edit["edited_files"]:
+        tally.edit_checked += 1
+        fr = files.get(ef["file"])
+        lines = set(ef["lines"])
+        hazards = (fr.memory or {}).get("hazards", []) if fr is not None else []
+        if not any(h["line"] in lines or h.get("other_line") in lines for h in hazards):
+            found = sorted({(h["kind"], h["line"], h.get("other_line")) for h in hazards})
+            tally.edit_violations.append(f"{case}/{ef['file']}: no memory finding on edited lines {sorted(lines)} (found {found})")
 
 
 def main() -> int:
@@ -125,11 +150,17 @@ def main() -> int:
         print("DIFF", v)
     for k in tally.known:
         print("KNOWN", k)
+    for e in tally.edit_violations:
+        print("EDIT", e)
+    for e in tally.memory_alarms:
+        print("MEMORY", e)
     print(
-        f"conformance: {tally.right}/{tally.listed} files right ({len(tally.known)} documented disagreement(s), "
-        f"{len(tally.expected_failures)} expected failure(s) of the memory cases)"
+        f"conformance: {tally.right}/{tally.listed} files right ({len(tally.known)} documented disagreement(s)); "
+        f"edited files with a memory finding on an edited line: {tally.edit_checked - len(tally.edit_violations)}/{tally.edit_checked}; "
+        f"memory model ran on {tally.memory_checked} file runs, {len(tally.memory_alarms)} finding(s) on real compiler dumps"
     )
-    return 0 if not tally.mismatches and not tally.stale and not tally.diff_violations else 1
+    bad = tally.mismatches or tally.stale or tally.diff_violations or tally.edit_violations or tally.memory_alarms
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 try:
-    from .conformance import FIXTURES, MEMORY_CASES_EXPECTED_TO_FAIL, load_verdicts
+    from .conformance import FIXTURES, load_verdicts
 except ImportError:  # run as a script: this folder is on sys.path
-    from conformance import FIXTURES, MEMORY_CASES_EXPECTED_TO_FAIL, load_verdicts  # type: ignore[no-redef]
+    from conformance import FIXTURES, load_verdicts  # type: ignore[no-redef]
 
 # (a) files whose verdict the frontend-as-reference does not reach, with why: (case, file) -> (want, got, why).
 # Each is checked to still disagree exactly so, so an entry cannot go stale.
@@ -83,8 +83,6 @@ def run_frontend_expected(selector: str | None = None, verbose: bool = False) ->
                     tally.right += 1
                     if known is not None:
                         tally.stale.append(f"{case}/{name}: listed but now reaches its verdict")
-                elif MEMORY_CASES_EXPECTED_TO_FAIL and spec.get("kind") == "memory":
-                    tally.expected_failures.append(f"{case}/{name}: want {want}, got {fr.status} (memory placement)")
                 elif known is not None and (want, fr.status) == known[:2]:
                     tally.known.append(f"{case}/{name}: verdict {want}, ours {fr.status}: {known[2]}")
                 else:
@@ -137,8 +135,6 @@ def run_synthesized(selector: str | None = None, verbose: bool = False) -> Tally
                 tally.found.append(line)
                 if known is not None:
                     tally.stale.append(f"{line}: listed but now found")
-            elif MEMORY_CASES_EXPECTED_TO_FAIL and spec.get("kind") == "memory":
-                tally.expected_failures.append(f"{line} (memory placement)")
             elif known is not None:
                 tally.known.append(f"{line}: {known}")
             else:

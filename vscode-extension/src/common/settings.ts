@@ -25,11 +25,12 @@ export function readSettings(resource?: vscode.Uri): ExtensionSettings {
         rtol: cfg.get('rtol'),
         atol: cfg.get('atol'),
         timeoutSeconds: cfg.get('timeoutSeconds'),
+        memory: cfg.get('memory'),
         golden: { inputs: cfg.get('golden.inputs'), expected: cfg.get('golden.expected') },
     };
     return normaliseSettings(raw, { workspaceFolder: folder?.uri.fsPath, home: os.homedir(), env: process.env }, isTrusted());
 }
 
 /** Settings whose change is pushed to the running server (the interpreter restarts it instead). */
-export const PUSHED_SETTINGS = ['runOn', 'rtol', 'atol', 'timeoutSeconds', 'golden'].map((k) => `${CONFIG_SECTION}.${k}`);
+export const PUSHED_SETTINGS = ['runOn', 'rtol', 'atol', 'timeoutSeconds', 'golden', 'memory'].map((k) => `${CONFIG_SECTION}.${k}`);
 export const RESTART_SETTINGS = [`${CONFIG_SECTION}.interpreter`];

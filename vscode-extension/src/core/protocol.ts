@@ -62,6 +62,8 @@ export interface ServerOptions {
     timeoutSeconds: number;
     golden: { inputs: string | null; expected: string | null };
     validation: boolean;
+    /** run tiles where the IR places them and report memory hazards */
+    memory: boolean;
 }
 
 /** Command ids the server implements (workspace/executeCommand). */

@@ -19,6 +19,7 @@ export interface RawSettings {
     rtol?: unknown;
     atol?: unknown;
     timeoutSeconds?: unknown;
+    memory?: unknown;
     golden?: { inputs?: unknown; expected?: unknown } | unknown;
 }
 
@@ -107,6 +108,7 @@ export function normaliseSettings(raw: RawSettings, ctx: ExpandContext, trusted:
                 expected: resolveFileSetting(golden.expected, ctx),
             },
             validation: trusted,
+            memory: raw.memory !== false,
         },
     };
 }

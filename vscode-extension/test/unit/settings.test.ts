@@ -60,6 +60,7 @@ describe('normaliseSettings', () => {
             timeoutSeconds: 30,
             golden: { inputs: null, expected: null },
             validation: true,
+            memory: true,
         });
     });
     test('valid values are kept and resolved', () => {
@@ -83,6 +84,7 @@ describe('normaliseSettings', () => {
             timeoutSeconds: 5,
             golden: { inputs: '/ws/g/in.pt', expected: '/abs/exp.safetensors' },
             validation: true,
+            memory: true,
         });
     });
     test('invalid values fall back to the defaults', () => {
@@ -93,6 +95,10 @@ describe('normaliseSettings', () => {
         assert.equal(s.server.timeoutSeconds, 30);
         assert.deepEqual(s.server.golden, { inputs: null, expected: null });
         assert.equal(normaliseSettings({ rtol: NaN, timeoutSeconds: Infinity }, ctx, true).server.rtol, 0.05);
+    });
+    test('memory: on unless set to false', () => {
+        assert.equal(normaliseSettings({ memory: false }, ctx, true).server.memory, false);
+        assert.equal(normaliseSettings({ memory: 'no' }, ctx, true).server.memory, true);
     });
     test('an untrusted workspace turns validation off', () => {
         assert.equal(normaliseSettings({}, ctx, false).server.validation, false);

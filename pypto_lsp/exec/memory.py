@@ -1,0 +1,342 @@
+"""Memory-faithful execution: tiles live in per-core byte arenas where the IR places them.
+
+Generated code (see :mod:`.codegen`, ``memory=True``) calls into this module:
+
+* at the start of a kernel with placements, ``_pl_m = _pl_mem_session.frame(PLAN)``: one
+  :class:`Frame` per kernel invocation (an AIV lane, the AIC, an SPMD block), with a zeroed
+  ``uint8`` arena per memory space;
+* ``x = _pl_m.wr(value, SITE, *operands)`` after each placed assignment: the operands are
+  checked (their bytes must still be theirs), then the result is written into its bytes and
+  ``x`` becomes a view of them, so a later overlapping write changes ``x`` exactly as on the
+  hardware; a view op (reshape, move, ...) whose result lies on its operand's bytes aliases;
+* ``_pl_m.rd(SITE, *operands)`` before a statement that reads placed tiles without placing
+  a result (store, tpush, ...);
+* ``x = _pl_m.pop(value, SITE)`` after a ``tpop``: the k-th pop of a pipe lands in slot
+  ``k mod slot_num`` of the consumer's ring and ``x`` is a view of it.
+
+The hazard sanitizer: each arena is cut, once per plan, into *atoms* at every boundary a
+site can have, and remembers per atom which write last touched it. A read of a value whose
+atoms were written by something else since the value was written is an ``overwrite``
+finding (on the reading line, naming the value and the line that overwrote it). Static
+findings (``capacity``, ``bounds``, ``pipe-slot``) come from :mod:`pypto_lsp.ir.memory`.
+
+Placements are decided statically (per site: arena, atom range, view dtype/shape); the per-op
+cost is a few list operations and one ``copy_``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+import torch
+
+from ..ir.memory import DTYPE_BITS, Finding
+from . import context
+from .values import DTYPES
+
+__all__ = ["Plan", "Session", "Frame", "Finding"]
+
+_TAG = "_pl_mem"  # on a tensor: (frame, space, atom_lo, atom_hi, write_id, start, end)
+_VALID = "_pl_valid"
+
+
+class _Site:
+    """One site of a plan (see :class:`Plan`), with its atom range decided once."""
+
+    kind: str
+    name: str
+    line: int
+    space: str
+    start: int
+    nbytes: int
+    dtype: str
+    shape: tuple[int, ...]
+    memref: str
+    operands: tuple[str, ...]
+    scratch: frozenset[int]
+    view_op: bool
+    pipe: int
+    slot_size: int
+    slot_num: int
+
+    def __init__(self, t: tuple[Any, ...]) -> None:
+        (
+            self.kind,
+            self.name,
+            self.line,
+            self.space,
+            self.start,
+            self.nbytes,
+            self.dtype,
+            self.shape,
+            self.memref,
+            ops,
+            scratch,
+            self.view_op,
+            pipe,
+        ) = t
+        self.operands = tuple(ops)
+        self.scratch = frozenset(scratch)
+        self.pipe, self.slot_size, self.slot_num = pipe if pipe else (0, 0, 1)
+        self.lo = self.hi = 0
+        self.slots: list[tuple[int, int, int]] = []  # pop sites: (start, atom_lo, atom_hi) per slot
+        self.alias_ok = False
+        self.exclusive = False  # no other site or pipe slot touches these bytes
+
+
+class Plan:
+    """A kernel's placements, built once per script execution from literals codegen wrote.
+
+    ``sites``: tuples ``(kind, name, line, space, start, nbytes, dtype, shape, memref, operands,
+    scratch, view_op, pipe)``; kind ``"w"`` (placed assignment), ``"r"`` (reads only),
+    ``"p"`` (pop: ``start`` is the ring's base, ``pipe`` = (index, slot_size, slot_num)).
+    """
+
+    def __init__(self, function: str, core: str, sites: tuple[tuple[Any, ...], ...]) -> None:
+        self.function = function
+        self.core = core
+        self.sites: list[_Site] = []
+        bounds: dict[str, set[int]] = {}
+        for t in sites:
+            s = _Site(t)
+            self.sites.append(s)
+            if s.kind == "w":
+                bounds.setdefault(s.space, set()).update((s.start, s.start + s.nbytes))
+            elif s.kind == "p":
+                for j in range(s.slot_num):
+                    a = s.start + j * s.slot_size
+                    bounds.setdefault(s.space, set()).update((a, a + s.nbytes))
+        self.atoms: dict[str, list[int]] = {sp: sorted(b) for sp, b in bounds.items()}
+        self.sizes: dict[str, int] = {sp: (b[-1] if b else 0) for sp, b in self.atoms.items()}
+        for s in self.sites:
+            if s.kind == "w":
+                s.lo, s.hi = self._atoms(s.space, s.start, s.start + s.nbytes)
+                s.alias_ok = _aliasable(s.dtype, s.start)
+            elif s.kind == "p":
+                for j in range(s.slot_num):
+                    a = s.start + j * s.slot_size
+                    lo, hi = self._atoms(s.space, a, a + s.nbytes)
+                    s.slots.append((a, lo, hi))
+                s.alias_ok = _aliasable(s.dtype, s.start) and _aliasable(s.dtype, s.slot_size)
+        # bytes only one site ever writes need no arena copy: nothing else can change them, so the
+        # value's own tensor is as good as its bytes (a rewrite by the same site while an older
+        # value of it is still read is found by the write log all the same)
+        users: dict[tuple[str, int], set[int]] = {}
+        for i, s in enumerate(self.sites):
+            ranges = [(s.lo, s.hi)] if s.kind == "w" else [(lo, hi) for _a, lo, hi in s.slots]
+            for lo, hi in ranges:
+                for k in range(lo, hi):
+                    users.setdefault((s.space, k), set()).add(i)
+        pops = {i for i, s in enumerate(self.sites) if s.kind == "p"}
+        for i, s in enumerate(self.sites):
+            if s.kind == "w":
+                s.exclusive = all(users[(s.space, k)] == {i} for k in range(s.lo, s.hi))
+            elif s.kind == "p":
+                # a ring only pops write: a popped tile read after a later pop reused its slot is
+                # found by the write log; numbers matter only when a placed tile shares the ring
+                s.exclusive = all(users[(s.space, k)] <= pops for _a, lo, hi in s.slots for k in range(lo, hi))
+
+    def _atoms(self, space: str, start: int, end: int) -> tuple[int, int]:
+        b = self.atoms[space]
+        return bisect_left(b, start), bisect_left(b, end)
+
+    def atom_range(self, space: str, lo: int, hi: int) -> tuple[int, int]:
+        b = self.atoms[space]
+        return b[lo], b[hi]
+
+
+def _aliasable(dtype: str, start: int) -> bool:
+    """Numbers can live in the bytes when torch stores the dtype in the hardware's size."""
+    tdt = DTYPES.get(dtype)
+    bits = DTYPE_BITS.get(dtype)
+    if tdt is None or bits is None:
+        return False
+    size = torch.empty((), dtype=tdt).element_size()
+    return size * 8 == bits and start % size == 0
+
+
+class Session:
+    """One run's memory state: the write log and the findings of every frame."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[_Site, int, str]] = []  # write id -> (site, slot, core)
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[Any, ...]] = set()
+        self.frames = 0
+        # (plan, core) -> (arenas, views): invocations of one kernel on one core run one after the
+        # other (SPMD blocks, calls in a loop) and reuse its memory, as the hardware does
+        self.pool: dict[tuple[int, str], tuple[dict[str, torch.Tensor], dict[tuple[int, int], torch.Tensor]]] = {}
+
+    def frame(self, plan: Plan) -> Frame:
+        self.frames += 1
+        return Frame(plan, self)
+
+    def report(
+        self,
+        kind: str,
+        line: int,
+        name: str,
+        other: tuple[_Site, int, str] | None,
+        space: str,
+        core: str,
+        rng: tuple[int, int],
+        message: str,
+    ) -> None:
+        other_line = other[0].line if other else None
+        other_name = other[0].name if other else None
+        key = (kind, line, name, other_line, core)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.findings.append(Finding(kind, line, name, other_line, other_name, space, core, rng[0], rng[1], message))
+
+
+class Frame:
+    """One kernel invocation's arenas and who wrote each atom last."""
+
+    __slots__ = ("plan", "session", "core", "arenas", "own", "views", "pops", "counts")
+
+    def __init__(self, plan: Plan, session: Session) -> None:
+        self.plan = plan
+        self.session = session
+        self.core = "AIC" if plan.core == "AIC" else f"AIV{context.lane()}"
+        pooled = session.pool.get((id(plan), self.core))
+        if pooled is None:
+            pooled = session.pool[(id(plan), self.core)] = (
+                {sp: torch.zeros(max(n, 1), dtype=torch.uint8) for sp, n in plan.sizes.items()},
+                {},
+            )
+        self.arenas, self.views = pooled
+        self.own: dict[str, list[int]] = {sp: [-1] * max(len(b) - 1, 0) for sp, b in plan.atoms.items()}
+        self.pops: dict[int, int] = {}
+        self.counts: dict[int, int] = {}
+
+    # -- bytes ------------------------------------------------------------------
+
+    def _view(self, site_idx: int, s: _Site, start: int) -> torch.Tensor:
+        key = (site_idx, start)
+        v = self.views.get(key)
+        if v is None:
+            raw = self.arenas[s.space][start : start + s.nbytes]
+            v = raw.view(DTYPES[s.dtype]).view(s.shape)
+            self.views[key] = v
+        return v
+
+    def _write(self, value: Any, site_idx: int, s: _Site, start: int, lo: int, hi: int, slot: int) -> Any:
+        writes = self.session.writes
+        w = len(writes)
+        writes.append((s, slot, self.core))
+        own = self.own[s.space]
+        if hi - lo == 1:
+            own[lo] = w
+        else:
+            own[lo:hi] = [w] * (hi - lo)
+        out = value
+        if s.exclusive:
+            if not isinstance(value, torch.Tensor):
+                return value
+            if getattr(value, _TAG, None) is not None:  # an op that returned its (placed) operand
+                out = value.view_as(value)
+                valid = getattr(value, _VALID, None)
+                if valid is not None:
+                    setattr(out, _VALID, valid)
+        elif not isinstance(value, torch.Tensor):
+            return value
+        elif s.alias_ok and value.shape == s.shape:
+            v = self._view(site_idx, s, start)
+            try:
+                v.copy_(value)  # the same bytes (an op that returns its operand): harmless
+            except RuntimeError:  # a partial overlap with its own operand: copy through a temporary
+                v.copy_(value.clone())
+            out = v.view_as(v)
+            valid = getattr(value, _VALID, None)
+            if valid is not None:
+                setattr(out, _VALID, valid)
+        elif getattr(value, _TAG, None) is not None:
+            out = value.view_as(value)
+            valid = getattr(value, _VALID, None)
+            if valid is not None:
+                setattr(out, _VALID, valid)
+        setattr(out, _TAG, (self, s.space, lo, hi, w, start, start + s.nbytes))
+        return out
+
+    def _check(self, s: _Site, i: int, tag: tuple[Any, ...]) -> None:
+        _frame, space, lo, hi, w, _start, _end = tag
+        own = self.own[space]
+        if own[lo] == w and (hi - lo == 1 or own[lo:hi].count(w) == hi - lo):
+            return
+        bad = [k for k in range(lo, hi) if own[k] != w]
+        b0, _ = self.plan.atom_range(space, bad[0], bad[0] + 1)
+        _, b1 = self.plan.atom_range(space, bad[-1], bad[-1] + 1)
+        other = self.session.writes[own[bad[-1]]] if own[bad[-1]] >= 0 else None
+        mine = self.session.writes[w]
+        name = s.operands[i] if i < len(s.operands) else mine[0].name
+        written = mine[0]
+        what = f"written at line {written.line} as '{written.name}' ({_where(written, mine[1])})"
+        if other is None:
+            by = "something else"
+        else:
+            by = f"'{other[0].name}' at line {other[0].line} ({_where(other[0], other[1])})"
+        msg = f"'{name}' is read here but its bytes [{b0}, {b1}) of {space} ({self.core}) were overwritten by {by} since it was {what}"
+        self.session.report("overwrite", s.line, name, other, space, self.core, (b0, b1), msg)
+
+    def _scratch(self, s: _Site, tag: tuple[Any, ...]) -> None:
+        _frame, space, lo, hi, _w, _start, _end = tag
+        own = self.own[space]
+        w = len(self.session.writes)
+        self.session.writes.append((s, -1, self.core))
+        own[lo:hi] = [w] * (hi - lo)
+
+    def _operands(self, s: _Site, ops: tuple[Any, ...]) -> None:
+        scratch = s.scratch
+        i = -1
+        for o in ops:
+            i += 1
+            tag = getattr(o, _TAG, None)
+            if tag is None or tag[0] is not self:  # unplaced, or placed by another kernel invocation
+                continue
+            if scratch and i in scratch:
+                self._scratch(s, tag)
+                continue
+            lo = tag[2]
+            if tag[3] - lo == 1 and self.own[tag[1]][lo] == tag[4]:
+                continue  # the usual case: one atom, still this value's
+            self._check(s, i, tag)
+
+    # -- generated-code entry points ------------------------------------------------
+
+    def wr(self, value: Any, site_idx: int, *ops: Any) -> Any:
+        s = self.plan.sites[site_idx]
+        if ops:
+            self._operands(s, ops)
+            if s.view_op and isinstance(value, torch.Tensor):
+                tag = getattr(ops[0], _TAG, None)
+                if tag is not None and tag[0] is self and tag[1] == s.space and tag[5] <= s.start and s.start + s.nbytes <= tag[6]:
+                    # the same bytes seen another way: no write
+                    out = value.view_as(value)
+                    valid = getattr(value, _VALID, None)
+                    if valid is not None:
+                        setattr(out, _VALID, valid)
+                    setattr(out, _TAG, (self, s.space, s.lo, s.hi, tag[4], s.start, s.start + s.nbytes))
+                    return out
+        return self._write(value, site_idx, s, s.start, s.lo, s.hi, 0)
+
+    def rd(self, site_idx: int, *ops: Any) -> None:
+        self._operands(self.plan.sites[site_idx], ops)
+
+    def pop(self, value: Any, site_idx: int) -> Any:
+        s = self.plan.sites[site_idx]
+        k = self.pops.get(s.pipe, 0)
+        self.pops[s.pipe] = k + 1
+        j = k % s.slot_num
+        start, lo, hi = s.slots[j]
+        return self._write(value, site_idx, s, start, lo, hi, j + 1)
+
+
+def _where(s: _Site, slot: int) -> str:
+    if s.kind == "p":
+        return f"pipe slot {slot - 1} at {s.space} [{s.start + (slot - 1) * s.slot_size}, +{s.nbytes})"
+    if slot < 0:
+        return f"scratch of {s.memref}" if s.memref else "scratch"
+    return s.memref
