@@ -181,7 +181,9 @@ def _cases_in(config: Path) -> list[Case]:
     return out
 
 
-CASE_KEYS = frozenset({"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed", "memory", "backend"})
+CASE_KEYS = frozenset(
+    {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed", "memory", "backend"}
+)
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
 
 
