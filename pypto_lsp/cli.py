@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip re-running the first divergent pass and the one before it with every value traced",
     )
+    v.add_argument("--exact", action="store_true", help="run every loop tile by tile (no batched K-chunk accumulation)")
     v.add_argument("--json", action="store_true", help="machine-readable output")
 
     g = sub.add_parser("codegen", help="print the generated PyTorch script")
@@ -202,6 +203,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate.run import validate_files
 
     configure_torch()
+    if args.exact:
+        from .exec import batching
+
+        batching.set_exact(True)
 
     inputs_path = args.inputs or (case.inputs if case else None)
     expected_path = args.expected or (case.expected if case else None)

@@ -53,7 +53,10 @@ class ResultCache:
 
     def key(self, text: str, bundle_id: str, rtol: float, atol: float, entry: str | None) -> str:
         h = hashlib.blake2b(digest_size=20)
-        for part in (ENGINE_VERSION, torch.__version__, bundle_id, repr(rtol), repr(atol), entry or "", normalise(text)):
+        from ..exec import batching
+
+        mode = "exact" if batching.exact() else "batched"  # batched loops differ by rounding (exec.batching)
+        for part in (ENGINE_VERSION, torch.__version__, mode, bundle_id, repr(rtol), repr(atol), entry or "", normalise(text)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
         return h.hexdigest()
