@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="run tiles where the IR places them and report memory hazards (default: on, or the case's 'memory')",
     )
+    v.add_argument("--exact", action="store_true", help="run every loop tile by tile (no batched K-chunk accumulation)")
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("--differential", action="store_true", help="compare with the earliest dump on synthesized inputs, even with goldens")
     v.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the synthesized inputs (default: the case's, else 0)")
@@ -257,6 +258,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate.run import validate_files
 
     configure_torch()
+    if args.exact:
+        from .exec import batching
+
+        batching.set_exact(True)
 
     from .validate import differential as dif
 

@@ -466,6 +466,9 @@ class _FunctionGen:
                 return
             self._init_carried(ind, carried, s.iter_args, inits, s.init_values, s.header_span)
         var = self.py(s.var.name) if s.var is not None else "_pl_unused"
+        outer = ind
+        if carried and self.batched_loop(s, carried, var, ind):
+            ind += 1  # the loop as written runs in the else branch of the batched one
         if s.kind == "spmd":
             it = f"_pl_rt.spmd_blocks({self.expr(s.stop)})"
         elif s.kind == "split_aiv":
@@ -496,7 +499,31 @@ class _FunctionGen:
         self.frames.pop()
         if counter is not None:
             self.emit(ind, f"{counter}.done()", s.header_span)
-        self._after_loop(trailing_yield(s.body), carried, ind, s.header_span, s.iter_args)
+        self._after_loop(trailing_yield(s.body), carried, outer, s.header_span, s.iter_args)
+
+    def batched_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool:
+        """A K-chunk accumulation loop as one batched call (see :mod:`.batching`), the loop
+        itself emitted by the caller in its ``else:``; False when the loop must run as written."""
+        from . import batching
+
+        plan = batching.plan_loop(s, self.fn) if self.gen.batching else None
+        if plan is None:
+            return False
+
+        def spec(w: batching.Window) -> str:
+            offs = "".join((_literal(o) if isinstance(o, int) else self.expr(o)) + ", " for o in w.offsets)
+            return f"{self.py(w.source)}, ({offs}), {w.shape!r}"
+
+        specs = "".join(f"({spec(a.lhs)}, {spec(a.rhs)}), " for a in plan)
+        trips = batching.loop_range(s)
+        assert trips is not None
+        self.emit(ind, f"_pl_b = _pl_bt.kchunk(({''.join(c + ', ' for c in carried)}), ({specs}), {len(trips)})", s.header_span)
+        self.emit(ind, "if _pl_b is not None:", s.header_span)
+        self.emit(ind + 1, f"{', '.join(carried)}, = _pl_b", s.header_span)
+        self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
+        self.emit(ind, "else:", s.header_span)
+        self.gen.uses_batching = True
+        return True
 
     def while_stmt(self, s: While, ind: int) -> None:
         from ..ir.parser import trailing_yield
@@ -780,6 +807,11 @@ class _ProgramGen:
         from .runtime import NEEDS_RESULT_TYPE
 
         self.needs_rtype = NEEDS_RESULT_TYPE
+        from . import batching
+
+        # batched loops (see .batching): never traced, never with --exact, never with memory placements
+        self.batching = not trace and not batching.exact() and not batching.has_placements(program)
+        self.uses_batching = False
 
     def use_op(self, op: str) -> str:
         sym = self.ops.get(op)
@@ -830,6 +862,8 @@ class _ProgramGen:
             # tiles in per-core byte arenas where the IR places them (pypto_lsp.exec.memory)
             head.append(("import pypto_lsp.exec.memory as _pl_mem", None))
             head.append(("_pl_mem_session = _pl_mem.Session()", None))
+        if self.uses_batching:
+            head.append(("import pypto_lsp.exec.batching as _pl_bt", None))
         for name, sym in sorted(self.dtypes.items()):
             head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))
         for op, sym in sorted(self.ops.items()):

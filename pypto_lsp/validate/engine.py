@@ -55,7 +55,7 @@ class Compiled:
     memory: MemoryPlan | None = None  # where the IR places tiles (None: memory model off)
 
 
-_COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None], Compiled] = {}
+_COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None, bool], Compiled] = {}
 _COMPILED_LOCK = threading.Lock()
 
 
@@ -89,7 +89,9 @@ def compile_text(
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    key = (digest, entry, check_shapes, trace, memory, backend)
+    from ..exec import batching
+
+    key = (digest, entry, check_shapes, trace, memory, backend, batching.exact())
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
     if hit is not None:

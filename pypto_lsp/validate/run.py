@@ -67,8 +67,11 @@ class ResultCache:
         self, text: str, bundle_id: str, rtol: float, atol: float, entry: str | None, memory: bool = True, backend: str | None = None
     ) -> str:
         h = hashlib.blake2b(digest_size=20)
+        from ..exec import batching
+
         mem = f"memory:{backend or '*'}" if memory else "values"
-        for part in (ENGINE_VERSION, torch.__version__, bundle_id, repr(rtol), repr(atol), entry or "", mem, normalise(text, memory)):
+        mode = "exact" if batching.exact() else "batched"  # batched loops differ by rounding (exec.batching)
+        for part in (ENGINE_VERSION, torch.__version__, mode, bundle_id, repr(rtol), repr(atol), entry or "", mem, normalise(text, memory)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
         return h.hexdigest()

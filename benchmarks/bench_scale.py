@@ -1,0 +1,186 @@
+"""Cost against size: the qwen3 scope3 block at hidden 512 (the base fixture), 1024, 2048 and 4096.
+
+    python benchmarks/bench_scale.py [--cases SUBSTR] [--repeat N] [--json OUT] [--exact]
+
+Per size:
+
+* golden: the program's math in eager torch (the formula of ``scale/make_goldens.py``), one
+  intra-op thread like the engine, best of ``--repeat``;
+* folder cold: ``pypto-lsp validate passes_dump --no-cache --no-localize`` in a fresh process
+  (``summary.seconds``, 2 worker processes by default);
+* last dump cold: the same for ``49_after_...`` alone (``summary.seconds``: parse, checks,
+  codegen, run, compare), and in this process the run of that dump (``run_text``: wall and CPU);
+* kernel calls of that run and its execute time per call (µs).
+
+The scale goldens are regenerated into a temporary folder by the fixtures' own
+``make_goldens.py`` (never into the repository or the fixtures). The machine is shared and
+noisy: every line also gives the CPU seconds and the ratio to the golden measured in the same
+run. No asserts: this measures, it does not judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+warnings.filterwarnings("ignore")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+SCALE = FIXTURES / "scale"
+CASES = [
+    ("qwen3_scope3_910b", FIXTURES / "qwen3_scope3_910b", 512),
+    ("qwen3_scope3_910b_h1024", SCALE / "qwen3_scope3_910b_h1024", 1024),
+    ("qwen3_scope3_910b_h2048", SCALE / "qwen3_scope3_910b_h2048", 2048),
+    ("qwen3_scope3_910b_h4096", SCALE / "qwen3_scope3_910b_h4096", 4096),
+]
+
+
+def golden_math(t: dict[str, Any]) -> Any:
+    """The program's math as ``make_goldens.py`` computes it."""
+    import torch
+
+    x = {k: v.float() for k, v in t.items()}
+    resid1 = x["attn_out"] @ x["wo"] + x["hidden_states"]
+    normed = (resid1 * torch.rsqrt(resid1.pow(2).mean(-1, keepdim=True) + 1e-6) * x["post_rms_weight"]).bfloat16().float()
+    gate, up = normed @ x["w_gate"], normed @ x["w_up"]
+    mlp = (gate * torch.sigmoid(gate) * up).bfloat16().float()
+    return (mlp @ x["w_down"] + resid1).bfloat16()
+
+
+def best_of(fn: Any, repeat: int) -> tuple[float, float]:
+    """Best wall and CPU seconds of ``fn()`` over ``repeat`` calls."""
+    wall, cpu = float("inf"), float("inf")
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall = min(wall, time.perf_counter() - w0)
+        cpu = min(cpu, time.process_time() - c0)
+    return wall, cpu
+
+
+def cli_summary_seconds(path: Path, inputs: Path, expected: Path, extra: list[str]) -> float:
+    cmd = [sys.executable, "-m", "pypto_lsp", "validate", str(path), "--inputs", str(inputs), "--expected", str(expected)]
+    cmd += ["--no-cache", "--no-localize", "--json", *extra]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    out = p.stdout
+    try:
+        rep = json.loads(out[out.index("{") : out.rindex("}") + 1])
+    except ValueError:
+        raise RuntimeError(f"validate printed no JSON: {p.stderr[-2000:]}") from None
+    bad = [f for f in rep["files"] if f["status"] != "pass"]
+    if bad:
+        print(f"  note: {len(bad)} file(s) did not pass, e.g. {Path(bad[0]['file']).name}: {bad[0]['status']}")
+    return float(rep["summary"]["seconds"])
+
+
+def kernel_calls(text: str, inputs: dict[str, Any], expected: dict[str, Any]) -> int:
+    """How many kernel calls one run of ``text`` makes (kernels wrapped with a counter)."""
+    from pypto_lsp.exec import runtime
+    from pypto_lsp.validate import engine
+
+    count = [0]
+    real = runtime.kernel
+
+    def counting(name: str) -> Any:
+        k = real(name)
+
+        def wrapped(*a: Any, **kw: Any) -> Any:
+            count[0] += 1
+            return k(*a, **kw)
+
+        return wrapped
+
+    engine._COMPILED.clear()
+    runtime.kernel = counting  # type: ignore[assignment]
+    try:
+        engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2)
+    finally:
+        runtime.kernel = real  # type: ignore[assignment]
+        engine._COMPILED.clear()
+    return count[0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default=None, help="only cases whose name contains this")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", default=None, help="write the figures here")
+    ap.add_argument("--exact", action="store_true", help="pass --exact (the per-tile path) where the CLI has it")
+    args = ap.parse_args()
+    if not FIXTURES.is_dir():
+        print(f"shared fixtures not found at {FIXTURES}")
+        return 0
+    from pypto_lsp.validate import engine
+    from pypto_lsp.validate.engine import configure_torch
+    from pypto_lsp.validate.golden import load_bundle
+
+    configure_torch()
+    extra = ["--exact"] if args.exact else []
+    results: dict[str, Any] = {}
+    print(
+        f"{'case':<26} {'hidden':>6} {'golden':>9} {'folder cold':>11} {'last cold':>9} {'last run':>9} {'(cpu)':>8}"
+        f" {'x golden':>8} {'calls':>7} {'µs/call':>8}"
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        for name, case, hidden in CASES:
+            if args.cases and args.cases not in name:
+                continue
+            if not case.is_dir():
+                print(f"{name}: skipped (no {case})")
+                continue
+            if (case / "tensors.pt").is_file():
+                ins, exp = case / "tensors.pt", case / "expected.pt"
+            else:
+                out_dir = Path(tmp) / name
+                subprocess.run([sys.executable, str(SCALE / "make_goldens.py"), name, str(out_dir)], check=True, capture_output=True)
+                ins, exp = out_dir / "tensors.pt", out_dir / "expected.pt"
+            inputs, expected = load_bundle(ins), load_bundle(exp)
+            gold_wall, _ = best_of(lambda inputs=inputs: golden_math(inputs), args.repeat)
+            files = sorted((case / "passes_dump").glob("*.py"))
+            last = files[-1]
+            text = last.read_text()
+            folder = min(cli_summary_seconds(case / "passes_dump", ins, exp, extra) for _ in range(max(1, args.repeat - 1)))
+            last_cold = min(cli_summary_seconds(last, ins, exp, extra) for _ in range(args.repeat))
+
+            def one_run(text: str = text, inputs: dict[str, Any] = inputs, expected: dict[str, Any] = expected) -> None:
+                engine._COMPILED.clear()  # cold: parse, check and codegen included
+                r = engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2)
+                assert r.status == "pass", r.error
+
+            run_wall, run_cpu = best_of(one_run, args.repeat)
+            engine.compile_text(text)  # warm: the execute part alone
+            warm_wall, _ = best_of(lambda t=text, i=inputs, e=expected: engine.run_text(t, i, e, rtol=5e-2, atol=5e-2), args.repeat)
+            calls = kernel_calls(text, inputs, expected)
+            per_call = warm_wall / calls * 1e6 if calls else 0.0
+            results[name] = {
+                "hidden": hidden,
+                "golden_s": gold_wall,
+                "folder_cold_s": folder,
+                "last_cold_s": last_cold,
+                "last_run_s": run_wall,
+                "last_run_cpu_s": run_cpu,
+                "last_warm_run_s": warm_wall,
+                "kernel_calls": calls,
+                "us_per_call": per_call,
+            }
+            print(
+                f"{name:<26} {hidden:>6} {gold_wall * 1e3:6.1f} ms {folder:9.2f} s {last_cold:7.3f} s {run_wall:7.3f} s {run_cpu:6.3f} s"
+                f" {last_cold / gold_wall:7.1f}x {calls:>7} {per_call:8.1f}"
+            )
+            del inputs, expected
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""K-chunk accumulation loops run batched (pypto_lsp.exec.batching), and where they must not."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pypto_lsp.exec import batching
+from pypto_lsp.validate.engine import compile_text, run_text
+from pypto_lsp.validate.report import PASS
+
+ORCH = "@pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)"
+
+
+def _program(k: int, chunk: int, memref: str = "", extra: str = "") -> str:
+    acc_t = f"pl.Tensor[[16, 32], pl.FP32{memref}]"
+    body = [
+        f"acc0: {acc_t} = pl.tensor.full([16, 32], dtype=pl.FP32, value=0.0)",
+        f"for kb, (acc,) in pl.range({k // chunk}, init_values=(acc0,)):",
+        f"    k0: pl.Scalar[pl.INDEX] = kb * {chunk}",
+        f"    a_c: pl.Tensor[[16, {chunk}], pl.BF16] = pl.tensor.slice(a, [16, {chunk}], [0, k0])",
+        f"    w_c: pl.Tensor[[{chunk}, 32], pl.BF16] = pl.tensor.slice(w, [{chunk}, 32], [k0, 0])",
+        *([extra] if extra else []),
+        f"    acc1: {acc_t} = pl.tensor.add(acc, pl.tensor.matmul(a_c, w_c, a_trans=False, b_trans=False, c_matrix_nz=False))",
+        f"    acc_rv: {acc_t} = pl.yield_(acc1)",
+        "y: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.assemble(y, acc_rv, [0, 0])",
+        "return y",
+    ]
+    lines = [
+        "# pypto.program: KChunk",
+        "import pypto.language as pl",
+        "",
+        "@pl.program",
+        "class KChunk:",
+        f"    {ORCH}",
+        f"    def main(self, a: pl.Tensor[[16, {k}], pl.BF16], w: pl.Tensor[[{k}, 32], pl.BF16], y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:",
+        *("        " + b for b in body),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def tensors() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(16, 256, generator=g).bfloat16()
+    w = torch.randn(256, 32, generator=g).bfloat16()
+    return {"a": a, "w": w, "y": torch.zeros(16, 32)}, {"y": a.float() @ w.float()}
+
+
+def _batched(text: str) -> bool:
+    comp = compile_text(text)
+    assert comp.generated is not None, comp.error
+    return "_pl_bt.kchunk(" in comp.generated.source
+
+
+def test_a_k_chunk_loop_runs_as_one_matmul_and_passes(tensors) -> None:
+    text = _program(256, 64)
+    assert _batched(text)
+    ins, exp = tensors
+    r = run_text(text, ins, exp, rtol=1e-5, atol=1e-4)
+    assert r.status == PASS, r.error
+
+
+def test_exact_keeps_the_loop(tensors) -> None:
+    text = _program(256, 64)
+    batching.set_exact(True)
+    try:
+        assert not _batched(text)
+        ins, exp = tensors
+        assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4).status == PASS
+    finally:
+        batching.set_exact(False)
+
+
+def test_memory_placements_keep_the_loop() -> None:
+    text = _program(256, 64, memref=', pl.MemRef("mem_ddr_0", pl.const(0, pl.INT64), 2048)')
+    assert compile_text(text).generated is not None
+    assert not _batched(text)
+
+
+def test_any_other_op_in_the_body_keeps_the_loop() -> None:
+    extra = "    s: pl.Tensor[[16, 64], pl.BF16] = pl.tensor.muls(a_c, 2.0)"
+    assert not _batched(_program(256, 64, extra=extra))
+
+
+def test_chunks_that_do_not_tile_the_axis_keep_the_loop() -> None:
+    # windows of 64 moved by 32 overlap: not one contiguous window
+    text = _program(256, 64).replace("k0: pl.Scalar[pl.INDEX] = kb * 64", "k0: pl.Scalar[pl.INDEX] = kb * 32")
+    assert not _batched(text)
+
+
+def test_a_window_past_the_edge_falls_back_to_the_loop_at_run_time() -> None:
+    # 5 chunks of 64 over a 256-wide input: the last window is past the edge (zero-padded by the
+    # loop as written); the batched call declines and the loop runs
+    text = (
+        _program(320, 64)
+        .replace("pl.Tensor[[16, 320], pl.BF16]", "pl.Tensor[[16, 256], pl.BF16]")
+        .replace("pl.Tensor[[320, 32], pl.BF16]", "pl.Tensor[[256, 32], pl.BF16]")
+    )
+    assert _batched(text)
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(16, 256, generator=g).bfloat16()
+    w = torch.randn(256, 32, generator=g).bfloat16()
+    exact = {}
+    for on in (True, False):
+        batching.set_exact(on)
+        try:
+            r = run_text(text, {"a": a, "w": w, "y": torch.zeros(16, 32)}, {"y": a.float() @ w.float()}, collect_stats=True)
+            exact[on] = (r.status, r.tensors["y"].max_abs_diff if r.tensors else r.error)
+        finally:
+            batching.set_exact(False)
+    assert exact[True] == exact[False]
