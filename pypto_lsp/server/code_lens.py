@@ -64,6 +64,12 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 for title in R.verdict_titles(st.result, vs):
                     # clicking a verdict runs it again (a lens needs some command in most clients)
                     out.append(_lens(0, title + (" (before edits)" if stale else ""), VALIDATE_FILE, [uri]))
+            # the actions right after the verdict: a lens row is one line, and what comes late in a
+            # long row is cut off at the editor's edge (where-to-look lenses can be long)
+            out.append(_lens(0, "Validate this pass", VALIDATE_FILE, [uri]))
+            out.append(_lens(0, "Validate all passes", VALIDATE_FOLDER, [uri]))
+            out.append(_lens(0, "Compare with previous pass", COMPARE_WITH_PREVIOUS, [uri]))
+            if st.result is not None and not st.pending:
                 for name, t in st.result.tensors.items():
                     if not t.passed:  # where in the tensor: the error map (a webview of the VS Code extension)
                         out.append(_lens(0, f"Show error map of '{name}'", SHOW_ERROR_MAP, [uri, name]))
@@ -78,9 +84,6 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
                 out.append(_lens(v.line - 1, f"⚑ first value that differs from {loc.previous.name} · {v.detail}", NO_ACTION))
             if st.path is not None and ls.config.get(st.path).compared_label:
                 out.append(_lens(0, "Configure golden tensors…", CONFIGURE_GOLDEN, [uri]))
-            out.append(_lens(0, "Validate this pass", VALIDATE_FILE, [uri]))
-            out.append(_lens(0, "Validate all passes", VALIDATE_FOLDER, [uri]))
-            out.append(_lens(0, "Compare with previous pass", COMPARE_WITH_PREVIOUS, [uri]))
     program = st.program
     if program is not None:
         counts = st.result.call_counts if st.result is not None else {}

@@ -192,7 +192,7 @@ class Workbench {
             executablePath: this.chromium,
             headless: true,
             args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-            viewport: { width: 1400, height: 900 },
+            viewport: { width: 1920, height: 1000 },
             env: { ...process.env, XDG_CONFIG_HOME: path.join(this.tmp, 'xdg-config'), XDG_CACHE_HOME: path.join(this.tmp, 'xdg-cache') },
         });
         this.page = this.ctx.pages()[0] || (await this.ctx.newPage());
