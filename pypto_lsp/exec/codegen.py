@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ir import trace_keys
+from ..ir.catalogue import lookup
 from ..ir.check import transport_split_codes
 from ..ir.memory import VIEW_OPS, MemoryPlan, operand_roles, plan_program
 from ..ir.model import (
@@ -62,6 +63,7 @@ from ..ir.model import (
     walk_stmts,
 )
 from ..ir.names import SPLIT_MODE_CODE
+from . import alloc_budget
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 
@@ -70,6 +72,11 @@ _RESERVED = frozenset(
     {"range", "min", "max", "abs", "int", "float", "bool", "len", "None", "True", "False", "print", "self", "object", "type"}
 )
 
+
+# ops whose result is an operand's buffer (a view or the same tensor): no allocation to check
+_NO_NEW_BUFFER = frozenset(
+    {"tensor.view", "tensor.transpose", "tile.transpose", "tile.set_validshape", "tensor.set_validshape", "tile.fillpad_inplace"}
+)
 
 # ops whose result is their destination tensor after a write into part of it
 WRITES_INTO = frozenset(
@@ -290,6 +297,7 @@ class _FunctionGen:
             # (split_aiv functions run before InitMemRef, so cube values are never placed)
             if s.target.name in self.cube:
                 value = f"({value}) if _pl_cube else None"  # cube work: lane 0 alone
+            self.alloc_guard(s, ind)
             self.emit(ind, f"{self.py(s.target.name)} = {value}", s.span)
         elif isinstance(s, ExprStmt) and self.mem is not None and isinstance(s.value, OpCall):
             self.mem_read_stmt(s.value, s.span, ind)
@@ -330,6 +338,31 @@ class _FunctionGen:
             self.scope_stmt(s, ind)
         else:  # pragma: no cover - the parser produces no other statement
             raise CodegenError(f"unsupported statement {type(s).__name__}", getattr(s, "span", None))
+
+    def alloc_guard(self, s: Assign, ind: int) -> None:
+        """Before an op allocating a result whose shape depends on runtime values (dynamic dims,
+        scalar parameters): the budget check of :mod:`.alloc_budget`. Static shapes were checked
+        before the run (validate.budget) and get nothing here."""
+        v = s.value
+        if not isinstance(v, OpCall) or v.op in WRITES_INTO or v.op in VIEW_OPS or v.op in _NO_NEW_BUFFER:
+            return
+        spec = lookup(v.op)
+        t = s.target.type
+        if spec is not None and spec.result == "create" and v.args and isinstance(v.args[0], ListExpr | TupleExpr):
+            shape, dt = list(v.args[0].items), v.kwargs.get("dtype")
+            dtype = dt.name if isinstance(dt, DTypeRef) else (t.dtype if isinstance(t, TensorType | TileType) else "FP32")
+        elif isinstance(t, TensorType | TileType):
+            shape, dtype = t.shape, t.dtype
+        else:
+            return
+        dims = self.dims(shape)
+        if dims is None or all(isinstance(d, Const) for d in shape):
+            return
+        temps = spec.temp_bytes if spec is not None else 0
+        what = f"{s.target.name}: {v.printed}" if v.printed else s.target.name
+        site = self.gen.constant(f"({alloc_budget.itemsize(dtype) + temps}, {_literal(what)}, {_literal(dtype)}, {temps})")
+        self.gen.uses_alloc_guard = True
+        self.emit(ind, f"_pl_ab.check({dims}, {site})", s.span)
 
     def mem_read_stmt(self, e: OpCall, span: Span, ind: int) -> None:
         py, names, scratch = self.mem_reads(e, span.line)
@@ -812,6 +845,7 @@ class _ProgramGen:
         # batched loops (see .batching): never traced, never with --exact, never with memory placements
         self.batching = not trace and not batching.exact() and not batching.has_placements(program)
         self.uses_batching = False
+        self.uses_alloc_guard = False  # a site of a runtime-sized allocation (see alloc_guard)
 
     def use_op(self, op: str) -> str:
         sym = self.ops.get(op)
@@ -864,6 +898,8 @@ class _ProgramGen:
             head.append(("_pl_mem_session = _pl_mem.Session()", None))
         if self.uses_batching:
             head.append(("import pypto_lsp.exec.batching as _pl_bt", None))
+        if self.uses_alloc_guard:
+            head.append(("import pypto_lsp.exec.alloc_budget as _pl_ab", None))
         for name, sym in sorted(self.dtypes.items()):
             head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))
         for op, sym in sorted(self.ops.items()):

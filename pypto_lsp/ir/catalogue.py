@@ -36,6 +36,11 @@ class OpSpec:
     doc: str  # one line
     status: str  # "supported" | "noop" | "unsupported" (for our executor)
     variadic: bool = False  # any number of positionals accepted
+    # bytes of temporaries our kernel holds per element of the result at its peak, beyond the
+    # result itself (a wide product before the cast, float64 rounding neighbours, unpacked mask
+    # bits); the allocation budget counts them (exec/alloc_budget, validate/budget). 0: the
+    # kernel allocates its result and nothing the size of it
+    temp_bytes: int = 0
 
 
 RESULT_RULES: dict[str, str] = {
@@ -177,6 +182,7 @@ def _op(
     kwargs: str = "",
     result: str | None = None,
     doc: str = "",
+    temp_bytes: int = 0,
 ) -> None:
     """Add one row.
 
@@ -203,6 +209,7 @@ def _op(
         result=result,
         doc=doc,
         status=_status(name),
+        temp_bytes=temp_bytes,
     )
 
 
@@ -229,8 +236,8 @@ _op("tile.write", "tile indices value", "", "same", "write one element of a tile
 _op("tile.get_block_idx", "", "", "scalar_index", "index of the current SPMD block")
 _op("tile.get_subblock_idx", "", "", "scalar_index", "vector lane index (0/1) of the current AIV core")
 _op("tile.get_block_num", "", "", "scalar_index", "number of blocks in the current SPMD launch")
-_op("tile.ci", "start shape", "dtype descending", None, "integer ramp start, start+1, ... (or descending)")
-_op("tile.tri", "diagonal shape valid_shape?", "dtype upper", None, "lower/upper triangular 0/1 mask tile")
+_op("tile.ci", "start shape", "dtype descending", None, "integer ramp start, start+1, ... (or descending)", temp_bytes=8)
+_op("tile.tri", "diagonal shape valid_shape?", "dtype upper", None, "lower/upper triangular 0/1 mask tile", temp_bytes=8)
 _op("tile.random", "key0 key1 counter0 counter1 counter2 counter3 shape valid_shape?", "dtype rounds", None,
     "counter-based pseudo-random tile")
 # Printed with only (mem, idx) positional; the optional scratch / valid_shape
@@ -284,8 +291,8 @@ _op("tile.relu", "tile", "", "same", "max(x, 0)")
 _op("tile.sel", "mask lhs rhs tmp", "", None, "pick lhs where the packed mask is set, else rhs; result like lhs")
 _op("tile.sels", "mask src tmp scalar", "", None, "pick src where the packed mask is set, else the scalar; result like src")
 _op("tile.cmp", "lhs rhs", "cmp_type", "cmp_mask",
-    "compare two tiles into a packed bit mask (cmp_type 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE)")
-_op("tile.cmps", "lhs rhs", "cmp_type", "cmp_mask", "compare a tile with a scalar into a packed bit mask")
+    "compare two tiles into a packed bit mask (cmp_type 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE)", temp_bytes=96)
+_op("tile.cmps", "lhs rhs", "cmp_type", "cmp_mask", "compare a tile with a scalar into a packed bit mask", temp_bytes=96)
 _op("tile.fillpad", "tile", "pad_value", "same", "copy of the tile with everything outside its valid region set to the pad value")
 _op("tile.fillpad_inplace", "tile", "pad_value", "same", "set the tile's padding (outside valid region) in place")
 _op("tile.fillpad_expand", "tile shape", "pad_value", None, "copy a tile into a larger tile, padding the rest")
@@ -304,7 +311,7 @@ _op("tile.sin", "tile", "", "same", "element-wise sine (radians, FP32 only)")
 _op("tile.cos", "tile", "", "same", "element-wise cosine (radians, FP32 only)")
 _op("tile.not", "tile", "", "same", "bitwise NOT of a 16-bit integer tile (printed not_)")
 _op("tile.cast", "tile", "target_type mode", "cast",
-    "convert to target_type with rounding `mode` (none/rint/round/floor/ceil/trunc/odd)")
+    "convert to target_type with rounding `mode` (none/rint/round/floor/ceil/trunc/odd)", temp_bytes=80)
 
 # ---------------------------------------------------------------------------
 # tile.*: reductions and broadcast-expands
@@ -328,7 +335,7 @@ _op("tile.row_expand_mul", "tile row_vec", "", "binary", "tile * [M, 1] vector b
 _op("tile.row_expand_div", "tile row_vec", "", "binary", "tile / [M, 1] vector broadcast along columns")
 _op("tile.row_expand_max", "tile row_vec", "", "binary", "max(tile, [M, 1] vector broadcast)")
 _op("tile.row_expand_min", "tile row_vec", "", "binary", "min(tile, [M, 1] vector broadcast)")
-_op("tile.row_expand_expdif", "tile row_vec", "", "binary", "exp(tile - [M, 1] vector broadcast)")
+_op("tile.row_expand_expdif", "tile row_vec", "", "binary", "exp(tile - [M, 1] vector broadcast)", temp_bytes=8)
 _op("tile.col_expand", "target col_tile", "", "binary", "broadcast a [1, N] vector to target's shape")
 _op("tile.col_expand_add", "target col_tile", "", "binary", "tile + [1, N] vector broadcast along rows")
 _op("tile.col_expand_sub", "target col_tile", "", "binary", "tile - [1, N] vector broadcast along rows")
@@ -336,21 +343,21 @@ _op("tile.col_expand_mul", "target col_tile", "", "binary", "tile * [1, N] vecto
 _op("tile.col_expand_div", "target col_tile", "", "binary", "tile / [1, N] vector broadcast along rows")
 _op("tile.col_expand_max", "target col_tile", "", "binary", "max(tile, [1, N] vector broadcast)")
 _op("tile.col_expand_min", "target col_tile", "", "binary", "min(tile, [1, N] vector broadcast)")
-_op("tile.col_expand_expdif", "target col_tile", "", "binary", "exp(tile - [1, N] vector broadcast)")
+_op("tile.col_expand_expdif", "target col_tile", "", "binary", "exp(tile - [1, N] vector broadcast)", temp_bytes=8)
 _op("tile.expands", "target scalar", "", "same", "tile shaped like target, filled with the scalar")
 
 # ---------------------------------------------------------------------------
 # tile.*: matmul family (cube unit; Left x Right -> Acc)
 # ---------------------------------------------------------------------------
-_op("tile.matmul", "lhs rhs", "", "matmul", "lhs @ rhs into an FP32 (INT32 for int8) accumulator tile")
+_op("tile.matmul", "lhs rhs", "", "matmul", "lhs @ rhs into an FP32 (INT32 for int8) accumulator tile", temp_bytes=8)
 _op("tile.matmul_acc", "acc lhs rhs init_cond?", "", "matmul_acc",
-    "acc + lhs @ rhs; when init_cond holds, overwrite acc instead")
-_op("tile.matmul_bias", "lhs rhs bias", "", "matmul", "lhs @ rhs + bias")
-_op("tile.gemv", "lhs rhs", "acc_phase", "matmul", "vector x matrix: [1, K] @ [K, N]")
-_op("tile.gemv_acc", "acc lhs rhs", "acc_phase", "matmul_acc", "acc + [1, K] @ [K, N]")
-_op("tile.gemv_bias", "lhs rhs bias", "acc_phase", "matmul", "[1, K] @ [K, N] + bias")
-_op("tile.batch_matmul", "lhs rhs", "", "matmul", "batched lhs @ rhs with batch broadcasting")
-_op("tile.batch_matmul_acc", "acc lhs rhs", "", "matmul_acc", "acc + batched lhs @ rhs")
+    "acc + lhs @ rhs; when init_cond holds, overwrite acc instead", temp_bytes=16)
+_op("tile.matmul_bias", "lhs rhs bias", "", "matmul", "lhs @ rhs + bias", temp_bytes=16)
+_op("tile.gemv", "lhs rhs", "acc_phase", "matmul", "vector x matrix: [1, K] @ [K, N]", temp_bytes=8)
+_op("tile.gemv_acc", "acc lhs rhs", "acc_phase", "matmul_acc", "acc + [1, K] @ [K, N]", temp_bytes=16)
+_op("tile.gemv_bias", "lhs rhs bias", "acc_phase", "matmul", "[1, K] @ [K, N] + bias", temp_bytes=16)
+_op("tile.batch_matmul", "lhs rhs", "", "matmul", "batched lhs @ rhs with batch broadcasting", temp_bytes=8)
+_op("tile.batch_matmul_acc", "acc lhs rhs", "", "matmul_acc", "acc + batched lhs @ rhs", temp_bytes=16)
 _op("tile.matmul_mx", "lhs lhs_scale rhs rhs_scale", "", None, "MX block-scaled matmul")
 _op("tile.matmul_mx_acc", "acc lhs lhs_scale rhs rhs_scale", "", "matmul_acc", "acc + MX block-scaled matmul")
 _op("tile.matmul_mx_bias", "lhs lhs_scale rhs rhs_scale bias", "", None, "MX block-scaled matmul plus bias")
@@ -476,7 +483,7 @@ _op("tensor.abs", "input", "", "same", "element-wise |x|")
 _op("tensor.sin", "input", "", "same", "element-wise sine (radians, FP32 only)")
 _op("tensor.cos", "input", "", "same", "element-wise cosine (radians, FP32 only)")
 _op("tensor.not", "input", "", "same", "bitwise NOT of a 16-bit integer tensor (printed not_)")
-_op("tensor.cast", "input", "target_type mode", "cast", "convert to target_type with rounding `mode`")
+_op("tensor.cast", "input", "target_type mode", "cast", "convert to target_type with rounding `mode`", temp_bytes=80)
 
 # ---------------------------------------------------------------------------
 # tensor.*: reductions (axis defaults to -1 for row_*, -2 for col_*; keep_dim defaults True)
@@ -497,13 +504,13 @@ for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/")):
     _op(f"tensor.row_expand_{_name}", "tensor row_vec", "", "binary", f"tensor {_sym} [M, 1] vector broadcast along columns")
 _op("tensor.row_expand_max", "tensor row_vec", "", "binary", "max(tensor, [M, 1] vector broadcast)")
 _op("tensor.row_expand_min", "tensor row_vec", "", "binary", "min(tensor, [M, 1] vector broadcast)")
-_op("tensor.row_expand_expdif", "tensor row_vec", "", "binary", "exp(tensor - [M, 1] vector broadcast)")
+_op("tensor.row_expand_expdif", "tensor row_vec", "", "binary", "exp(tensor - [M, 1] vector broadcast)", temp_bytes=8)
 _op("tensor.col_expand", "tensor col_vec", "", "binary", "broadcast a [1, N] vector to arg 0's shape")
 for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/")):
     _op(f"tensor.col_expand_{_name}", "tensor col_vec", "", "binary", f"tensor {_sym} [1, N] vector broadcast along rows")
 _op("tensor.col_expand_max", "tensor col_vec", "", "binary", "max(tensor, [1, N] vector broadcast)")
 _op("tensor.col_expand_min", "tensor col_vec", "", "binary", "min(tensor, [1, N] vector broadcast)")
-_op("tensor.col_expand_expdif", "tensor col_vec", "", "binary", "exp(tensor - [1, N] vector broadcast)")
+_op("tensor.col_expand_expdif", "tensor col_vec", "", "binary", "exp(tensor - [1, N] vector broadcast)", temp_bytes=8)
 _op("tensor.expands", "target scalar", "", "same", "tensor shaped like target, filled with the scalar")
 _op("tensor.expand_clone", "input target", "", None, "materialise input repeated to target's shape (dims 1 or equal)")
 
@@ -511,9 +518,9 @@ _op("tensor.expand_clone", "input target", "", None, "materialise input repeated
 # tensor.*: matmul, transforms, gather / scatter / sort
 # ---------------------------------------------------------------------------
 _op("tensor.matmul", "lhs rhs", "out_dtype a_trans b_trans c_matrix_nz", "matmul",
-    "lhs @ rhs with optional transposes, result in out_dtype")
+    "lhs @ rhs with optional transposes, result in out_dtype", temp_bytes=8)
 _op("tensor.matmul_acc", "acc lhs rhs init_cond?", "a_trans b_trans", "matmul_acc",
-    "acc + lhs @ rhs; when init_cond holds, overwrite acc instead")
+    "acc + lhs @ rhs; when init_cond holds, overwrite acc instead", temp_bytes=16)
 _op("tensor.reshape", "input shape valid_shape?", "", "reshape", "same elements, new shape")
 # Printed as (data, dtype=..., shape=...); the IR keeps shape positional.
 _op("tensor.reinterpret_view", "data", "dtype shape", None, "reinterpret a packed tensor's bytes as another dtype")

@@ -380,7 +380,7 @@ def run_text(
         except Exception as exc:
             span = locate(exc, gen)
             detail: dict[str, Any] = {}
-            for attr in ("op", "split", "lane", "role", "queue_depths"):
+            for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget"):  # bytes, budget: alloc_budget
                 v = getattr(exc, attr, None)
                 if v is None and exc.__cause__ is not None:
                     v = getattr(exc.__cause__, attr, None)

@@ -1,0 +1,153 @@
+"""The allocation budget as the executor enforces it: the number, and the guard generated code calls.
+
+The budget is per allocation: the bytes one op may ask for, its result plus the temporaries
+its kernel makes on the way (the catalogue's ``temp_bytes`` per result element,
+:mod:`pypto_lsp.ir.catalogue`). By default a quarter of the machine's memory (the smaller of
+physical memory and a cgroup limit); ``PYPTO_LSP_MAX_ALLOC`` (bytes, or ``512M``, ``4G`` ...)
+or :func:`set_budget` (the CLI's ``--max-alloc``, a case's ``max_alloc``, the editor's
+``maxAlloc`` through the worker) change it.
+
+Shapes known before the run are checked statically (:mod:`pypto_lsp.validate.budget`). A shape
+that depends on a runtime value (a dim bound from an input tensor, a scalar parameter) is checked
+by :func:`check`, which :mod:`.codegen` emits right before each such allocating statement only:
+statically sized sites cost nothing, a dynamic one a few integer multiplications.
+
+Torch-free (the language server reads sizes from the configuration through this module).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+ENV = "PYPTO_LSP_MAX_ALLOC"
+KIND = "alloc-budget"
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+# bytes per element of each IR dtype as the executor stores it (see exec/values.DTYPES: widened
+# unsigned types, float32 for the types torch lacks)
+ITEMSIZE = {
+    "BOOL": 1,
+    "INT8": 1,
+    "UINT8": 1,
+    "INT16": 2,
+    "FP16": 2,
+    "BF16": 2,
+    "INT32": 4,
+    "UINT16": 4,
+    "FP32": 4,
+    "INT64": 8,
+    "UINT32": 8,
+    "UINT64": 8,
+    "INDEX": 8,
+}
+DEFAULT_ITEMSIZE = 4  # float32: the fallback of the dtypes torch has no equivalent of
+
+_override: int | None = None
+_machine: list[int | None] = []  # machine_memory(), read once
+_env_cache: tuple[str, int | None] = ("", None)
+
+
+def itemsize(dtype: str) -> int:
+    return ITEMSIZE.get(dtype.rsplit(".", 1)[-1].upper(), DEFAULT_ITEMSIZE)
+
+
+def parse_size(text: str) -> int:
+    """``"4G"`` -> 4294967296; plain digits are bytes. ValueError for anything else."""
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"not a size: {text!r} (bytes, or a number with K, M, G or T)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n <= 0:
+        raise ValueError(f"a size must be > 0, got {text!r}")
+    return n
+
+
+def machine_memory() -> int | None:
+    """Physical memory, or the cgroup's limit when that is smaller (containers); read once."""
+    if _machine:
+        return _machine[0]
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path, encoding="ascii") as fh:
+                v = fh.read().strip()
+        except OSError:
+            continue
+        if v.isdigit() and 0 < int(v) < 1 << 60:
+            sizes.append(int(v))
+    _machine.append(min(sizes) if sizes else None)
+    return _machine[0]
+
+
+def set_budget(n: int | None) -> None:
+    """Bytes allowed per allocation (None: back to the environment / the default)."""
+    global _override
+    _override = n
+
+
+def budget() -> int:
+    """Bytes allowed per allocation: :func:`set_budget`, else ``PYPTO_LSP_MAX_ALLOC``, else a
+    quarter of the machine's memory (4 GiB when that is unknown)."""
+    global _env_cache
+    if _override is not None:
+        return _override
+    env = os.environ.get(ENV)
+    if env:
+        if env != _env_cache[0]:
+            try:
+                _env_cache = (env, parse_size(env))
+            except ValueError:
+                _env_cache = (env, None)
+        if _env_cache[1] is not None:
+            return _env_cache[1]
+    mem = machine_memory()
+    return mem // 4 if mem else 4 << 30
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def message(nbytes: int, what: str, shape: list[int], dtype: str, temp_bytes: int, limit: int) -> str:
+    """The one wording of an over-budget allocation (static check and runtime guard)."""
+    temps = f" with {temp_bytes} B/element of kernel temporaries" if temp_bytes else ""
+    return (
+        f"allocation of {fmt_bytes(nbytes)} ({what} {shape} {dtype}{temps}) exceeds the allocation budget of "
+        f"{fmt_bytes(limit)}; not run (raise it with --max-alloc, max_alloc in pypto-lsp.toml, or {ENV})"
+    )
+
+
+class AllocBudgetError(RuntimeError):
+    """An allocation whose size, known only at run time, is over the budget (raised before it is made)."""
+
+    kind = KIND
+
+    def __init__(self, msg: str, nbytes: int, limit: int) -> None:
+        super().__init__(msg)
+        self.bytes = nbytes
+        self.budget = limit
+
+
+def check(shape: tuple[Any, ...], site: tuple[int, str, str, int]) -> None:
+    """Before an allocation of ``shape`` (runtime values); ``site`` = (bytes per element with the
+    kernel's temporaries, what, dtype, temporaries per element), a constant of the script."""
+    n = site[0]
+    try:
+        for d in shape:
+            n *= max(int(d), 0)
+    except (TypeError, ValueError, OverflowError):
+        return  # not integers: the op itself reports it
+    limit = budget()
+    if n > limit:
+        dims = [int(d) for d in shape]
+        raise AllocBudgetError(message(n, site[1], dims, site[2], site[3], limit), n, limit)
