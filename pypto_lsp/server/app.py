@@ -160,7 +160,8 @@ class PyptoServer(LanguageServer):
                 before.golden_inputs,
                 before.golden_expected,
                 before.timeout_s,
-            ) != (after.rtol, after.atol, after.golden_inputs, after.golden_expected, after.timeout_s):
+                before.max_alloc,
+            ) != (after.rtol, after.atol, after.golden_inputs, after.golden_expected, after.timeout_s, after.max_alloc):
                 asyncio.ensure_future(validation.on_open(self, st.uri))
         self.refresh_lenses()
 

@@ -38,6 +38,7 @@ class Settings:
     validation: bool = True
     cache: bool = True
     memory: bool = True  # run tiles where the IR places them and report memory hazards
+    max_alloc: int | None = None  # 'maxAlloc': bytes one allocation may take (exec.alloc_budget)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +50,7 @@ class Settings:
             "validation": self.validation,
             "cache": self.cache,
             "memory": self.memory,
+            "maxAlloc": self.max_alloc,
         }
 
 
@@ -107,11 +109,32 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
                 upd[key] = d[key]
             else:
                 problems.append(f"'{key}' must be true or false, got {d[key]!r}")
+    if "maxAlloc" in d:
+        bad = len(problems)
+        size = _size(d["maxAlloc"], problems)
+        if len(problems) == bad:  # a bad size keeps the previous one
+            upd["max_alloc"] = size
     known = {"runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "memory", "interpreter", "trace"}
+    known.add("maxAlloc")
     unknown = sorted(k for k in d if k not in known)
     if unknown:
         problems.append(f"ignored unknown settings: {', '.join(unknown)}")
     return replace(base, **upd), problems
+
+
+def _size(v: Any, problems: list[str]) -> int | None:
+    """``maxAlloc``: bytes, or a size string ("512M", "4G"); null or "" for the default."""
+    if v is None or v == "":
+        return None
+    from ..exec.alloc_budget import parse_size
+
+    try:
+        if isinstance(v, bool) or not isinstance(v, int | str):
+            raise ValueError(repr(v))
+        return parse_size(str(v))
+    except ValueError:
+        problems.append(f"'maxAlloc' must be a size in bytes (or '512M', '4G'), got {v!r}")
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +158,7 @@ class Resolved:
     notes: tuple[str, ...] = field(default_factory=tuple)
     # no goldens: the folder's earliest dump (its stem) on synthesized inputs is the reference
     reference: str | None = None
+    max_alloc: int | None = None  # the case's 'max_alloc', else the 'maxAlloc' setting; None: the default
 
     @property
     def has_goldens(self) -> bool:
@@ -148,7 +172,9 @@ class Resolved:
 
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
-        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
+        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend) + (
+            self.max_alloc,  # a smaller budget may stop a run that passed
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,6 +191,7 @@ class Resolved:
             "cache": self.use_cache,
             "error": self.error,
             "notes": list(self.notes),
+            "maxAlloc": self.max_alloc,
         }
 
 
@@ -225,6 +252,7 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         reference=reference,
         memory=settings.memory and (case.memory if case is not None else True),
         backend=case.backend if case is not None else None,
+        max_alloc=case.max_alloc if case is not None and case.max_alloc is not None else settings.max_alloc,
     )
 
 

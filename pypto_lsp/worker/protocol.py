@@ -83,6 +83,7 @@ class ValidateParams:
     collect_stats: bool = True
     memory: bool = True  # run tiles where the IR places them (pypto_lsp.exec.memory)
     backend: str | None = None  # memory capacities of this backend; None: the largest
+    max_alloc: int | None = None  # bytes one allocation may take (exec.alloc_budget); None: the default
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateParams:
@@ -98,6 +99,7 @@ class ValidateParams:
             collect_stats=bool(d.get("collect_stats", True)),
             memory=bool(d.get("memory", True)),
             backend=d.get("backend"),
+            max_alloc=int(d["max_alloc"]) if d.get("max_alloc") is not None else None,
         )
 
 
@@ -119,6 +121,7 @@ class ValidateFolderParams:
     texts: dict[str, str] = field(default_factory=dict)
     memory: bool = True
     backend: str | None = None
+    max_alloc: int | None = None
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateFolderParams:
@@ -134,6 +137,7 @@ class ValidateFolderParams:
             texts={str(k): str(v) for k, v in (d.get("texts") or {}).items()},
             memory=bool(d.get("memory", True)),
             backend=d.get("backend"),
+            max_alloc=int(d["max_alloc"]) if d.get("max_alloc") is not None else None,
         )
 
 

@@ -249,6 +249,9 @@ class Worker:
             return exc
 
     def validate(self, p: P.ValidateParams) -> dict[str, Any]:
+        from ..validate.budget import set_budget
+
+        set_budget(p.max_alloc)  # before the cache key, which holds it
         return self._validate_text(
             p.file,
             p.text,
@@ -264,6 +267,8 @@ class Worker:
         )
 
     def validate_folder(self, id: Any, p: P.ValidateFolderParams) -> P.FolderResult:
+        from ..validate.budget import set_budget
+
         golden = self._load_golden(p.golden)
         total = len(p.files)
         done = 0
@@ -276,6 +281,7 @@ class Worker:
                     return P.FolderResult(done, total, cancelled=True)
             if self._is_cancelled(id):
                 return P.FolderResult(done, total, cancelled=True)
+            set_budget(p.max_alloc)  # again per file: a save that overtook the run may have set its own
             text = p.texts.get(f)
             if text is None:
                 text_or_err = _read_dump(f)
