@@ -64,6 +64,8 @@ export interface ServerOptions {
     validation: boolean;
     /** run tiles where the IR places them and report memory hazards */
     memory: boolean;
+    /** bytes one allocation may take ("512M", "4G" or a number of bytes); null: the server's default */
+    maxAlloc: string | number | null;
 }
 
 /** Command ids the server implements (workspace/executeCommand). */

@@ -20,6 +20,7 @@ export interface RawSettings {
     atol?: unknown;
     timeoutSeconds?: unknown;
     memory?: unknown;
+    maxAlloc?: unknown;
     golden?: { inputs?: unknown; expected?: unknown } | unknown;
 }
 
@@ -61,6 +62,14 @@ function nonNegative(v: unknown, fallback: number): number {
 
 function positive(v: unknown, fallback: number): number {
     return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+/** `maxAlloc`: a size the server parses ("512M", "4G", bytes) or a positive number of bytes; anything else: null (the default). */
+function sizeSetting(v: unknown): string | number | null {
+    if (typeof v === 'number' && Number.isInteger(v) && v > 0) {
+        return v;
+    }
+    return typeof v === 'string' && /^\s*\d+(\.\d+)?\s*[kmgt]?i?b?\s*$/i.test(v) ? v.trim() : null;
 }
 
 /** A file setting: trimmed, expanded, relative -> against the workspace folder; empty -> null. */
@@ -109,6 +118,7 @@ export function normaliseSettings(raw: RawSettings, ctx: ExpandContext, trusted:
             },
             validation: trusted,
             memory: raw.memory !== false,
+            maxAlloc: sizeSetting(raw.maxAlloc),
         },
     };
 }

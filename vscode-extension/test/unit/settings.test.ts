@@ -61,6 +61,7 @@ describe('normaliseSettings', () => {
             golden: { inputs: null, expected: null },
             validation: true,
             memory: true,
+            maxAlloc: null,
         });
     });
     test('valid values are kept and resolved', () => {
@@ -85,6 +86,7 @@ describe('normaliseSettings', () => {
             golden: { inputs: '/ws/g/in.pt', expected: '/abs/exp.safetensors' },
             validation: true,
             memory: true,
+            maxAlloc: null,
         });
     });
     test('invalid values fall back to the defaults', () => {
@@ -95,6 +97,13 @@ describe('normaliseSettings', () => {
         assert.equal(s.server.timeoutSeconds, 30);
         assert.deepEqual(s.server.golden, { inputs: null, expected: null });
         assert.equal(normaliseSettings({ rtol: NaN, timeoutSeconds: Infinity }, ctx, true).server.rtol, 0.05);
+    });
+    test('maxAlloc: a size string or a positive number of bytes, else the default (null)', () => {
+        assert.equal(normaliseSettings({ maxAlloc: ' 512M ' }, ctx, true).server.maxAlloc, '512M');
+        assert.equal(normaliseSettings({ maxAlloc: 4096 }, ctx, true).server.maxAlloc, 4096);
+        assert.equal(normaliseSettings({ maxAlloc: 'lots' }, ctx, true).server.maxAlloc, null);
+        assert.equal(normaliseSettings({ maxAlloc: -1 }, ctx, true).server.maxAlloc, null);
+        assert.equal(normaliseSettings({ maxAlloc: '' }, ctx, true).server.maxAlloc, null);
     });
     test('memory: on unless set to false', () => {
         assert.equal(normaliseSettings({ memory: false }, ctx, true).server.memory, false);
