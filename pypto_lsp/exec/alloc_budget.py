@@ -48,6 +48,9 @@ DEFAULT_ITEMSIZE = 4  # float32: the fallback of the dtypes torch has no equival
 _override: int | None = None
 _machine: list[int | None] = []  # machine_memory(), read once
 _env_cache: tuple[str, int | None] = ("", None)
+# the last answer of budget(): what the guard compares with (a run resolves the budget once, in its
+# static check, before the guard can run; resolving it per guard call would cost microseconds)
+_last: int | None = None
 
 
 def itemsize(dtype: str) -> int:
@@ -88,15 +91,17 @@ def machine_memory() -> int | None:
 
 def set_budget(n: int | None) -> None:
     """Bytes allowed per allocation (None: back to the environment / the default)."""
-    global _override
+    global _override, _last
     _override = n
+    _last = None
 
 
 def budget() -> int:
     """Bytes allowed per allocation: :func:`set_budget`, else ``PYPTO_LSP_MAX_ALLOC``, else a
     quarter of the machine's memory (4 GiB when that is unknown)."""
-    global _env_cache
+    global _env_cache, _last
     if _override is not None:
+        _last = _override
         return _override
     env = os.environ.get(ENV)
     if env:
@@ -106,9 +111,11 @@ def budget() -> int:
             except ValueError:
                 _env_cache = (env, None)
         if _env_cache[1] is not None:
-            return _env_cache[1]
+            _last = _env_cache[1]
+            return _last
     mem = machine_memory()
-    return mem // 4 if mem else 4 << 30
+    _last = mem // 4 if mem else 4 << 30
+    return _last
 
 
 def fmt_bytes(n: int) -> str:
@@ -144,10 +151,16 @@ def check(shape: tuple[Any, ...], site: tuple[int, str, str, int]) -> None:
     n = site[0]
     try:
         for d in shape:
-            n *= max(int(d), 0)
-    except (TypeError, ValueError, OverflowError):
-        return  # not integers: the op itself reports it
-    limit = budget()
-    if n > limit:
+            n *= d
+        limit = _last if _last is not None else budget()
+        if not n > limit:
+            return
         dims = [int(d) for d in shape]
-        raise AllocBudgetError(message(n, site[1], dims, site[2], site[3], limit), n, limit)
+    except (TypeError, ValueError, OverflowError, RuntimeError):
+        return  # not integers: the op itself reports it
+    if min(dims) < 0:
+        return  # a negative dim: the op reports it
+    n = site[0]
+    for d in dims:
+        n *= d
+    raise AllocBudgetError(message(n, site[1], dims, site[2], site[3], limit), n, limit)
