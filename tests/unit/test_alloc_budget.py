@@ -1,0 +1,66 @@
+"""The allocation budget's plumbing: the catalogue's temporaries, the guard, the editor's setting and
+the worker request (the reproducers are in tests/adversarial/test_alloc_budget_runtime.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pypto_lsp.exec import alloc_budget
+from pypto_lsp.exec.kernels import KERNELS
+from pypto_lsp.ir.catalogue import OPS
+from pypto_lsp.server.config import Settings, merge, resolve
+from pypto_lsp.worker import protocol as P
+
+
+def test_only_ops_our_executor_runs_declare_temporaries() -> None:
+    declared = {name: spec.temp_bytes for name, spec in OPS.items() if spec.temp_bytes}
+    assert {"tensor.matmul", "tile.matmul", "tile.cast", "tile.row_expand_expdif"} <= set(declared)
+    for name, n in declared.items():
+        assert n > 0 and name in KERNELS, name
+
+
+def test_the_guard_raises_before_an_allocation_over_the_budget() -> None:
+    alloc_budget.set_budget(1 << 20)
+    try:
+        site = (4 + 8, "c: pl.tensor.matmul", "FP32", 8)
+        alloc_budget.check((256, 256), site)  # 768 KiB with the temporaries: fits
+        with pytest.raises(alloc_budget.AllocBudgetError) as exc:
+            alloc_budget.check((512, 256), site)
+        assert exc.value.kind == "alloc-budget" and exc.value.bytes == 512 * 256 * 12 and exc.value.budget == 1 << 20
+        assert "[512, 256] FP32 with 8 B/element of kernel temporaries" in str(exc.value)
+        alloc_budget.check((-5, -5), site)  # not sizes: left to the op
+        alloc_budget.check((None, 4), site)
+    finally:
+        alloc_budget.set_budget(None)
+
+
+def test_the_editor_setting_and_the_toml_case(tmp_path: Path) -> None:
+    s, problems = merge(Settings(), {"pypto-lsp": {"maxAlloc": "2M"}})
+    assert s.max_alloc == 2 << 20 and not problems
+    kept, problems = merge(s, {"maxAlloc": "lots"})
+    assert kept.max_alloc == 2 << 20 and problems and "'maxAlloc'" in problems[0]
+    assert merge(s, {"maxAlloc": None})[0].max_alloc is None
+    dumps = tmp_path / "passes_dump"
+    dumps.mkdir()
+    (dumps / "00_frontend.py").write_text("# pypto.program: P\n")
+    for name in ("inputs.pt", "expected.pt"):
+        (tmp_path / name).write_bytes(b"")
+    toml = '[[cases]]\ndumps = "passes_dump"\ninputs = "inputs.pt"\nexpected = "expected.pt"\n'
+    (tmp_path / "pypto-lsp.toml").write_text(toml)
+    before = resolve(dumps / "00_frontend.py", s, tmp_path)
+    assert before.max_alloc == 2 << 20  # the setting
+    (tmp_path / "pypto-lsp.toml").write_text(toml + 'max_alloc = "1K"\n')
+    after = resolve(dumps / "00_frontend.py", s, tmp_path)
+    assert after.max_alloc == 1024  # the case wins
+    assert after.key() != before.key()  # results under another budget are not reused
+
+
+def test_the_worker_requests_carry_it() -> None:
+    g = P.Golden("/i.pt", "/e.pt")
+    v = P.ValidateParams(file="/f.py", text="", golden=g, rtol=0.05, atol=0.05, max_alloc=4096)
+    assert P.ValidateParams.from_json(P.to_wire(v)).max_alloc == 4096
+    assert P.ValidateParams.from_json({**P.to_wire(v), "max_alloc": None}).max_alloc is None
+    f = P.ValidateFolderParams(files=["/f.py"], golden=g, rtol=0.05, atol=0.05, max_alloc=1 << 30)
+    assert P.ValidateFolderParams.from_json(P.to_wire(f)).max_alloc == 1 << 30
