@@ -248,7 +248,7 @@ _op("tile.mgather", "mem idx", "scratch valid_shape coalesce gather_oob target_m
     "gather rows or elements of a GM tensor by index into a tile")
 _op("tile.mscatter", "src idx output_tensor", "", "store", "scatter tile elements into a GM tensor by index")
 _op("tile.gather_row", "dst src dst_offset src_offset shapes", "transpose valid_shape", "same",
-    "copy one GM row into a sub-region of an on-chip tile (destination-passing); 6th operand printed as valid_shape=")
+    "copy one GM row into a sub-region of an on-chip tile (destination-passing); 6th operand printed as valid_shape=", temp_bytes=8)
 
 # ---------------------------------------------------------------------------
 # tile.*: element-wise
@@ -261,10 +261,10 @@ _op("tile.maximum", "lhs rhs", "", "binary", "element-wise max(a, b)")
 _op("tile.minimum", "lhs rhs", "", "binary", "element-wise min(a, b)")
 _op("tile.fmod", "lhs rhs", "", "binary", "element-wise C remainder (sign of the dividend)")
 _op("tile.rem", "lhs rhs tmp", "", "binary", "element-wise remainder; tmp is scratch")
-_op("tile.part_add", "src0 src1", "", "binary", "add two partially valid tiles (copy where only one is valid)")
-_op("tile.part_mul", "src0 src1", "", "binary", "multiply two partially valid tiles (copy where only one is valid)")
-_op("tile.part_max", "src0 src1", "", "binary", "max of two partially valid tiles (copy where only one is valid)")
-_op("tile.part_min", "src0 src1", "", "binary", "min of two partially valid tiles (copy where only one is valid)")
+_op("tile.part_add", "src0 src1", "", "binary", "add two partially valid tiles (copy where only one is valid)", temp_bytes=24)
+_op("tile.part_mul", "src0 src1", "", "binary", "multiply two partially valid tiles (copy where only one is valid)", temp_bytes=24)
+_op("tile.part_max", "src0 src1", "", "binary", "max of two partially valid tiles (copy where only one is valid)", temp_bytes=24)
+_op("tile.part_min", "src0 src1", "", "binary", "min of two partially valid tiles (copy where only one is valid)", temp_bytes=24)
 _op("tile.adds", "lhs rhs", "", "same", "tile + scalar")
 _op("tile.subs", "lhs rhs", "", "same", "tile - scalar")
 _op("tile.muls", "lhs rhs", "", "same", "tile * scalar")
@@ -283,15 +283,15 @@ _op("tile.ors", "lhs rhs", "", "same", "bitwise OR with an integer scalar")
 _op("tile.xors", "lhs rhs tmp", "", "same", "bitwise XOR with an integer scalar; tmp is scratch")
 _op("tile.shls", "lhs rhs", "", "same", "left shift by an integer scalar")
 _op("tile.shrs", "lhs rhs", "", "same", "right shift by an integer scalar")
-_op("tile.addc", "lhs rhs rhs2", "", "binary", "a + b + c over three tiles")
-_op("tile.subc", "lhs rhs rhs2", "", "binary", "a - b - c over three tiles")
-_op("tile.addsc", "lhs rhs rhs2", "", "same", "tile + scalar + tile")
-_op("tile.subsc", "lhs rhs rhs2", "", "same", "tile - scalar - tile")
-_op("tile.prelu", "tile slope tmp", "", "same", "x if x > 0 else x * slope (slope tile); tmp is scratch")
-_op("tile.lrelu", "tile slope", "", "same", "leaky ReLU with a scalar slope")
+_op("tile.addc", "lhs rhs rhs2", "", "binary", "a + b + c over three tiles", temp_bytes=8)
+_op("tile.subc", "lhs rhs rhs2", "", "binary", "a - b - c over three tiles", temp_bytes=8)
+_op("tile.addsc", "lhs rhs rhs2", "", "same", "tile + scalar + tile", temp_bytes=8)
+_op("tile.subsc", "lhs rhs rhs2", "", "same", "tile - scalar - tile", temp_bytes=8)
+_op("tile.prelu", "tile slope tmp", "", "same", "x if x > 0 else x * slope (slope tile); tmp is scratch", temp_bytes=9)
+_op("tile.lrelu", "tile slope", "", "same", "leaky ReLU with a scalar slope", temp_bytes=9)
 _op("tile.relu", "tile", "", "same", "max(x, 0)")
-_op("tile.sel", "mask lhs rhs tmp", "", None, "pick lhs where the packed mask is set, else rhs; result like lhs")
-_op("tile.sels", "mask src tmp scalar", "", None, "pick src where the packed mask is set, else the scalar; result like src")
+_op("tile.sel", "mask lhs rhs tmp", "", None, "pick lhs where the packed mask is set, else rhs; result like lhs", temp_bytes=16)
+_op("tile.sels", "mask src tmp scalar", "", None, "pick src where the packed mask is set, else the scalar; result like src", temp_bytes=16)
 _op("tile.cmp", "lhs rhs", "cmp_type", "cmp_mask",
     "compare two tiles into a packed bit mask (cmp_type 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE)", temp_bytes=96)
 _op("tile.cmps", "lhs rhs", "cmp_type", "cmp_mask", "compare a tile with a scalar into a packed bit mask", temp_bytes=96)
@@ -330,7 +330,7 @@ _op("tile.row_argmax", "tile tmp_tile", "", None, "column index of each row's ma
 _op("tile.row_argmin", "tile tmp_tile", "", None, "column index of each row's minimum -> [M, 1] indices")
 _op("tile.col_argmax", "tile tmp_tile", "", None, "row index of each column's maximum -> [1, N] indices")
 _op("tile.col_argmin", "tile tmp_tile", "", None, "row index of each column's minimum -> [1, N] indices")
-_op("tile.row_expand", "target row_vec", "", "binary", "broadcast an [M, 1] vector to target's shape")
+_op("tile.row_expand", "target row_vec", "", "binary", "broadcast an [M, 1] vector to target's shape", temp_bytes=8)
 _op("tile.row_expand_add", "tile row_vec tmp?", "", "binary", "tile + [M, 1] vector broadcast along columns; tmp is scratch")
 _op("tile.row_expand_sub", "tile row_vec", "", "binary", "tile - [M, 1] vector broadcast along columns")
 _op("tile.row_expand_mul", "tile row_vec", "", "binary", "tile * [M, 1] vector broadcast along columns")
@@ -338,7 +338,7 @@ _op("tile.row_expand_div", "tile row_vec", "", "binary", "tile / [M, 1] vector b
 _op("tile.row_expand_max", "tile row_vec", "", "binary", "max(tile, [M, 1] vector broadcast)")
 _op("tile.row_expand_min", "tile row_vec", "", "binary", "min(tile, [M, 1] vector broadcast)")
 _op("tile.row_expand_expdif", "tile row_vec", "", "binary", "exp(tile - [M, 1] vector broadcast)", temp_bytes=8)
-_op("tile.col_expand", "target col_tile", "", "binary", "broadcast a [1, N] vector to target's shape")
+_op("tile.col_expand", "target col_tile", "", "binary", "broadcast a [1, N] vector to target's shape", temp_bytes=8)
 _op("tile.col_expand_add", "target col_tile", "", "binary", "tile + [1, N] vector broadcast along rows")
 _op("tile.col_expand_sub", "target col_tile", "", "binary", "tile - [1, N] vector broadcast along rows")
 _op("tile.col_expand_mul", "target col_tile", "", "binary", "tile * [1, N] vector broadcast along rows")
@@ -446,10 +446,10 @@ _op("tensor.div", "lhs rhs", "high_precision", "binary", "element-wise true divi
 _op("tensor.maximum", "lhs rhs", "", "binary", "element-wise max with a tensor or scalar")
 _op("tensor.minimum", "lhs rhs", "", "binary", "element-wise min with a tensor or scalar")
 _op("tensor.fmod", "lhs rhs", "", "binary", "element-wise C remainder (sign of the dividend)")
-_op("tensor.part_add", "src0 src1", "", "binary", "add two partially valid tensors")
-_op("tensor.part_mul", "src0 src1", "", "binary", "multiply two partially valid tensors")
-_op("tensor.part_max", "src0 src1", "", "binary", "max of two partially valid tensors")
-_op("tensor.part_min", "src0 src1", "", "binary", "min of two partially valid tensors")
+_op("tensor.part_add", "src0 src1", "", "binary", "add two partially valid tensors", temp_bytes=24)
+_op("tensor.part_mul", "src0 src1", "", "binary", "multiply two partially valid tensors", temp_bytes=24)
+_op("tensor.part_max", "src0 src1", "", "binary", "max of two partially valid tensors", temp_bytes=24)
+_op("tensor.part_min", "src0 src1", "", "binary", "min of two partially valid tensors", temp_bytes=24)
 _op("tensor.cmp", "lhs rhs", "cmp_type", "binary", "compare with a tensor or scalar into a 0/1 tensor (cmp_type 0..5)")
 _op("tensor.adds", "lhs rhs", "", "same", "tensor + scalar")
 _op("tensor.subs", "lhs rhs", "", "same", "tensor - scalar")
@@ -501,13 +501,13 @@ _op("tensor.col_argmin", "input", "axis keep_dim", None, "index of each column's
 # ---------------------------------------------------------------------------
 # tensor.*: broadcast-expands
 # ---------------------------------------------------------------------------
-_op("tensor.row_expand", "target row_vec", "", "binary", "broadcast an [M, 1] vector to target's shape")
+_op("tensor.row_expand", "target row_vec", "", "binary", "broadcast an [M, 1] vector to target's shape", temp_bytes=8)
 for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/")):
     _op(f"tensor.row_expand_{_name}", "tensor row_vec", "", "binary", f"tensor {_sym} [M, 1] vector broadcast along columns")
 _op("tensor.row_expand_max", "tensor row_vec", "", "binary", "max(tensor, [M, 1] vector broadcast)")
 _op("tensor.row_expand_min", "tensor row_vec", "", "binary", "min(tensor, [M, 1] vector broadcast)")
 _op("tensor.row_expand_expdif", "tensor row_vec", "", "binary", "exp(tensor - [M, 1] vector broadcast)", temp_bytes=8)
-_op("tensor.col_expand", "tensor col_vec", "", "binary", "broadcast a [1, N] vector to arg 0's shape")
+_op("tensor.col_expand", "tensor col_vec", "", "binary", "broadcast a [1, N] vector to arg 0's shape", temp_bytes=8)
 for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("div", "/")):
     _op(f"tensor.col_expand_{_name}", "tensor col_vec", "", "binary", f"tensor {_sym} [1, N] vector broadcast along rows")
 _op("tensor.col_expand_max", "tensor col_vec", "", "binary", "max(tensor, [1, N] vector broadcast)")
@@ -542,7 +542,7 @@ _op("tensor.mrgsort_format1", "src block_len", "", None, "merge sorted runs of b
 _op("tensor.paged_gather", "src indices block_table", "block_size size col_off max_indices is_trans is_b_matrix space",
     None, "gather rows of a paged KV pool through a block table into an on-chip buffer")
 _op("tensor.gather_row", "acc src dst_offset src_offset shapes", "transpose valid_shape", "same",
-    "copy one GM row into a sub-region of an on-chip accumulator; 6th operand printed as valid_shape=")
+    "copy one GM row into a sub-region of an on-chip accumulator; 6th operand printed as valid_shape=", temp_bytes=8)
 
 # ---------------------------------------------------------------------------
 # system.*: synchronisation, pipes, tasks
