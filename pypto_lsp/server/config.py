@@ -9,7 +9,8 @@ uses is resolved per dump folder:
   settings' golden paths only when nothing there applies;
 * tolerances and timeout: a value the toml case sets explicitly wins over the settings,
   which win over the defaults (the project's file knows its numbers better than a global
-  editor setting).
+  editor setting); the allocation budget likewise: the case's ``max_alloc``, else the
+  ``maxAlloc`` setting, else the worker's default (exec.alloc_budget).
 
 Settings must be valid as a whole value: a bad one is reported and the previous kept.
 """
