@@ -191,6 +191,8 @@ def test_broken_memory_example_the_red_is_the_broken_pair() -> None:
     d2 = mm(text, fr.memory["hazards"])
     (f,) = strip(d2, "Vec")["findings"]
     assert (f["name"], f["line"], f["other_name"]) == ("y_chunk__tile", lp, "t__tile_1") and f["line"] == o["x1"]
+    # its message names the first write on those bytes too: the overlap's first writer
+    assert f"the first write on them was 't__tile' at line {lt} (MemRef(mem_vec_5, 32768, 16384))" in f["message"], f["message"]
     # the pass before it: the same five values, each in its own buffer, nothing red
     d0 = mm((EXAMPLE / "passes_dump" / "32_after_InitMemRef.py").read_text(encoding="utf-8"))
     assert d0["counts"]["bars"] == 5 and d0["counts"]["overlaps"] == 0 and not d0["addressed"]
