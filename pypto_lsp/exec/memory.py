@@ -237,7 +237,7 @@ class Frame:
             if not isinstance(value, torch.Tensor):
                 return value
             if getattr(value, _TAG, None) is not None:  # an op that returned its (placed) operand
-                out = value.view_as(value)
+                out = value.detach()  # a new alias of the same bytes (cheaper than view_as)
                 valid = getattr(value, _VALID, None)
                 if valid is not None:
                     setattr(out, _VALID, valid)
@@ -249,12 +249,12 @@ class Frame:
                 v.copy_(value)  # the same bytes (an op that returns its operand): harmless
             except RuntimeError:  # a partial overlap with its own operand: copy through a temporary
                 v.copy_(value.clone())
-            out = v.view_as(v)
+            out = v.detach()
             valid = getattr(value, _VALID, None)
             if valid is not None:
                 setattr(out, _VALID, valid)
         elif getattr(value, _TAG, None) is not None:
-            out = value.view_as(value)
+            out = value.detach()  # a new alias of the same bytes (cheaper than view_as)
             valid = getattr(value, _VALID, None)
             if valid is not None:
                 setattr(out, _VALID, valid)
@@ -330,7 +330,7 @@ class Frame:
                 tag = getattr(ops[0], _TAG, None)
                 if tag is not None and tag[0] is self and tag[1] == s.space and tag[5] <= s.start and s.start + s.nbytes <= tag[6]:
                     # the same bytes seen another way: no write
-                    out = value.view_as(value)
+                    out = value.detach()  # a new alias of the same bytes (cheaper than view_as)
                     valid = getattr(value, _VALID, None)
                     if valid is not None:
                         setattr(out, _VALID, valid)
