@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-check-shapes", action="store_true", help="omit the shape/dtype assertions")
     g.add_argument("--entry", metavar="NAME", default=None)
 
+    from .validate.memmap_html import add_parser as add_memmap
+
+    add_memmap(sub)
+
     s = sub.add_parser("serve", help="run the language server")
     s.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (debugging)")
     s.add_argument("--host", default="127.0.0.1")
@@ -109,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         from .cli_more import cmd_golden
 
         return cmd_golden(args)
+    if args.command == "memmap":
+        return int(args.func(args))
     if args.command == "serve":
         from .server.app import serve
 

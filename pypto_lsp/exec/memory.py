@@ -237,7 +237,7 @@ class Frame:
             if not isinstance(value, torch.Tensor):
                 return value
             if getattr(value, _TAG, None) is not None:  # an op that returned its (placed) operand
-                out = value.view_as(value)
+                out = value.detach()  # a new alias of the same bytes (cheaper than view_as)
                 valid = getattr(value, _VALID, None)
                 if valid is not None:
                     setattr(out, _VALID, valid)
@@ -249,12 +249,12 @@ class Frame:
                 v.copy_(value)  # the same bytes (an op that returns its operand): harmless
             except RuntimeError:  # a partial overlap with its own operand: copy through a temporary
                 v.copy_(value.clone())
-            out = v.view_as(v)
+            out = v.detach()
             valid = getattr(value, _VALID, None)
             if valid is not None:
                 setattr(out, _VALID, valid)
         elif getattr(value, _TAG, None) is not None:
-            out = value.view_as(value)
+            out = value.detach()  # a new alias of the same bytes (cheaper than view_as)
             valid = getattr(value, _VALID, None)
             if valid is not None:
                 setattr(out, _VALID, valid)
@@ -279,7 +279,23 @@ class Frame:
         else:
             by = f"'{other[0].name}' at line {other[0].line} ({_where(other[0], other[1])})"
         msg = f"'{name}' is read here but its bytes [{b0}, {b1}) of {space} ({self.core}) were overwritten by {by} since it was {what}"
+        first = self._first_writer(w, space, bad[0], bad[-1] + 1)
+        if first is not None and other is not None and first[0] is not other[0]:
+            msg += f"; the first write on them was '{first[0].name}' at line {first[0].line} ({_where(first[0], first[1])})"
         self.session.report("overwrite", s.line, name, other, space, self.core, (b0, b1), msg)
+
+    def _first_writer(self, w: int, space: str, lo: int, hi: int) -> tuple[_Site, int, str] | None:
+        """The first write after write ``w`` on this core onto atoms [lo, hi) of ``space`` (only
+        looked up for a finding: the write log is scanned once)."""
+        writes = self.session.writes
+        for k in range(w + 1, len(writes)):
+            s2, slot, core = writes[k]
+            if core != self.core or s2.space != space or slot < 0:
+                continue
+            a, b = (s2.lo, s2.hi) if s2.kind == "w" else s2.slots[slot - 1][1:]
+            if a < hi and lo < b:
+                return writes[k]
+        return None
 
     def _scratch(self, s: _Site, tag: tuple[Any, ...]) -> None:
         _frame, space, lo, hi, _w, _start, _end = tag
@@ -314,7 +330,7 @@ class Frame:
                 tag = getattr(ops[0], _TAG, None)
                 if tag is not None and tag[0] is self and tag[1] == s.space and tag[5] <= s.start and s.start + s.nbytes <= tag[6]:
                     # the same bytes seen another way: no write
-                    out = value.view_as(value)
+                    out = value.detach()  # a new alias of the same bytes (cheaper than view_as)
                     valid = getattr(value, _VALID, None)
                     if valid is not None:
                         setattr(out, _VALID, valid)

@@ -4,7 +4,7 @@ Every tile/tensor at run time is a plain ``torch.Tensor``. The *valid region* of
 value (``pl.TileView(valid_shape=...)`` / ``pl.TensorView(valid_shape=...)``) is an
 origin-anchored box ``[0, v0) x [0, v1) x ...`` kept as the Python attribute
 ``_pl_valid`` on the tensor object. It is never stored on a tensor in place:
-:func:`with_valid` attaches it to a fresh alias (``t.view_as(t)``, same storage),
+:func:`with_valid` attaches it to a fresh alias (``t.detach()``, same storage),
 so another name bound to the original object keeps its own metadata.
 """
 
@@ -83,7 +83,7 @@ def with_valid(t: torch.Tensor, shape: Sequence[Any] | None) -> torch.Tensor:
         norm = None
     if getattr(t, _VALID_ATTR, None) == norm:
         return t
-    alias = t.view_as(t)
+    alias = t.detach()  # a fresh alias of the same storage (nothing here needs autograd; cheaper than view_as)
     if norm is not None:
         setattr(alias, _VALID_ATTR, norm)
     return alias

@@ -212,6 +212,9 @@ def create_server() -> PyptoServer:
 
     for module in (documents, cfg, code_lens, hover, goto, symbols, commands, watch, pictures):
         module.register(ls)
+    from . import memmap
+
+    memmap.register(ls)
     return ls
 
 

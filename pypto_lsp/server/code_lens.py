@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from . import memmap
 from . import memory as M
 from . import results as R
 from .documents import text_hash
@@ -76,6 +77,7 @@ def lenses_for(ls: PyptoServer, uri: str) -> list[types.CodeLens]:
             mem = M.lens_title(st.result) if not st.pending else None
             if mem is not None:
                 out.append(_lens(0, mem[0], REVEAL_LINE, [uri, mem[1] - 1]))
+                out.append(memmap.lens(uri))
             loc = st.divergence
             if loc is not None and loc.value is not None and loc.key[0] == st.result_hash and not st.pending:
                 # the first differing value (see validation.localize_first_divergent): where to look

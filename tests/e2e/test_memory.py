@@ -82,6 +82,29 @@ async def test_overwrite_diagnostic_lens_and_hover(client: LanguageClient) -> No
     assert "shares bytes with: `t__tile`" in text and "`t__tile_1`" in text, text
 
 
+async def test_memory_map_request_and_its_lens(client: LanguageClient) -> None:
+    path = client.ws / "passes_dump" / BROKEN  # type: ignore[attr-defined]
+    uri = path.as_uri()
+    await wait_result(client, uri)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    show = [ln.command for ln in lenses or [] if ln.command is not None and ln.command.command == "pypto-lsp.showMemoryMap"]
+    assert [list(c.arguments or []) for c in show] == [[uri]]
+    d = await client.protocol.send_request_async("pypto-lsp/memoryMap", {"uri": uri})
+    d = d if isinstance(d, dict) else client.protocol._converter.unstructure(d)
+    assert d["uri"] == uri and d["run"] is True and d["addressed"] is True
+    assert d["counts"] == {"strips": 1, "bars": 5, "overlaps": 1, "findings": 1}
+    (st,) = d["strips"]
+    (o,) = st["overlaps"]
+    load, write = line_of(path, "y_chunk__tile: "), line_of(path, " t__tile: ")
+    assert (st["space"], o["name"], o["line"], o["other_name"], o["other_line"]) == ("Vec", "y_chunk__tile", load + 1, "t__tile", write + 1)
+    assert [f["name"] for f in st["findings"]] == ["y_chunk__tile"]
+    # the pass before: nothing red, no lens (no finding)
+    before = client.ws / "passes_dump" / "32_after_InitMemRef.py"  # type: ignore[attr-defined]
+    d = await client.protocol.send_request_async("pypto-lsp/memoryMap", {"uri": before.as_uri()})
+    d = d if isinstance(d, dict) else client.protocol._converter.unstructure(d)
+    assert d["counts"]["overlaps"] == 0 and d["counts"]["bars"] == 5 and d["run"] is False
+
+
 async def test_pipe_slot_as_you_type(client: LanguageClient) -> None:
     path = client.ws / "passes_dump" / BROKEN  # type: ignore[attr-defined]
     uri = path.as_uri()

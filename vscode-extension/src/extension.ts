@@ -26,6 +26,8 @@ import { isDumpDocument } from './core/passes';
 import { ResultStore } from './core/results';
 import { PassesTreeProvider } from './views/passesTree';
 import { Pictures } from './views/pictures';
+import { MemoryMaps } from './views/memmap';
+import { SHOW_MEMORY_MAP } from './core/memmap';
 import { PICTURE_CMD } from './core/pictures';
 import { DumpStatusBar } from './views/statusBar';
 
@@ -70,6 +72,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         registerCommand(PICTURE_CMD.showErrorMap, (arg?: unknown, tensor?: unknown) => {
             const uri = toUri(arg);
             return uri ? pictures.showErrorMap(uri, typeof tensor === 'string' && tensor ? tensor : undefined) : undefined;
+        }),
+    );
+    const memoryMaps = new MemoryMaps(srv, store, context.extensionUri);
+    context.subscriptions.push(
+        memoryMaps,
+        registerCommand(SHOW_MEMORY_MAP, (arg?: unknown) => {
+            const uri = toUri(arg);
+            return uri ? memoryMaps.show(uri) : showInformationMessage('PyPTO LSP: open a pass dump first.');
         }),
     );
 

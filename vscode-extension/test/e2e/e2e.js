@@ -385,7 +385,7 @@ async function scenarioPictures() {
     // the second row tile of 'out' (rows 32-63) is wrong
     const examples = path.resolve(__dirname, '..', '..', '..', 'examples');
     const folder = workspace('pictures', (d) => {
-        for (const ex of ['broken_elementwise', 'elementwise']) fs.cpSync(path.join(examples, ex), path.join(d, ex), { recursive: true });
+        for (const ex of ['broken_elementwise', 'elementwise', 'broken_memory']) fs.cpSync(path.join(examples, ex), path.join(d, ex), { recursive: true });
     });
     const settings = { 'pypto-lsp.interpreter': args.python, 'workbench.colorTheme': 'Default Dark Modern' };
     await withWorkbench('pictures', folder, settings, args.serverEnv, async (wb) => {
@@ -429,7 +429,51 @@ async function scenarioPictures() {
             check('pictures.pass-chart-first-divergent-marked', (d.marks.first_divergent || []).length === 1, `${(d.marks.first_divergent || []).length} marker(s); ${d.note}`);
         }
         await maximized(wb, 'pictures-pass-chart.png');
+
+        // the memory map of broken_memory's first broken dump, from the lens beside the memory lens
+        await wb.runCommand('View: Close All Editors'); // one editor group again (quickOpen reads the active tab)
+        await wb.quickOpen('broken_memory/passes_dump/35_after_AllocateMemoryAddr.py');
+        r = await wb.waitFor((s) => /⚠ memory: y_chunk__tile/.test(lensText(s)) && /Show memory map/.test(lensText(s)), 120000);
+        check('pictures.memory-map-lens', r.ok, lensText(r.snap) || 'no lens');
+        await wb.clickLens(/Show memory map/, 30000);
+        f = await memmapFrame(wb, 60000);
+        check('pictures.memory-map-drawn', !!f, f ? '' : 'no drawn memory map webview');
+        if (f) {
+            const d = await f.evaluate(drawnMarks);
+            const red = await f.evaluate(() => Array.from(document.querySelectorAll('g.overlaps_marks path')).map((p) => p.getAttribute('fill')));
+            const strip = await f.evaluate(() => { const e = document.querySelector('.memmap-strip'); return e ? `${e.getAttribute('data-function')} ${e.getAttribute('data-space')} ${e.getAttribute('data-bars')} bars ${e.getAttribute('data-overlaps')} overlaps` : ''; });
+            check('pictures.memory-map-bars', (d.marks.bars || []).length === 5, `${(d.marks.bars || []).length} value bars; ${strip}`);
+            // exactly one red overlap: y_chunk__tile still to be read when t__tile is written on its bytes
+            check('pictures.memory-map-red-overlap', red.length === 1 && isRed(red[0]), `overlap fills ${JSON.stringify(red)}; ${d.note}`);
+            const over = (d.marks.overlaps || [])[0];
+            const y = (d.marks.labels || []).length;
+            check('pictures.memory-map-finding', (d.marks.findings || []).length === 1 && !!over, `${(d.marks.findings || []).length} finding mark(s), ${y} labels`);
+        }
+        await maximized(wb, 'pictures-memory-map.png');
     });
+}
+
+// a fill like '#f85149' / 'rgb(248, 81, 73)': the theme's error colour, red on every theme
+function isRed(fill) {
+    const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(fill || '') || /^rgb\((\d+), ?(\d+), ?(\d+)\)$/.exec(fill || '');
+    if (!m) return false;
+    const [r, g, b] = m.slice(1, 4).map((x) => (/^\d+$/.test(x) && !/^#/.test(fill) ? Number(x) : parseInt(x, 16)));
+    return r > 150 && g < 140 && b < 140;
+}
+
+async function memmapFrame(wb, timeoutMs) {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+        for (const f of wb.page.frames()) {
+            const ok = await f.evaluate(() => {
+                const host = document.getElementById('memmap');
+                return !!host && host.getAttribute('data-rendered') === 'ok' && !!document.querySelector('.memmap-strip');
+            }).catch(() => false);
+            if (ok) return f;
+        }
+        if (Date.now() > end) return null;
+        await sleep(500);
+    }
 }
 
 async function scenarioOnType() {
