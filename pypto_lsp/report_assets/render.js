@@ -141,8 +141,8 @@
             var T = TYPED[c.dtypes[name]], b = b64bytes(c[name] || '');
             out[name] = new T(b.buffer, b.byteOffset, b.byteLength / T.BYTES_PER_ELEMENT);
         });
-        var d = new Float64Array(out.n), i;
-        for (i = 0; i < out.n; i++) { d[i] = out.a[i] === out.e[i] ? 0 : Math.abs(out.a[i] - out.e[i]); }  // NaN stays NaN
+        var n = out.n, a = out.a, e = out.e, d = new Float64Array(n), i;
+        for (i = 0; i < n; i++) { d[i] = a[i] === e[i] ? 0 : Math.abs(a[i] - e[i]); }  // NaN stays NaN
         out.d = d;
         if (decoded) { decoded.set(m, out); }
         return out;
@@ -192,15 +192,20 @@
         var g = cv.getContext('2d'), img = g.createImageData(w, h), out = img.data;
         var luts = [lut(schemes[0]), lut(schemes[1])];
         var lo = [Math.log(doms.ok[0]), Math.log(doms.bad[0])], span = [Math.log(doms.ok[1]) - lo[0], Math.log(doms.bad[1]) - lo[1]];
-        var d = cells.d, bad = cells.bad, floor = doms.floor;
-        for (var y = 0; y < h; y++) {
-            for (var x = 0; x < w; x++) {
-                var best = -1, bestBad = -1, bestD = -1;
-                for (var r = y * fy; r < Math.min(nr, (y + 1) * fy); r++) {
-                    for (var c = x * fx; c < Math.min(nc, (x + 1) * fx); c++) {
-                        var k = r * nc + c, v = d[k];
-                        v = v !== v ? Infinity : v;
-                        if (bad[k] > bestBad || (bad[k] === bestBad && v > bestD)) { best = k; bestBad = bad[k]; bestD = v; }
+        var d = cells.d, bad = cells.bad, floor = doms.floor, bestBad, bestD, y, x, r, c, k, v, r1, c1;
+        for (y = 0; y < h; y++) {
+            for (x = 0; x < w; x++) {
+                if (fx === 1 && fy === 1) {
+                    k = y * nc + x; bestBad = bad[k]; bestD = d[k];
+                    if (bestD !== bestD) { bestD = Infinity; }
+                } else {
+                    bestBad = -1; bestD = -1; r1 = Math.min(nr, (y + 1) * fy); c1 = Math.min(nc, (x + 1) * fx);
+                    for (r = y * fy; r < r1; r++) {
+                        for (c = x * fx; c < c1; c++) {
+                            k = r * nc + c; v = d[k];
+                            if (v !== v) { v = Infinity; }
+                            if (bad[k] > bestBad || (bad[k] === bestBad && v > bestD)) { bestBad = bad[k]; bestD = v; }
+                        }
                     }
                 }
                 var s = bestBad > 0 ? 1 : 0, t = bestD === Infinity ? 1 : (Math.log(Math.max(bestD, floor)) - lo[s]) / span[s];
@@ -209,7 +214,8 @@
             }
         }
         g.putImageData(img, 0, 0);
-        return { url: cv.toDataURL('image/png'), w: w, h: h, fx: fx, fy: fy };
+        var url = cv.toDataURL('image/png');
+        return { url: url, w: w, h: h, fx: fx, fy: fy };
     }
 
     function mapSize(m, maxWidth) {
