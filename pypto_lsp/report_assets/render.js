@@ -176,7 +176,10 @@
         }
         dom.forEach(function (r) {
             if (!isFinite(r[0])) { r[0] = floor; r[1] = floor * 10; }
-            if (r[1] <= r[0]) { r[1] = r[0] * 10; }
+            if (r[1] < r[0] * 10) {  // less than a decade: one decade around its middle (a flat colour, readable labels)
+                var mid = Math.sqrt(r[0] * r[1]);
+                r[0] = mid / Math.sqrt(10); r[1] = mid * Math.sqrt(10);
+            }
         });
         return { floor: floor, ok: dom[0], bad: dom[1] };
     }
