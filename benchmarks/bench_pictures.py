@@ -102,7 +102,7 @@ def draw_times(data: dict, runs: int) -> tuple[list[dict], str] | None:
 
     scripts = "".join(f"<script>{asset_text(n)}</script>" for n in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "render.js"))
     page = (
-        "<!DOCTYPE html><html><body><div id='pictures'></div>"
+        "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body><div id='pictures'></div>"
         f"<script type='application/json' id='d'>{_json_script(data)}</script>{scripts}"
         "<script>(function () { var t0 = performance.now();"
         " var data = JSON.parse(document.getElementById('d').textContent);"

@@ -33,7 +33,7 @@
             view: { stroke: null },
             axis: { labelColor: t.fg, titleColor: t.fg, gridColor: t.grid, domainColor: t.muted, tickColor: t.muted },
             legend: { labelColor: t.fg, titleColor: t.fg },
-            title: { color: t.fg, anchor: 'start' },
+            title: { color: t.fg, subtitleColor: t.muted, anchor: 'start' },
             text: { color: t.fg },
         };
     }
