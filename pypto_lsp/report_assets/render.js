@@ -218,7 +218,7 @@
         }
         g.putImageData(img, 0, 0);
         var url = cv.toDataURL('image/png');
-        return { url: url, w: w, h: h, fx: fx, fy: fy };
+        return { url: url, w: w, h: h, fx: fx, fy: fy, rows: h * fy * m.bin[0], cols: w * fx * m.bin[1] };
     }
 
     function mapSize(m, maxWidth) {
@@ -270,14 +270,14 @@
     }
 
     /* Wrap the view's tooltip handler: over the map, the cell under the pointer, found by position. */
-    function hoverByPosition(view, m) {
+    function hoverByPosition(view, m, img) {
         var inner = view.tooltip(), R = m.view[0], C = m.view[1];
         view.tooltip(function (handler, event, item, value) {
             if (value != null && event && handler.getItemBoundingClientRect) {
-                var img = findItem(view.scenegraph().root, 'cells_marks');
-                var r = img && handler.getItemBoundingClientRect(img);
+                var item0 = findItem(view.scenegraph().root, 'cells_marks');
+                var r = item0 && handler.getItemBoundingClientRect(item0);
                 if (r && r.width > 0 && r.height > 0) {
-                    var col = Math.floor((event.clientX - r.x) / r.width * C), row = Math.floor((event.clientY - r.y) / r.height * R);
+                    var col = Math.floor((event.clientX - r.x) / r.width * img.cols), row = Math.floor((event.clientY - r.y) / r.height * img.rows);
                     if (row >= 0 && row < R && col >= 0 && col < C) { value = cellTip(m, mapCells(m), row, col) || value; }
                 }
             }
@@ -317,8 +317,9 @@
         if (hasOk) { layers.push(legendLayer('legend_ok', doms.ok, schemes[0], '|Δ| within tolerance')); }
         if (hasBad) { layers.push(legendLayer('legend_bad', doms.bad, schemes[1], '|Δ| over tolerance')); }
         layers.push(
-            { name: 'cells', data: { values: [{ url: img.url, r: 0, r2: R, c: 0, c2: C }] },
-                mark: { type: 'image', aspect: false, smooth: false, align: 'left', baseline: 'top' },
+            // the image spans whole blocks (the last row/column of cells may reach past the tensor's edge: clipped)
+            { name: 'cells', data: { values: [{ url: img.url, r: 0, r2: img.rows, c: 0, c2: img.cols }] },
+                mark: { type: 'image', aspect: false, smooth: false, align: 'left', baseline: 'top', clip: true },
                 encoding: { x: x, x2: x2, y: y, y2: y2, url: { field: 'url', type: 'nominal' }, tooltip: { value: 'cell' } } },
             { name: 'tiles', data: { values: tiles }, mark: { type: 'rect', fillOpacity: 0, stroke: t.fg, strokeWidth: 1, strokeOpacity: 0.8 },
                 encoding: { x: x, x2: x2, y: y, y2: y2,
@@ -387,7 +388,7 @@
             var drawn = errorMapSpec(m, t, options.maxWidth);
             d.setAttribute('data-cells', String(m.cells.count));
             d.setAttribute('data-raster', drawn.raster.w + 'x' + drawn.raster.h);
-            jobs.push(embed(d, drawn.spec, null, m.tiles.length > SVG_MAX_TILES ? 'canvas' : 'svg', function (view) { hoverByPosition(view, m); }));
+            jobs.push(embed(d, drawn.spec, null, m.tiles.length > SVG_MAX_TILES ? 'canvas' : 'svg', function (view) { hoverByPosition(view, m, drawn.raster); }));
         });
         return Promise.all(jobs).then(function () {
             host.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
