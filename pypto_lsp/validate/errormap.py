@@ -321,13 +321,17 @@ def record_run(
     return rec
 
 
-def _abs_diff(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _abs_diff(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Both sides in float64, |a - e|, and where that is NaN (one pass over |Δ| when nothing is)."""
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(torch.float64)
     d = torch.sub(a, e).abs_()
-    if not bool(torch.isfinite(e).all()):
-        d.masked_fill_(a == e, 0.0)  # equal infinities differ by 0, not NaN (as the comparison says)
-    return a, e, d
+    nan = torch.isnan(d)
+    if bool(nan.any()):
+        eq = a == e
+        d.masked_fill_(eq, 0.0)  # equal infinities differ by 0, not NaN (as the comparison says)
+        nan &= ~eq
+    return a, e, d, nan
 
 
 def error_map(
@@ -343,8 +347,7 @@ def error_map(
 ) -> dict[str, Any]:
     """The error map of one output (see the module docstring for the fields)."""
     R, C = view2d_shape(tuple(actual.shape))
-    a, e, d = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
-    nan = torch.isnan(d)
+    a, e, d, nan = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
     has_nan = bool(nan.any())
     bad = d > e.abs().mul_(rtol).add_(atol)  # allclose's test: |a - e| > atol + rtol * |e|
     key = d
@@ -352,6 +355,9 @@ def error_map(
         bad |= nan
         # NaN sorts above everything: a NaN element is the one a cell shows
         key = torch.where(nan, torch.full((), math.inf, dtype=d.dtype), d)
+    dmax = float(key.max()) if key.numel() else 0.0
+    if math.isinf(dmax):
+        bad |= torch.isinf(d)  # an infinity against a finite value: rtol * inf is NaN, the test above misses it
     br = max(1, -(-R // max_rows))
     bc = max(1, -(-C // max_cols))
     if br == 1 and bc == 1:
@@ -381,7 +387,7 @@ def error_map(
         "grid": [nr, nc],
         "rtol": rtol,
         "atol": atol,
-        "max_abs_diff": _num(float(key.max())) if key.numel() else 0.0,
+        "max_abs_diff": _num(dmax),
         "bad_elements": bad_count,
         "elements": R * C,
         "unwritten_elements": unwritten,

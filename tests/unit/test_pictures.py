@@ -205,3 +205,13 @@ def test_tensor_write_and_scatter_update_are_recorded_writers() -> None:
     assert m["unwritten_elements"] == 64 - 25 and m["bad_elements"] == 1
     k = c["bad"].index(1)
     assert (c["i"][k], c["j"][k], c["a"][k], c["e"][k], c["s"][k]) == (7, 5, 42.0, 41.0, 1)
+
+
+def test_infinities_equal_are_zero_and_against_a_finite_value_are_over() -> None:
+    e = torch.tensor([[1.0, float("inf"), 2.0, float("-inf")]])
+    a = torch.tensor([[1.0, float("inf"), float("nan"), 0.0]])
+    m = error_map("t", a, e, rtol=0.0, atol=0.1)
+    c = decode_cells(m)
+    # equal infinities: |Δ| 0, within; NaN: over; 0 against -inf: an infinite |Δ|, over (rtol * inf is NaN)
+    assert c["d"][:3] == [0.0, 0.0, None] and c["d"][3] is not None and c["d"][3] > 1e300
+    assert c["bad"] == [0, 0, 1, 1] and m["bad_elements"] == 2
