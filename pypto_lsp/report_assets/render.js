@@ -33,7 +33,7 @@
             view: { stroke: null },
             axis: { labelColor: t.fg, titleColor: t.fg, gridColor: t.grid, domainColor: t.muted, tickColor: t.muted },
             legend: { labelColor: t.fg, titleColor: t.fg },
-            title: { color: t.fg, anchor: 'start' },
+            title: { color: t.fg, subtitleColor: t.muted, anchor: 'start' },
             text: { color: t.fg },
         };
     }
@@ -118,40 +118,184 @@
     }
 
     /* ------------------------------------------------------------------ error map */
+    /* The cell field is ONE raster image (a pixel per cell, coloured here from the same Vega schemes
+     * and log scales the legends show); the tile grid, the lane halves and the legends stay vector
+     * marks, few of them. Hovering anywhere on the map looks the cell up by the pointer's position. */
 
-    /* Cells as rows, split by the tolerance: [within, over]. Numbers stay numbers (the tooltip formats them). */
-    function mapRows(m) {
-        var c = m.cells, n = c.d.length, ok = [], bad = [], labels = {}, i;
-        var positive = Infinity;
-        for (i = 0; i < m.stores.length; i++) { labels[m.stores[i].id] = m.stores[i].op + ' at line ' + m.stores[i].line; }
-        for (i = 0; i < n; i++) { if (c.d[i] !== null && c.d[i] > 0 && c.d[i] < positive) { positive = c.d[i]; } }
-        var floor = isFinite(positive) ? positive / 2 : 1e-12;
-        var br = m.bin[0], bc = m.bin[1], R = m.view[0], C = m.view[1];
-        for (i = 0; i < n; i++) {
-            var row = {
-                r: c.r[i], r2: Math.min(c.r[i] + br, R), c: c.c[i], c2: Math.min(c.c[i] + bc, C),
-                v: c.d[i] === null ? Number.MAX_VALUE : Math.max(c.d[i], floor),
-                i: c.i[i], j: c.j[i], a: c.a[i], e: c.e[i], d: c.d[i],
-                store: labels[c.s[i]] || 'not written by a recorded store',
-            };
-            (c.bad[i] ? bad : ok).push(row);
+    var TYPED = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array };
+
+    function b64bytes(s) {
+        if (typeof Uint8Array.fromBase64 === 'function') { return Uint8Array.fromBase64(s); }
+        var bin = atob(s), n = bin.length, out = new Uint8Array(n);
+        for (var i = 0; i < n; i++) { out[i] = bin.charCodeAt(i); }
+        return out;
+    }
+
+    /* The map's cells as typed arrays (see decode_cells in errormap.py), decoded once per map object. */
+    var decoded = typeof WeakMap === 'function' ? new WeakMap() : null;
+    function mapCells(m) {
+        var hit = decoded && decoded.get(m);
+        if (hit) { return hit; }
+        var c = m.cells, out = { n: c.count };
+        Object.keys(c.dtypes).forEach(function (name) {
+            var T = TYPED[c.dtypes[name]], b = b64bytes(c[name] || '');
+            out[name] = new T(b.buffer, b.byteOffset, b.byteLength / T.BYTES_PER_ELEMENT);
+        });
+        var n = out.n, a = out.a, e = out.e, d = new Float64Array(n), i;
+        for (i = 0; i < n; i++) { d[i] = a[i] === e[i] ? 0 : Math.abs(a[i] - e[i]); }  // NaN stays NaN
+        out.d = d;
+        if (decoded) { decoded.set(m, out); }
+        return out;
+    }
+
+    /* 256 RGBA colours of a Vega scheme (t in [0, 1]), read back from a canvas so any CSS colour form parses. */
+    function lut(name) {
+        var interp = root.vega.scheme(name), cv = document.createElement('canvas'), g, k;
+        cv.width = 256; cv.height = 1;
+        g = cv.getContext('2d');
+        for (k = 0; k < 256; k++) {
+            g.fillStyle = typeof interp === 'function' ? interp(k / 255) : interp[Math.round(k / 255 * (interp.length - 1))];
+            g.fillRect(k, 0, 1, 1);
         }
-        return [ok, bad];
+        return g.getImageData(0, 0, 256, 1).data;
+    }
+
+    /* Log domains of the two colour scales (within / over the tolerance); zeros show at the floor. */
+    function domains(cells) {
+        var n = cells.n, d = cells.d, bad = cells.bad, positive = Infinity, i, x;
+        var dom = [[Infinity, -Infinity], [Infinity, -Infinity]];
+        for (i = 0; i < n; i++) { x = d[i]; if (x > 0 && x < positive) { positive = x; } }
+        var floor = isFinite(positive) ? positive / 2 : 1e-12;
+        for (i = 0; i < n; i++) {
+            x = d[i];
+            if (x !== x || x === Infinity) { continue; }  // NaN and Inf take the scale's top colour
+            x = Math.max(x, floor);
+            var k = bad[i] ? 1 : 0;
+            if (x < dom[k][0]) { dom[k][0] = x; }
+            if (x > dom[k][1]) { dom[k][1] = x; }
+        }
+        dom.forEach(function (r) {
+            if (!isFinite(r[0])) { r[0] = floor; r[1] = floor * 10; }
+            if (r[1] < r[0] * 10) {  // less than a decade: one decade around its middle (a flat colour, readable labels)
+                var mid = Math.sqrt(r[0] * r[1]);
+                r[0] = mid / Math.sqrt(10); r[1] = mid * Math.sqrt(10);
+            }
+        });
+        return { floor: floor, ok: dom[0], bad: dom[1] };
+    }
+
+    /* The raster: a pixel per cell, or per block of cells when the grid is finer than the drawn pixels
+     * (then each pixel is the block's worst cell: over tolerance first, then the largest |Δ|). */
+    function raster(m, cells, doms, schemes, px) {
+        var nr = m.grid[0], nc = m.grid[1];
+        var fy = Math.max(1, Math.ceil(nr / px[1])), fx = Math.max(1, Math.ceil(nc / px[0]));
+        var h = Math.ceil(nr / fy), w = Math.ceil(nc / fx);
+        var cv = document.createElement('canvas');
+        cv.width = w; cv.height = h;
+        var g = cv.getContext('2d'), img = g.createImageData(w, h), out = img.data;
+        var luts = [lut(schemes[0]), lut(schemes[1])];
+        var lo = [Math.log(doms.ok[0]), Math.log(doms.bad[0])], span = [Math.log(doms.ok[1]) - lo[0], Math.log(doms.bad[1]) - lo[1]];
+        var d = cells.d, bad = cells.bad, floor = doms.floor, bestBad, bestD, y, x, r, c, k, v, r1, c1;
+        for (y = 0; y < h; y++) {
+            for (x = 0; x < w; x++) {
+                if (fx === 1 && fy === 1) {
+                    k = y * nc + x; bestBad = bad[k]; bestD = d[k];
+                    if (bestD !== bestD) { bestD = Infinity; }
+                } else {
+                    bestBad = -1; bestD = -1; r1 = Math.min(nr, (y + 1) * fy); c1 = Math.min(nc, (x + 1) * fx);
+                    for (r = y * fy; r < r1; r++) {
+                        for (c = x * fx; c < c1; c++) {
+                            k = r * nc + c; v = d[k];
+                            if (v !== v) { v = Infinity; }
+                            if (bad[k] > bestBad || (bad[k] === bestBad && v > bestD)) { bestBad = bad[k]; bestD = v; }
+                        }
+                    }
+                }
+                var s = bestBad > 0 ? 1 : 0, t = bestD === Infinity ? 1 : (Math.log(Math.max(bestD, floor)) - lo[s]) / span[s];
+                var li = Math.max(0, Math.min(255, Math.round(t * 255))) * 4, o = (y * w + x) * 4, L = luts[s];
+                out[o] = L[li]; out[o + 1] = L[li + 1]; out[o + 2] = L[li + 2]; out[o + 3] = 255;
+            }
+        }
+        g.putImageData(img, 0, 0);
+        var url = cv.toDataURL('image/png');
+        return { url: url, w: w, h: h, fx: fx, fy: fy, rows: h * fy * m.bin[0], cols: w * fx * m.bin[1] };
+    }
+
+    function mapSize(m, maxWidth) {
+        var nr = m.grid[0], nc = m.grid[1];
+        var width = Math.max(240, Math.min(1000, nc * 8, (maxWidth || 1e9) - 200));
+        var height = Math.max(60, Math.min(640, Math.round(width * nr / nc)));
+        return [width, height];
+    }
+
+    function storeLabel(m, s) {
+        var st = s >= 0 ? m.stores[s] : null;
+        return st ? st.op + ' at line ' + st.line : 'not written by a recorded store';
+    }
+
+    /* What the tooltip says of the element under the pointer (row, col in the 2-D view). */
+    function cellTip(m, cells, row, col) {
+        var br = m.bin[0], bc = m.bin[1], nc = m.grid[1], C = m.view[1];
+        var k = Math.floor(row / br) * nc + Math.floor(col / bc);
+        if (k < 0 || k >= cells.n) { return null; }
+        var flat = cells.k[k], i = Math.floor(flat / C), j = flat - i * C, s = cells.s[k], tile = null, lane = null, q;
+        for (q = 0; q < m.tiles.length; q++) {
+            var tl = m.tiles[q];
+            if (i >= tl.r0 && i < tl.r1 && j >= tl.c0 && j < tl.c1 && (tile === null || tl.store === s)) { tile = tl; }
+        }
+        for (q = 0; q < m.lanes.length; q++) {
+            var l = m.lanes[q];
+            if (i >= l.r0 && i < l.r1 && j >= l.c0 && j < l.c1) { lane = l; }
+        }
+        var d = cells.d[k], tip = {
+            title: '[' + i + ', ' + j + ']' + (br * bc > 1 ? ' · the worst of its ' + br + '×' + bc + ' cell' : ''),
+            'this pass': fmt(cells.a[k]), golden: fmt(cells.e[k]), '|Δ|': d !== d ? 'NaN' : fmt(d),
+            verdict: cells.bad[k] ? (br * bc > 1 ? 'over tolerance (in this cell)' : 'over tolerance') : 'within tolerance',
+            'written by': storeLabel(m, s),
+        };
+        if (tile) {
+            tip.tile = '[' + tile.r0 + ':' + tile.r1 + ', ' + tile.c0 + ':' + tile.c1 + ']' +
+                (tile.role ? ' ' + tile.role : '') + (tile.lanes > 1 ? ' lane ' + tile.lane + '/' + tile.lanes : '') + (tile.block ? ' block ' + tile.block : '');
+        }
+        if (lane) { tip['lane half'] = (lane.role ? lane.role.toUpperCase() + ' ' : '') + 'lane ' + lane.lane; }
+        return tip;
+    }
+
+    function findItem(node, markName) {
+        if (!node) { return null; }
+        if (node.marktype && node.name === markName) { return node.items && node.items[0]; }
+        var kids = node.items || [], i, hit;
+        for (i = 0; i < kids.length; i++) { if ((hit = findItem(kids[i], markName))) { return hit; } }
+        return null;
+    }
+
+    /* Wrap the view's tooltip handler: over the map, the cell under the pointer, found by position. */
+    function hoverByPosition(view, m, img) {
+        var inner = view.tooltip(), R = m.view[0], C = m.view[1];
+        view.tooltip(function (handler, event, item, value) {
+            if (value != null && event && handler.getItemBoundingClientRect) {
+                var item0 = findItem(view.scenegraph().root, 'cells_marks');
+                var r = item0 && handler.getItemBoundingClientRect(item0);
+                if (r && r.width > 0 && r.height > 0) {
+                    var col = Math.floor((event.clientX - r.x) / r.width * img.cols), row = Math.floor((event.clientY - r.y) / r.height * img.rows);
+                    if (row >= 0 && row < R && col >= 0 && col < C) { value = cellTip(m, mapCells(m), row, col) || value; }
+                }
+            }
+            return inner.call(this, handler, event, item, value);
+        });
     }
 
     function errorMapSpec(m, t, maxWidth) {
-        var split = mapRows(m);
-        var R = m.view[0], C = m.view[1], nr = m.grid[0], nc = m.grid[1];
-        var width = Math.max(240, Math.min(900, nc * 8, (maxWidth || 1e9) - 200));
-        var height = Math.max(60, Math.min(640, Math.round(width * nr / nc)));
+        var cells = mapCells(m), doms = domains(cells);
+        var R = m.view[0], C = m.view[1], size = mapSize(m, maxWidth), width = size[0], height = size[1];
+        var dpr = Math.max(1, Math.min(2, root.devicePixelRatio || 1));
+        var schemes = [t.dark ? 'darkblue' : 'blues', 'orangered'];
+        var img = raster(m, cells, doms, schemes, [Math.round(width * dpr), Math.round(height * dpr)]);
         var x = { field: 'c', type: 'quantitative', scale: { domain: [0, C], nice: false, zero: false }, title: 'column' };
         var x2 = { field: 'c2' };
         var y = { field: 'r', type: 'quantitative', scale: { domain: [0, R], nice: false, zero: false, reverse: true },
             title: m.shape.length > 2 ? 'row (leading dims merged)' : 'row' };
         var y2 = { field: 'r2' };
-        var tip = [{ field: 'i', title: 'row' }, { field: 'j', title: 'column' }, { field: 'a', title: 'this pass', format: '.6~g' },
-            { field: 'e', title: 'golden', format: '.6~g' }, { field: 'd', title: '|Δ|', format: '.4~e' }, { field: 'store', title: 'written by' }];
-        if (m.bin[0] * m.bin[1] > 1) { tip.push({ value: m.bin[0] + '×' + m.bin[1] + ' elements per cell, the worst shown', title: 'cell' }); }
         var tiles = m.tiles.map(function (tl) {
             var st = m.stores[tl.store];
             return { r: tl.r0, r2: tl.r1, c: tl.c0, c2: tl.c1, lane: tl.lanes > 1 ? 'lane ' + tl.lane : 'no split',
@@ -161,44 +305,62 @@
         var lanes = m.lanes.map(function (l) {
             return { r: l.r0, r2: l.r1, c: l.c0, c2: l.c1, text: (l.role ? l.role.toUpperCase() + ' ' : '') + 'lane ' + l.lane };
         });
-        var scheme = t.dark ? 'darkblue' : 'blues';
-        var layers = [
-            { name: 'cells_ok', data: { values: split[0] }, mark: { type: 'rect' },
-                encoding: { x: x, x2: x2, y: y, y2: y2, tooltip: tip,
-                    color: { field: 'v', type: 'quantitative', scale: { type: 'log', scheme: scheme }, title: '|Δ| within tolerance' } } },
-            { name: 'cells_bad', data: { values: split[1] }, mark: { type: 'rect' },
-                encoding: { x: x, x2: x2, y: y, y2: y2, tooltip: tip,
-                    color: { field: 'v', type: 'quantitative', scale: { type: 'log', scheme: 'orangered' }, title: '|Δ| over tolerance' } } },
+        var hasBad = m.bad_elements > 0, hasOk = false, i;
+        for (i = 0; i < cells.n && !hasOk; i++) { hasOk = !cells.bad[i]; }
+        function legendLayer(name, dom, scheme, title) {
+            // no marks drawn (opacity 0, one point): it only carries the colour scale its legend shows
+            return { name: name, data: { values: [{ v: dom[0], r: 0, c: 0 }] }, mark: { type: 'point', opacity: 0, size: 0 },
+                encoding: { x: x, y: y, color: { field: 'v', type: 'quantitative', title: title,
+                    scale: { type: 'log', domain: dom, nice: false, scheme: scheme } } } };
+        }
+        var layers = [];
+        if (hasOk) { layers.push(legendLayer('legend_ok', doms.ok, schemes[0], '|Δ| within tolerance')); }
+        if (hasBad) { layers.push(legendLayer('legend_bad', doms.bad, schemes[1], '|Δ| over tolerance')); }
+        layers.push(
+            // the image spans whole blocks (the last row/column of cells may reach past the tensor's edge: clipped)
+            { name: 'cells', data: { values: [{ url: img.url, r: 0, r2: img.rows, c: 0, c2: img.cols }] },
+                mark: { type: 'image', aspect: false, smooth: false, align: 'left', baseline: 'top', clip: true },
+                encoding: { x: x, x2: x2, y: y, y2: y2, url: { field: 'url', type: 'nominal' }, tooltip: { value: 'cell' } } },
             { name: 'tiles', data: { values: tiles }, mark: { type: 'rect', fillOpacity: 0, stroke: t.fg, strokeWidth: 1, strokeOpacity: 0.8 },
                 encoding: { x: x, x2: x2, y: y, y2: y2,
                     tooltip: [{ field: 'tile', title: 'tile' }, { field: 'store', title: 'store' }, { field: 'where', title: 'ran on' }] } },
             { name: 'lanes', data: { values: lanes }, mark: { type: 'rect', fillOpacity: 0, stroke: t.accent, strokeWidth: 3, strokeDash: [8, 4] },
                 encoding: { x: x, x2: x2, y: y, y2: y2, tooltip: [{ field: 'text', title: 'lane half' }] } },
             { name: 'lane_labels', data: { values: lanes }, mark: { type: 'text', align: 'left', baseline: 'top', dx: 4, dy: 4, color: t.accent, fontWeight: 'bold' },
-                encoding: { x: x, y: y, text: { field: 'text' } } },
-        ];
+                encoding: { x: x, y: y, text: { field: 'text' }, tooltip: { field: 'text' } } }
+        );
+        var binned = m.bin[0] * m.bin[1] > 1, pooled = img.fx * img.fy > 1;
         return {
-            $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-            title: { text: "'" + m.tensor + "' |Δ| against the golden" + (m.file ? ' · ' + m.file.split(/[\\/]/).pop() : ''),
-                subtitle: m.bad_elements + ' of ' + m.elements + ' elements over atol ' + fmt(m.atol) + ' + rtol ' + fmt(m.rtol) +
-                    ' × |golden| · max |Δ| ' + fmt(m.max_abs_diff) + ' · shape [' + m.shape.join(', ') + ']' +
-                    (m.bin[0] * m.bin[1] > 1 ? ' · cells of ' + m.bin[0] + '×' + m.bin[1] : '') +
-                    ' · ' + m.tiles.length + ' tile(s) from ' + m.stores.length + ' store(s)' },
-            width: width, height: height, config: config(t), layer: layers,
-            resolve: { scale: { color: 'independent' } },
+            spec: {
+                $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+                title: { text: "'" + m.tensor + "' |Δ| against the golden" + (m.file ? ' · ' + m.file.split(/[\\/]/).pop() : ''),
+                    subtitle: [m.bad_elements + ' of ' + m.elements + ' elements over atol ' + fmt(m.atol) + ' + rtol ' + fmt(m.rtol) +
+                        ' × |golden| · max |Δ| ' + fmt(m.max_abs_diff) + ' · shape [' + m.shape.join(', ') + ']' +
+                        ' · ' + m.tiles.length + ' tile(s) from ' + m.stores.length + ' store(s)' +
+                        (m.tiles_dropped ? ' (' + m.tiles_dropped + ' more not outlined)' : '')].concat(binned || pooled ?
+                        ['downsampled: ' + (binned ? 'a cell is ' + m.bin[0] + '×' + m.bin[1] + ' elements' : '') + (binned && pooled ? ', ' : '') +
+                            (pooled ? 'a pixel is ' + img.fy + '×' + img.fx + ' cells' : '') + ', each showing its worst (over tolerance first)'] : []) },
+                width: width, height: height, config: config(t), layer: layers,
+                resolve: { scale: { color: 'independent' } },
+            },
+            raster: img,
         };
     }
 
-    /* SVG (inspectable, testable) up to SVG_MAX_CELLS cells; a bigger map draws on a canvas (several times faster). */
-    var SVG_MAX_CELLS = 8192;
+    /* Vector marks stay SVG (inspectable, testable) unless the tile outlines are many. */
+    var SVG_MAX_TILES = 1500;
 
-    function embed(el, spec, onClick, renderer) {
+    function embed(el, spec, onClick, renderer, after) {
         var opts = { renderer: renderer || 'svg', actions: false, tooltip: { theme: theme().dark ? 'dark' : 'light' } };
         return root.vegaEmbed(el, spec, opts).then(function (res) {
             if (onClick) {
                 res.view.addEventListener('click', function (_ev, item) {
                     if (item && item.datum && item.datum.file) { onClick(item.datum); }
                 });
+            }
+            if (after) {
+                after(res.view);
+                return res.view.runAsync();  // a new tooltip handler resets the renderer: draw again
             }
             return res.view;
         });
@@ -223,8 +385,10 @@
             d.setAttribute('data-tensor', m.tensor);
             d.setAttribute('data-tiles', String(m.tiles.length));
             host.appendChild(d);
-            d.setAttribute('data-cells', String(m.cells.d.length));
-            jobs.push(embed(d, errorMapSpec(m, t, options.maxWidth), null, m.cells.d.length > SVG_MAX_CELLS ? 'canvas' : 'svg'));
+            var drawn = errorMapSpec(m, t, options.maxWidth);
+            d.setAttribute('data-cells', String(m.cells.count));
+            d.setAttribute('data-raster', drawn.raster.w + 'x' + drawn.raster.h);
+            jobs.push(embed(d, drawn.spec, null, m.tiles.length > SVG_MAX_TILES ? 'canvas' : 'svg', function (view) { hoverByPosition(view, m, drawn.raster); }));
         });
         return Promise.all(jobs).then(function () {
             host.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
@@ -233,5 +397,5 @@
             function (err) { host.setAttribute('data-rendered', 'error'); host.appendChild(document.createTextNode(String(err))); throw err; });
     }
 
-    root.pyptoPictures = { passChartSpec: passChartSpec, errorMapSpec: errorMapSpec, renderAll: renderAll, theme: theme, fmt: fmt };
+    root.pyptoPictures = { passChartSpec: passChartSpec, errorMapSpec: errorMapSpec, mapCells: mapCells, renderAll: renderAll, theme: theme, fmt: fmt };
 })(typeof window !== 'undefined' ? window : this);

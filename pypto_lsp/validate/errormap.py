@@ -1,21 +1,26 @@
 """Where in the tensor: |Δ| per element of an output, the tiles that wrote it, and which store did.
 
 A dump is run once more with every write into an entry output recorded (``tile.store``,
-``tile.assemble``, ``tensor.assemble``): the IR line of the statement, the AIV lane / role /
-SPMD block it ran on, and the box it covered. The generated script's write kernels are
-wrapped in the run's own namespace only (nothing global changes); the box comes from the
-tile's shape and valid region at the offsets, clamped at the tensor edge, like the kernel.
+``tile.assemble``, ``tensor.assemble``, ``tensor.write``, ``tensor.scatter_update``): the IR
+line of the statement, the AIV lane / role / SPMD block it ran on, and the box it covered.
+The generated script's write kernels are wrapped in the run's own namespace only (nothing
+global changes); the box comes from the tile's shape and valid region at the offsets, clamped
+at the tensor edge, like the kernel (one element for ``tensor.write``; each run of consecutive
+indices for ``tensor.scatter_update``, a box over the other dims).
 
 The map is the output's 2-D view (leading dims merged; a 1-D tensor is one row). Big
 tensors are binned: each cell covers ``bin`` elements and carries its worst element (index,
 both values, |Δ|, the store that wrote it) and whether any element in it is over the
-tolerance (``|a - e| > atol + rtol * |e|``, ``allclose``'s test). The data is plain JSON
-(columnar cells), drawn by the report and the VS Code webview, and offered to any LSP
-client by the ``pypto-lsp/errorMap`` request.
+tolerance (``|a - e| > atol + rtol * |e|``, ``allclose``'s test). The data is JSON with the
+cells as little-endian typed arrays in base64 (a [512, 4096] map is a few hundred KiB, not
+megabytes of number text; :func:`decode_cells` reads them back), drawn by the report and the
+VS Code webview, and offered to any LSP client by the ``pypto-lsp/errorMap`` request.
 """
 
 from __future__ import annotations
 
+import base64
+import ctypes
 import math
 import sys
 import time
@@ -27,21 +32,24 @@ import torch
 import torch.nn.functional as F
 
 from ..exec import context
-from ..exec import runtime as _rt
-from ..exec.codegen import GeneratedCode
+from ..exec.codegen import GeneratedCode, _op_symbol
 from ..exec.values import valid_box
 from .engine import _SAFE_BUILTINS, _check_arg_types, _run_with_timeout, compile_text, resolve_args
 from .golden import GoldenError
 from .report import _num
 
-# cells of a map at most (rows x cols): a [512, 4096] output becomes 128 x 128 cells of 4 x 32
-MAX_ROWS = 128
-MAX_COLS = 128
+# cells of a map at most (rows x cols), about the pixels of the drawn map (at most 1000 px wide):
+# a [512, 4096] output becomes 256 x 512 cells of 2 x 8; a smaller one is not binned
+MAX_ROWS = 256
+MAX_COLS = 512
 # tiles listed per output at most (a long loop of small stores is summarised by its stores)
 MAX_TILES = 4096
 
-# write ops recorded, and which argument is (tile, offsets, target)
+# write ops of a region recorded, and which argument is (tile, offsets, target)
 _WRITERS: dict[str, tuple[int, int, int]] = {"tile.store": (0, 1, 2), "tile.assemble": (1, 2, 0), "tensor.assemble": (1, 2, 0)}
+# writes of one element (tensor, indices, value) and row scatters (input, index, src) {dim}
+_ELEMENT_WRITERS = frozenset({"tensor.write"})
+_SCATTERS = frozenset({"tensor.scatter_update"})
 
 
 @dataclass(slots=True)
@@ -125,33 +133,46 @@ class _Recorder:
             self.tile_ids[k] = {}
 
     def wrap(self, op: str, kernel: Any) -> Any:
-        ti, oi, di = _WRITERS[op]
-        names = {"tile.store": ("tile", "offsets", "output_tensor")}.get(op, ("source", "offset", "target"))
-
         def recorded(*args: Any, **kw: Any) -> Any:
             out = kernel(*args, **kw)
             try:
-                src = args[ti] if len(args) > ti else kw.get(names[0])
-                offs = args[oi] if len(args) > oi else kw.get(names[1])
-                dst = args[di] if len(args) > di else kw.get(names[2])
-                shapes = args[3] if op == "tile.store" and len(args) > 3 else kw.get("shapes")
-                self._record(op, src, offs, dst, shapes, sys._getframe(1).f_lineno)
+                line = sys._getframe(1).f_lineno
+                if op in _ELEMENT_WRITERS:
+                    self._record_element(op, _arg(args, kw, 0, "tensor"), _arg(args, kw, 1, "indices"), line)
+                elif op in _SCATTERS:
+                    dim = kw.get("dim", args[3] if len(args) > 3 else None)
+                    self._record_scatter(op, _arg(args, kw, 0, "input"), _arg(args, kw, 1, "index"), dim, line)
+                else:
+                    ti, oi, di = _WRITERS[op]
+                    names = ("tile", "offsets", "output_tensor") if op == "tile.store" else ("source", "offset", "target")
+                    shapes = args[3] if op == "tile.store" and len(args) > 3 else kw.get("shapes")
+                    src, offs, dst = _arg(args, kw, ti, names[0]), _arg(args, kw, oi, names[1]), _arg(args, kw, di, names[2])
+                    self._record(op, src, offs, dst, shapes, line)
             except Exception:  # recording never changes the run: a write it cannot follow is left out
                 pass
             return out
 
         return recorded
 
-    def _record(self, op: str, src: Any, offs: Any, dst: Any, shapes: Any, gen_line: int) -> None:
-        if not isinstance(dst, torch.Tensor) or not isinstance(src, torch.Tensor):
-            return
+    def _target(self, dst: Any, gen_line: int) -> tuple[str, Any, torch.Tensor] | None:
+        """The output ``dst`` writes into, the IR span of the write, and ``dst``'s element indices in that output."""
+        if not isinstance(dst, torch.Tensor):
+            return None
         key = self.by_ptr.get(dst.untyped_storage().data_ptr())
         if key is None:
-            return
+            return None
         span = self.gen.ir_span(gen_line)
         if span is None:
-            return
+            return None
         base = self.outputs[key]
+        idx = self.index.get(key)
+        if idx is None:
+            idx = self.index[key] = torch.arange(base.numel(), dtype=torch.int64)
+        return key, span, idx.as_strided(tuple(dst.shape), dst.stride(), dst.storage_offset() - base.storage_offset())
+
+    def _record(self, op: str, src: Any, offs: Any, dst: Any, shapes: Any, gen_line: int) -> None:
+        if not isinstance(src, torch.Tensor):
+            return
         o = [int(x) for x in (offs.tolist() if isinstance(offs, torch.Tensor) else offs)]
         full = list(src.shape)
         valid = list(valid_box(src))
@@ -165,7 +186,7 @@ class _Recorder:
             valid = [1] * (len(o) - len(valid)) + valid
         elif len(o) < len(full):
             full, valid = full[len(full) - len(o) :], valid[len(valid) - len(o) :]
-        if len(o) != dst.dim():
+        if not isinstance(dst, torch.Tensor) or len(o) != dst.dim():
             return
         win = []
         for oo, n, size in zip(o, valid, dst.shape, strict=True):
@@ -174,12 +195,50 @@ class _Recorder:
             if count == 0:
                 return
             win.append(slice(start, start + count))
-        idx = self.index.get(key)
-        if idx is None:
-            idx = self.index[key] = torch.arange(base.numel(), dtype=torch.int64)
-        flat = idx.as_strided(tuple(dst.shape), dst.stride(), dst.storage_offset() - base.storage_offset())[tuple(win)]
-        if flat.numel() == 0:
+        t = self._target(dst, gen_line)
+        if t is not None:
+            self._commit(op, t[0], t[1], [t[2][tuple(win)]])
+
+    def _record_element(self, op: str, dst: Any, indices: Any, gen_line: int) -> None:
+        """``tensor.write``: one element, its indices as the kernel reads them (leading zeros when fewer)."""
+        if not isinstance(dst, torch.Tensor):
             return
+        ix = [int(x) for x in (indices.tolist() if isinstance(indices, torch.Tensor) else indices)]
+        ix = [0] * (dst.dim() - len(ix)) + ix
+        if len(ix) != dst.dim():
+            return
+        t = self._target(dst, gen_line)
+        if t is not None:
+            self._commit(op, t[0], t[1], [t[2][tuple(slice(i, i + 1) if i != -1 else slice(-1, None) for i in ix)]])
+
+    def _record_scatter(self, op: str, dst: Any, index: Any, dim: Any, gen_line: int) -> None:
+        """``tensor.scatter_update``: the rows ``index`` along ``dim`` (-2 by default); a box per run of consecutive rows."""
+        if not isinstance(dst, torch.Tensor) or not isinstance(index, torch.Tensor) or dst.dim() == 0:
+            return
+        d = (int(dim) if dim is not None else -2) % dst.dim()
+        rows = sorted({int(i) % dst.shape[d] for i in index.reshape(-1).tolist()})
+        if not rows:
+            return
+        t = self._target(dst, gen_line)
+        if t is None:
+            return
+        runs: list[torch.Tensor] = []
+        first = prev = rows[0]
+        for r in [*rows[1:], None]:
+            if r is not None and r == prev + 1:
+                prev = r
+                continue
+            runs.append(t[2].narrow(d, first, prev - first + 1))
+            if r is not None:
+                first = prev = r
+        self._commit(op, t[0], t[1], runs)
+
+    def _commit(self, op: str, key: str, span: Any, flats: list[torch.Tensor]) -> None:
+        """One executed write: ``flats`` are the boxes it covered, as element indices of output ``key``."""
+        flats = [f for f in flats if f.numel() > 0]
+        if not flats:
+            return
+        base = self.outputs[key]
         ctx = context.current()
         skey = (key, span.line, op)
         sid = self.store_ids.get(skey)
@@ -188,24 +247,29 @@ class _Recorder:
             sid = self.store_ids[skey] = len(stores)
             stores.append(Store(span.line, span.end_line, op))
         stores[sid].calls += 1
-        self.rec.owner[key][flat.reshape(-1)] = sid
         cols = view2d_shape(tuple(base.shape))[1]
-        lo, hi = int(flat.min()), int(flat.max())
-        if flat.dim() >= 1 and flat.shape[-1] > 0 and flat.numel() > 1:
-            first_col = flat.select(-1, 0).reshape(-1) % cols
-            last_col = flat.select(-1, flat.shape[-1] - 1).reshape(-1) % cols
-            c0, c1 = int(first_col.min()), int(last_col.max()) + 1
-        else:
-            c0, c1 = lo % cols, lo % cols + 1
-        r0, r1 = lo // cols, hi // cols + 1
-        tkey = (sid, r0, c0, r1, c1, ctx.role, ctx.lane, ctx.block_idx)
-        if tkey in self.tile_ids[key]:
-            return
-        if len(self.rec.tiles[key]) >= MAX_TILES:
-            self.rec.tiles_dropped[key] += 1
-            return
-        self.tile_ids[key][tkey] = len(self.rec.tiles[key])
-        self.rec.tiles[key].append(Tile(sid, r0, c0, r1, c1, ctx.lane, ctx.lanes, ctx.role, ctx.block_idx))
+        for flat in flats:
+            self.rec.owner[key][flat.reshape(-1)] = sid
+            lo, hi = int(flat.min()), int(flat.max())
+            if flat.dim() >= 1 and flat.shape[-1] > 0 and flat.numel() > 1:
+                first_col = flat.select(-1, 0).reshape(-1) % cols
+                last_col = flat.select(-1, flat.shape[-1] - 1).reshape(-1) % cols
+                c0, c1 = int(first_col.min()), int(last_col.max()) + 1
+            else:
+                c0, c1 = lo % cols, lo % cols + 1
+            r0, r1 = lo // cols, hi // cols + 1
+            tkey = (sid, r0, c0, r1, c1, ctx.role, ctx.lane, ctx.block_idx)
+            if tkey in self.tile_ids[key]:
+                continue
+            if len(self.rec.tiles[key]) >= MAX_TILES:
+                self.rec.tiles_dropped[key] += 1
+                continue
+            self.tile_ids[key][tkey] = len(self.rec.tiles[key])
+            self.rec.tiles[key].append(Tile(sid, r0, c0, r1, c1, ctx.lane, ctx.lanes, ctx.role, ctx.block_idx))
+
+
+def _arg(args: tuple[Any, ...], kw: dict[str, Any], i: int, name: str) -> Any:
+    return args[i] if len(args) > i else kw.get(name)
 
 
 def record_run(
@@ -239,10 +303,11 @@ def record_run(
     recorder = _Recorder(gen, {k: run_tensors[k] for k in keys if k in run_tensors})
     ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
     exec(comp.code, ns)  # our own generated code, never dump text
-    kernels = {id(_rt.kernel(op)): op for op in _WRITERS}
-    for name, value in list(ns.items()):
-        if name.startswith("_pl_op_") and id(value) in kernels:
-            ns[name] = recorder.wrap(kernels[id(value)], value)
+    # by the generated name of each op (tile.assemble and tensor.assemble share a kernel)
+    for op in (*_WRITERS, *_ELEMENT_WRITERS, *_SCATTERS):
+        sym = _op_symbol(op)
+        if callable(ns.get(sym)):
+            ns[sym] = recorder.wrap(op, ns[sym])
     fn_obj = ns[gen.functions[gen.entry]]
     rec = recorder.rec
     try:
@@ -256,13 +321,17 @@ def record_run(
     return rec
 
 
-def _abs_diff(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _abs_diff(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Both sides in float64, |a - e|, and where that is NaN (one pass over |Δ| when nothing is)."""
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(torch.float64)
     d = torch.sub(a, e).abs_()
-    if not bool(torch.isfinite(e).all()):
-        d.masked_fill_(a == e, 0.0)  # equal infinities differ by 0, not NaN (as the comparison says)
-    return a, e, d
+    nan = torch.isnan(d)
+    if bool(nan.any()):
+        eq = a == e
+        d.masked_fill_(eq, 0.0)  # equal infinities differ by 0, not NaN (as the comparison says)
+        nan &= ~eq
+    return a, e, d, nan
 
 
 def error_map(
@@ -278,8 +347,7 @@ def error_map(
 ) -> dict[str, Any]:
     """The error map of one output (see the module docstring for the fields)."""
     R, C = view2d_shape(tuple(actual.shape))
-    a, e, d = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
-    nan = torch.isnan(d)
+    a, e, d, nan = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
     has_nan = bool(nan.any())
     bad = d > e.abs().mul_(rtol).add_(atol)  # allclose's test: |a - e| > atol + rtol * |e|
     key = d
@@ -287,6 +355,9 @@ def error_map(
         bad |= nan
         # NaN sorts above everything: a NaN element is the one a cell shows
         key = torch.where(nan, torch.full((), math.inf, dtype=d.dtype), d)
+    dmax = float(key.max()) if key.numel() else 0.0
+    if math.isinf(dmax):
+        bad |= torch.isinf(d)  # an infinity against a finite value: rtol * inf is NaN, the test above misses it
     br = max(1, -(-R // max_rows))
     bc = max(1, -(-C // max_cols))
     if br == 1 and bc == 1:
@@ -299,20 +370,11 @@ def error_map(
         cell_bad = F.max_pool2d(bad.to(torch.float32)[None, None], (br, bc), stride=(br, bc), ceil_mode=True)[0, 0] > 0
     nr, nc = cell_max.shape
     flat_arg = arg.reshape(-1)
-    ii, jj = flat_arg // C, flat_arg % C
-    af, ef, df = a.reshape(-1)[flat_arg], e.reshape(-1)[flat_arg], d.reshape(-1)[flat_arg]
+    af, ef = a.reshape(-1)[flat_arg], e.reshape(-1)[flat_arg]
     owner = recorded.owner.get(name) if recorded is not None else None
     stores = recorded.stores.get(name, []) if recorded is not None else []
     tiles = recorded.tiles.get(name, []) if recorded is not None else []
     own = owner[flat_arg] if owner is not None and owner.numel() == R * C else torch.full_like(flat_arg, -1, dtype=torch.int32)
-    rows = torch.arange(nr, dtype=torch.int64).repeat_interleave(nc) * br
-    cols = torch.arange(nc, dtype=torch.int64).repeat(nr) * bc
-
-    def floats(t: torch.Tensor) -> list[float | None]:
-        if bool(torch.isfinite(t).all()):
-            return t.tolist()  # the common case: no NaN/Inf for JSON to choke on
-        return [_num(x) for x in t.tolist()]
-
     lanes = _lane_halves(tiles)
     bad_count = int(torch.count_nonzero(bad))
     unwritten = int(torch.count_nonzero(owner == -1)) if owner is not None and stores else None
@@ -325,26 +387,70 @@ def error_map(
         "grid": [nr, nc],
         "rtol": rtol,
         "atol": atol,
-        "max_abs_diff": _num(float(key.max())) if key.numel() else 0.0,
+        "max_abs_diff": _num(dmax),
         "bad_elements": bad_count,
         "elements": R * C,
         "unwritten_elements": unwritten,
         "passed": bad_count == 0,
-        "cells": {
-            "r": rows.tolist(),
-            "c": cols.tolist(),
-            "i": ii.tolist(),
-            "j": jj.tolist(),
-            "d": floats(df),
-            "a": floats(af),
-            "e": floats(ef),
-            "bad": [int(x) for x in cell_bad.reshape(-1).tolist()],
-            "s": own.tolist(),
-        },
+        "cells": _encode_cells(
+            flat_arg, af, ef, cell_bad.reshape(-1), own, exact=actual.dtype in _EXACT_IN_F32 and expected.dtype in _EXACT_IN_F32
+        ),
         "stores": [s.to_json(i) for i, s in enumerate(stores)],
         "tiles": [t.to_json() for t in tiles],
         "tiles_dropped": recorded.tiles_dropped.get(name, 0) if recorded is not None else 0,
         "lanes": lanes,
+    }
+
+
+# element types whose every value a float32 holds exactly (else the values go as float64)
+_EXACT_IN_F32 = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.bool, torch.int8, torch.uint8, torch.int16})
+_TYPED = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "int16": torch.int16, "uint8": torch.uint8}
+
+
+def _b64(t: torch.Tensor, dtype: torch.dtype) -> str:
+    """A 1-D tensor as little-endian bytes of ``dtype``, in base64."""
+    assert sys.byteorder == "little"
+    c = t.to(dtype).contiguous()
+    return base64.b64encode(ctypes.string_at(c.data_ptr(), c.numel() * c.element_size())).decode("ascii")
+
+
+def _encode_cells(k: torch.Tensor, a: torch.Tensor, e: torch.Tensor, bad: torch.Tensor, s: torch.Tensor, *, exact: bool) -> dict[str, Any]:
+    """The cells as typed arrays (row-major over the grid): ``k`` the flat index of the worst element
+    in the 2-D view, ``a``/``e`` its values (this pass / golden), ``bad`` any element over the
+    tolerance, ``s`` the store that wrote the worst element (-1: none)."""
+    val = "float32" if exact else "float64"
+    sid = "int16" if s.numel() == 0 or int(s.max()) < 32767 else "int32"
+    kt = "int32" if k.numel() == 0 or int(k.max()) < 2**31 else "float64"
+    dtypes = {"k": kt, "a": val, "e": val, "bad": "uint8", "s": sid}
+    cols = {"k": k, "a": a, "e": e, "bad": bad, "s": s}
+    return {"count": int(k.numel()), "dtypes": dtypes, **{n: _b64(cols[n], _TYPED[t]) for n, t in dtypes.items()}}
+
+
+def decode_cells(m: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """An error map's cells as plain lists, one entry per cell (row-major over ``grid``): ``r``, ``c``
+    (the first row and column it covers), ``i``, ``j`` (its worst element), ``a``, ``e`` (that
+    element's values), ``d`` (|a - e|: 0 where equal, None for NaN), ``bad`` (0/1), ``s`` (store, -1: none)."""
+    cells = m["cells"]
+    cols = {
+        n: torch.frombuffer(bytearray(base64.b64decode(cells[n])), dtype=_TYPED[t]) if cells[n] else torch.zeros(0, dtype=_TYPED[t])
+        for n, t in cells["dtypes"].items()
+    }
+    nr, nc = m["grid"]
+    br, bc = m["bin"]
+    C = m["view"][1]
+    k = cols["k"].to(torch.int64)
+    a, e = cols["a"].to(torch.float64), cols["e"].to(torch.float64)
+    d = torch.where(a == e, torch.zeros((), dtype=torch.float64), (a - e).abs())
+    return {
+        "r": (torch.arange(nr, dtype=torch.int64).repeat_interleave(nc) * br).tolist(),
+        "c": (torch.arange(nc, dtype=torch.int64).repeat(nr) * bc).tolist(),
+        "i": (k // C).tolist(),
+        "j": (k % C).tolist(),
+        "a": [_num(x) for x in a.tolist()],
+        "e": [_num(x) for x in e.tolist()],
+        "d": [_num(x) for x in d.tolist()],
+        "bad": cols["bad"].tolist(),
+        "s": cols["s"].tolist(),
     }
 
 

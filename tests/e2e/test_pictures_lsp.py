@@ -12,6 +12,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from pypto_lsp.validate.errormap import decode_cells
+
 from .conftest import VSCODE, _plain, debug_info, execute, make_config, open_doc, start
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
@@ -52,7 +54,8 @@ async def test_pass_chart_and_error_map(client: LanguageClient) -> None:
     assert res["error"] is None and res["uri"] == dump11.as_uri()
     (m,) = res["maps"]
     assert m["tensor"] == "out" and m["view"] == [64, 128] and len(m["tiles"]) == 2 and m["stores"][0]["line"] == 14
-    bad_rows = {r for r, b in zip(m["cells"]["r"], m["cells"]["bad"]) if b}
+    cells = decode_cells(m)
+    bad_rows = {r for r, b in zip(cells["r"], cells["bad"], strict=True) if b}
     assert bad_rows and min(bad_rows) >= 32  # the second row chunk is the wrong one
     # asked again without running: the kept answer
     again = await request(client, "pypto-lsp/errorMap", {"uri": dump11.as_uri(), "tensor": "out", "run": False})

@@ -3,11 +3,15 @@
 The file is written by the CLI (a subprocess, as a CI job would run it), loaded from disk with
 every network request refused, and the DOM Chromium leaves after the scripts ran is read:
 the pass chart has one point per pass and the first divergent pass marked, the error map one
-rectangle per tile. A screenshot is kept (``PYPTO_PICTURES_OUT`` or the test's tmp folder).
+rectangle per tile. The map's cells are one raster image: a checker script (added to a copy of
+the report, never to the report itself) reads its pixels back from the drawn <image> and where
+they land on the page, so the test sees which cells were drawn red and where. A screenshot is
+kept (``PYPTO_PICTURES_OUT`` or the test's tmp folder).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -41,10 +45,38 @@ def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _marks(dom: str, name: str) -> list[str]:
-    """The items Vega drew for the mark named ``name`` (one <path>, <line> or <text> each in the SVG)."""
+    """The items Vega drew for the mark named ``name`` (one <path>, <line>, <text> or <image> each in the SVG)."""
     m = re.search(r'<g[^>]*class="mark-[a-z]+ role-mark ' + re.escape(name) + r'_marks"[^>]*>(.*?)</g>', dom, re.S)
     assert m is not None, f"no {name} marks in the drawn report"
-    return re.findall(r"<(?:path|text|line)\b[^>]*>", m.group(1))
+    return re.findall(r"<(?:path|text|line|image)\b[^>]*>", m.group(1))
+
+
+# Reads the drawn error map back: the <image> Vega drew (its pixels, decoded from its href) and
+# where it and the tile outlines sit on the page; a pixel is "red" (the over-tolerance scheme,
+# orange to red) when its red channel clearly exceeds its blue one (the within scheme is blues).
+CHECKER = """<script>
+(function check() {
+  var host = document.getElementById('pictures');
+  if (!host || host.getAttribute('data-rendered') !== 'ok') { return setTimeout(check, 20); }
+  document.querySelectorAll('.error-map').forEach(function (map) {
+    var img = map.querySelector('g.cells_marks image');
+    if (!img) { map.setAttribute('data-check', '{"error": "no image"}'); return; }
+    var box = img.getBoundingClientRect();
+    var tiles = Array.prototype.map.call(map.querySelectorAll('g.tiles_marks path'), function (p) {
+      var r = p.getBoundingClientRect(); return [r.top, r.bottom, r.left, r.right]; });
+    var im = new Image();
+    im.onload = function () {
+      var w = im.naturalWidth, h = im.naturalHeight, cv = document.createElement('canvas');
+      cv.width = w; cv.height = h;
+      var g = cv.getContext('2d'); g.drawImage(im, 0, 0);
+      var px = g.getImageData(0, 0, w, h).data, red = [], x, y, o;
+      for (y = 0; y < h; y++) { for (x = 0; x < w; x++) { o = (y * w + x) * 4; if (px[o] > px[o + 2] + 8) { red.push([y, x]); } } }
+      map.setAttribute('data-check', JSON.stringify({ w: w, h: h, red: red, box: [box.top, box.bottom, box.left, box.right], tiles: tiles }));
+    };
+    im.src = img.getAttribute('href');
+  });
+})();
+</script>"""
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +96,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
     assert r.returncode == 1, r.stderr  # the example fails, the report is written all the same
     if CHROMIUM is None:
         return html, "", out
-    dom = _chromium("--dump-dom", html.as_uri())
+    checked = out / "report-checked.html"
+    text = html.read_text(encoding="utf-8")
+    end = text.rindex("</body>")  # the page's own (the inlined libraries hold the string too)
+    checked.write_text(text[:end] + CHECKER + text[end:], encoding="utf-8")
+    dom = _chromium("--dump-dom", checked.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     return html, dom.stdout, out
 
@@ -94,10 +130,26 @@ def test_chromium_draws_the_chart_and_the_map(report: tuple[Path, str, Path]) ->
     # one error map (the failing 'out' of 11_after_ConvertTensorToTileOps), the two [32, 128] tiles of its store
     assert len(re.findall(r'class="error-map[ "]', dom)) == 1 and 'data-tensor="out"' in dom and 'data-tiles="2"' in dom
     assert len(_marks(dom, "tiles")) == 2
-    # 64 x 128 elements, unbinned: the cells over tolerance are all in the second tile (rows 32-63)
-    ok, bad = _marks(dom, "cells_ok"), _marks(dom, "cells_bad")
-    assert len(ok) + len(bad) == 64 * 128 and 0 < len(bad) <= 32 * 128
     assert _marks(dom, "lanes") == []  # no split function in this example
+    # the cells: one raster image of 128 x 64 pixels (64 x 128 elements, unbinned: a pixel per element)
+    assert len(_marks(dom, "cells")) == 1 and 'data-raster="128x64"' in dom
+    m = re.search(r"data-check=\"([^\"]*)\"", dom)
+    assert m is not None, "the checker did not read the drawn map back"
+    check = json.loads(m.group(1).replace("&quot;", '"'))
+    assert (check["w"], check["h"]) == (128, 64)
+    # red exactly where the data says a cell is over tolerance, and all of it in the second tile (rows 32-63)
+    data = json.loads(re.search(r'<script type="application/json" id="pypto-data">(.*?)</script>', dom, re.S).group(1))  # type: ignore[union-attr]
+    from pypto_lsp.validate.errormap import decode_cells
+
+    cells = decode_cells(data["maps"][0])
+    want = {(r, c) for r, c, b in zip(cells["r"], cells["c"], cells["bad"], strict=True) if b}
+    red = {(y, x) for y, x in check["red"]}
+    assert red == want and 0 < len(red) <= 32 * 128 and min(y for y, _ in red) >= 32
+    top, bottom, _, _ = check["box"]
+    second = sorted(check["tiles"])[1]
+    for y, _ in red:  # where each red pixel row lands on the page: inside the second tile's outline
+        row_top = top + y * (bottom - top) / 64
+        assert second[0] - 1 <= row_top and row_top + (bottom - top) / 64 <= second[1] + 1
 
 
 @needs_chromium

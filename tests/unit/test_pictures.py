@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from pypto_lsp.validate.engine import validate_passes
-from pypto_lsp.validate.errormap import error_map, error_maps, view2d_shape
+from pypto_lsp.validate.errormap import decode_cells, error_map, error_maps, view2d_shape
 from pypto_lsp.validate.golden import load_bundle
 from pypto_lsp.validate.html_report import report_data
 from pypto_lsp.validate.passchart import pass_chart
@@ -31,7 +31,7 @@ def _lane_broken_text() -> str:
 
 
 def _bad_rows(m: dict) -> set[int]:
-    c = m["cells"]
+    c = decode_cells(m)
     return {r for r, b in zip(c["r"], c["bad"]) if b}
 
 
@@ -52,7 +52,7 @@ def test_one_wrong_lane_highlights_exactly_its_half(mixed_golden: tuple[dict, di
     halves = {h["lane"]: h for h in m["lanes"]}
     assert set(halves) == {0, 1} and all(h["lanes"] == 2 and h["role"] == "aiv" for h in halves.values())
     # the highlighted region (cells over tolerance) is exactly lane 1's half: every cell of it, nothing else
-    c = m["cells"]
+    c = decode_cells(m)
     bad = {(r, col) for r, col, b in zip(c["r"], c["c"], c["bad"]) if b}
     h1 = halves[1]
     assert bad == {(r, col) for r in range(h1["r0"], h1["r1"]) for col in range(h1["c0"], h1["c1"])}
@@ -88,11 +88,13 @@ def test_big_tensor_is_binned_and_keeps_the_worst_element() -> None:
     act[7, 9] = 0.01  # within tolerance
     act[130, 1050] = 3.0  # the worst element
     m = error_map("y", act, exp, rtol=0.0, atol=0.05)
-    assert m["grid"] == [128, 128] and m["bin"] == [4, 32] and len(m["cells"]["d"]) == 128 * 128
-    assert len(json.dumps(m)) < 2_500_000
-    c = m["cells"]
+    assert m["grid"] == [256, 512] and m["bin"] == [2, 8] and m["cells"]["count"] == 256 * 512
+    # typed arrays in base64: 15 bytes a cell (fp32 values), not number text
+    assert len(json.dumps(m)) < 256 * 512 * 15 * 4 // 3 + 10_000
+    c = decode_cells(m)
+    assert len(c["d"]) == 256 * 512
     bad = {(r, col) for r, col, b in zip(c["r"], c["c"], c["bad"]) if b}
-    assert bad == {(r, col) for r in range(100, 132, 4) for col in range(992, 1100, 32)}
+    assert bad == {(r, col) for r in range(100, 132, 2) for col in range(1000, 1100, 8)}
     k = max(range(len(c["d"])), key=lambda i: c["d"][i])
     assert (c["i"][k], c["j"][k], c["d"][k], c["a"][k], c["e"][k]) == (130, 1050, 3.0, 3.0, 0.0)
     assert m["bad_elements"] == 32 * 100 and m["max_abs_diff"] == 3.0
@@ -105,8 +107,9 @@ def test_higher_ranks_merge_leading_dims_and_nan_is_bad() -> None:
     act[1, 2, 4] = float("nan")
     m = error_map("z", act, exp, rtol=0.0, atol=0.1)
     assert m["view"] == [6, 5] and m["bad_elements"] == 1
-    i = m["cells"]["bad"].index(1)
-    assert (m["cells"]["i"][i], m["cells"]["j"][i], m["cells"]["d"][i]) == (5, 4, None)
+    c = decode_cells(m)
+    i = c["bad"].index(1)
+    assert (c["i"][i], c["j"][i], c["d"][i], c["a"][i], c["e"][i]) == (5, 4, None, None, 1.0)
 
 
 def test_pass_chart_of_the_broken_example() -> None:
@@ -157,3 +160,58 @@ def test_report_data_maps_only_the_failing_tensors_of_the_first_divergent_pass()
     assert [m["tensor"] for m in data["maps"]] == ["out"]
     assert data["maps"][0]["file"].endswith("11_after_ConvertTensorToTileOps.py")
     assert data["chart"]["first_divergent"] == data["maps"][0]["file"]
+
+
+WRITES_DUMP = """# pypto.program: Writes
+import pypto.language as pl
+
+@pl.program
+class Writes:
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def writes(self, x__ssa_v0: pl.Tensor[[4, 8], pl.FP32], idx__ssa_v0: pl.Tensor[[3, 1], pl.INT32], out__ssa_v0: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        rows__ssa_v0: pl.Tensor[[3, 8], pl.FP32] = pl.tensor.slice(x__ssa_v0, [3, 8], [0, 0])
+        out__ssa_v1: pl.Tensor[[8, 8], pl.FP32] = pl.tensor.scatter_update(out__ssa_v0, idx__ssa_v0, rows__ssa_v0, dim=-2)
+        out__ssa_v2: pl.Tensor[[8, 8], pl.FP32] = pl.tensor.write(out__ssa_v1, [7, 5], 42.0)
+        return out__ssa_v2
+"""
+
+
+def test_tensor_write_and_scatter_update_are_recorded_writers() -> None:
+    """The store overlay knows element writes and row scatters, not only tile.store/assemble."""
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    idx = torch.tensor([[1], [2], [6]], dtype=torch.int32)
+    ins = {"x": x, "idx": idx, "out": torch.zeros(8, 8)}
+    exp = torch.zeros(8, 8)
+    exp[[1, 2, 6]] = x[:3]
+    exp[7, 5] = 41.0  # the write of 42.0 is the one wrong element
+    (m,) = error_maps(WRITES_DUMP, ins, {"out": exp}, rtol=0.0, atol=0.5)["maps"]
+    lines = WRITES_DUMP.splitlines()
+    scatter_line = next(i for i, line in enumerate(lines, 1) if "pl.tensor.scatter_update(" in line)
+    write_line = next(i for i, line in enumerate(lines, 1) if "pl.tensor.write(" in line)
+    assert [(s["op"], s["line"], s["calls"]) for s in m["stores"]] == [
+        ("tensor.scatter_update", scatter_line, 1),
+        ("tensor.write", write_line, 1),
+    ]
+    # one box per run of consecutive rows (1-2 and 6), one element for the write
+    assert sorted((t["store"], t["r0"], t["r1"], t["c0"], t["c1"]) for t in m["tiles"]) == [
+        (0, 1, 3, 0, 8),
+        (0, 6, 7, 0, 8),
+        (1, 7, 8, 5, 6),
+    ]
+    c = decode_cells(m)
+    owner = {(i, j): s for i, j, s in zip(c["i"], c["j"], c["s"], strict=True)}
+    assert {k for k, s in owner.items() if s == 0} == {(r, col) for r in (1, 2, 6) for col in range(8)}
+    assert {k for k, s in owner.items() if s == 1} == {(7, 5)}
+    assert m["unwritten_elements"] == 64 - 25 and m["bad_elements"] == 1
+    k = c["bad"].index(1)
+    assert (c["i"][k], c["j"][k], c["a"][k], c["e"][k], c["s"][k]) == (7, 5, 42.0, 41.0, 1)
+
+
+def test_infinities_equal_are_zero_and_against_a_finite_value_are_over() -> None:
+    e = torch.tensor([[1.0, float("inf"), 2.0, float("-inf")]])
+    a = torch.tensor([[1.0, float("inf"), float("nan"), 0.0]])
+    m = error_map("t", a, e, rtol=0.0, atol=0.1)
+    c = decode_cells(m)
+    # equal infinities: |Δ| 0, within; NaN: over; 0 against -inf: an infinite |Δ|, over (rtol * inf is NaN)
+    assert c["d"][:3] == [0.0, 0.0, None] and c["d"][3] is not None and c["d"][3] > 1e300
+    assert c["bad"] == [0, 0, 1, 1] and m["bad_elements"] == 2

@@ -371,6 +371,29 @@ function drawnMarks() {
     return { marks: out, note: (document.getElementById('note') || {}).textContent || '', fg: getComputedStyle(document.body).color };
 }
 
+// the error map's cells as drawn: the raster <image> Vega drew, its pixels read back, and its place on
+// the page; a pixel is red (the over-tolerance scheme) when its red channel clearly exceeds its blue one
+async function drawnCells() {
+    const img = document.querySelector('.error-map g.cells_marks image');
+    if (!img) return { error: 'no cell image; ', red: [], w: 0, h: 0 };
+    const r = img.getBoundingClientRect();
+    const im = new Image();
+    await new Promise((ok, bad) => { im.onload = ok; im.onerror = bad; im.src = img.getAttribute('href'); });
+    const cv = document.createElement('canvas');
+    cv.width = im.naturalWidth; cv.height = im.naturalHeight;
+    const g = cv.getContext('2d');
+    g.drawImage(im, 0, 0);
+    const px = g.getImageData(0, 0, cv.width, cv.height).data;
+    const red = [];
+    for (let y = 0; y < cv.height; y++) {
+        for (let x = 0; x < cv.width; x++) {
+            const o = (y * cv.width + x) * 4;
+            if (px[o] > px[o + 2] + 8) red.push([y, x]);
+        }
+    }
+    return { red, w: cv.width, h: cv.height, box: { top: r.top, bottom: r.bottom, left: r.left, right: r.right } };
+}
+
 // a screenshot of the active editor group (the webview just opened) maximized, the side bar closed
 async function maximized(wb, name) {
     await wb.runCommand('View: Toggle Maximize Editor Group').catch((e) => log(`maximize: ${e}`));
@@ -407,13 +430,14 @@ async function scenarioPictures() {
         if (f) {
             const d = await f.evaluate(drawnMarks);
             const tiles = d.marks.tiles || [];
-            const bad = d.marks.cells_bad || [];
-            const ok = d.marks.cells_ok || [];
+            const cells = await f.evaluate(drawnCells);
             check('pictures.error-map-tiles', tiles.length === 2, `${tiles.length} tile outlines`);
-            // the highlighted (over tolerance) cells are all inside the second tile, rows 32-63
+            // the cells are one raster image; its red (over tolerance) pixels all land inside the second tile, rows 32-63
             const second = tiles.slice().sort((a, b) => a.top - b.top)[1];
-            const inside = second && bad.length > 0 && bad.every((c) => c.top >= second.top - 1 && c.bottom <= second.bottom + 1);
-            check('pictures.error-map-failing-tile-highlighted', !!inside, `${bad.length} cells over tolerance, ${ok.length} within; second tile ${second ? `${Math.round(second.top)}-${Math.round(second.bottom)} px` : 'missing'}`);
+            const rowPx = cells.box ? (cells.box.bottom - cells.box.top) / cells.h : 0;
+            const inside = second && cells.red.length > 0 &&
+                cells.red.every(([y]) => cells.box.top + y * rowPx >= second.top - 1 && cells.box.top + (y + 1) * rowPx <= second.bottom + 1);
+            check('pictures.error-map-failing-tile-highlighted', !!inside, `${cells.error || ''}${cells.red.length} of ${cells.w}x${cells.h} cell pixels over tolerance (rows ${cells.red.length ? Math.min(...cells.red.map((r) => r[0])) : '-'}-${cells.red.length ? Math.max(...cells.red.map((r) => r[0])) : '-'}); second tile ${second ? `${Math.round(second.top)}-${Math.round(second.bottom)} px` : 'missing'}`);
             check('pictures.error-map-theme', /rgb\((2[0-9]{2}|1[5-9][0-9]), /.test(d.fg), `text colour ${d.fg} on the dark theme`);
         }
         await maximized(wb, 'pictures-error-map.png');
