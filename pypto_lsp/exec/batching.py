@@ -22,7 +22,9 @@ body (nothing but windows, moves, matmuls and the accumulating adds is batched),
 (:mod:`pypto_lsp.validate.localize` compares values per assignment), and every program that
 carries memory placements (``pl.MemRef`` / ``tile.alloc``): the memory model writes each placed
 tile into its core's arena in program order, which a batched loop would skip.
-``--exact`` (:func:`set_exact`) turns batching off everywhere.
+``exact`` turns batching off: a run setting (the CLI's ``--exact``, the case key ``exact``, the
+editor setting ``pypto-lsp.exact``) handed to :func:`pypto_lsp.validate.engine.run_text`;
+:func:`set_exact` sets the process default a run without the setting uses.
 """
 
 from __future__ import annotations
@@ -56,13 +58,14 @@ _exact = False
 
 
 def set_exact(on: bool) -> None:
-    """``True``: run every loop tile by tile (the CLI's ``--exact``)."""
+    """``True``: by default, run every loop tile by tile (a run's own ``exact`` setting wins)."""
     global _exact
     _exact = bool(on)
 
 
-def exact() -> bool:
-    return _exact
+def exact(setting: bool | None = None) -> bool:
+    """The run's ``exact`` setting, else the process default (:func:`set_exact`)."""
+    return _exact if setting is None else bool(setting)
 
 
 def has_placements(program: Program) -> bool:

@@ -776,7 +776,13 @@ def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
 
 class _ProgramGen:
     def __init__(
-        self, program: Program, check_shapes: bool, entry: str | None, trace: bool = False, memory_plan: MemoryPlan | None = None
+        self,
+        program: Program,
+        check_shapes: bool,
+        entry: str | None,
+        trace: bool = False,
+        memory_plan: MemoryPlan | None = None,
+        exact: bool | None = None,
     ) -> None:
         self.program = program
         self.check_shapes = check_shapes
@@ -810,7 +816,7 @@ class _ProgramGen:
         from . import batching
 
         # batched loops (see .batching): never traced, never with --exact, never with memory placements
-        self.batching = not trace and not batching.exact() and not batching.has_placements(program)
+        self.batching = not trace and not batching.exact(exact) and not batching.has_placements(program)
         self.uses_batching = False
 
     def use_op(self, op: str) -> str:
@@ -983,6 +989,7 @@ def generate(
     trace: bool = False,
     memory: bool = True,
     memory_plan: MemoryPlan | None = None,
+    exact: bool | None = None,
 ) -> GeneratedCode:
     """Generate the script for ``program`` (see module docstring).
 
@@ -991,10 +998,11 @@ def generate(
     ``memory``: when the dump places tiles (from InitMemRef on), run them in per-core byte
     arenas where the IR puts them and check every read (:mod:`pypto_lsp.exec.memory`); the
     runner may replace ``_pl_mem_session`` to collect the findings.
+    ``exact``: every loop as written (no batched loops, :mod:`.batching`); None: the process default.
     """
     fname = filename or f"<pypto-lsp:{program.filename or program.name}>"
     plan = (memory_plan or plan_program(program)) if memory else None
-    return _ProgramGen(program, check_shapes, entry, trace, plan).generate(fname)
+    return _ProgramGen(program, check_shapes, entry, trace, plan, exact).generate(fname)
 
 
 def torch_codegen(program: Program, check_shapes: bool = True) -> str:

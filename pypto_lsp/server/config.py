@@ -38,6 +38,7 @@ class Settings:
     validation: bool = True
     cache: bool = True
     memory: bool = True  # run tiles where the IR places them and report memory hazards
+    exact: bool = False  # every loop tile by tile (no batched loops)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +50,7 @@ class Settings:
             "validation": self.validation,
             "cache": self.cache,
             "memory": self.memory,
+            "exact": self.exact,
         }
 
 
@@ -101,13 +103,14 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
                         upd[attr] = v
                     else:
                         problems.append(f"'golden.{key}' must be a path string, got {v!r}")
-    for key in ("validation", "cache", "memory"):
+    for key in ("validation", "cache", "memory", "exact"):
         if key in d:
             if isinstance(d[key], bool):
                 upd[key] = d[key]
             else:
                 problems.append(f"'{key}' must be true or false, got {d[key]!r}")
     known = {"runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "memory", "interpreter", "trace"}
+    known.add("exact")
     unknown = sorted(k for k in d if k not in known)
     if unknown:
         problems.append(f"ignored unknown settings: {', '.join(unknown)}")
@@ -132,6 +135,7 @@ class Resolved:
     error: str | None = None  # a config file that cannot be used
     memory: bool = True  # the setting and the case's 'memory' both on
     backend: str | None = None  # the case's 'backend' (memory capacities)
+    exact: bool = False  # the setting or the case's 'exact': no batched loops
     notes: tuple[str, ...] = field(default_factory=tuple)
     # no goldens: the folder's earliest dump (its stem) on synthesized inputs is the reference
     reference: str | None = None
@@ -148,7 +152,8 @@ class Resolved:
 
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
-        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
+        key = (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
+        return key + (self.exact,)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -225,6 +230,7 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         reference=reference,
         memory=settings.memory and (case.memory if case is not None else True),
         backend=case.backend if case is not None else None,
+        exact=settings.exact or (case.exact if case is not None else False),
     )
 
 

@@ -222,6 +222,7 @@ async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
             collect_stats=True,
             memory=r.memory,
             backend=r.backend,
+            exact=r.exact,
         )
         try:
             raw = await ls.worker.validate(params)
@@ -498,6 +499,7 @@ async def validate_folder(
         texts=texts,
         memory=resolved.memory,
         backend=resolved.backend,
+        exact=resolved.exact,
     )
     run = asyncio.ensure_future(ls.worker.validate_folder(params, on_file))
     cancelled = False

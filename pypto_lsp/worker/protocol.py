@@ -83,6 +83,7 @@ class ValidateParams:
     collect_stats: bool = True
     memory: bool = True  # run tiles where the IR places them (pypto_lsp.exec.memory)
     backend: str | None = None  # memory capacities of this backend; None: the largest
+    exact: bool = False  # every loop tile by tile (no batched loops, pypto_lsp.exec.batching)
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateParams:
@@ -98,6 +99,7 @@ class ValidateParams:
             collect_stats=bool(d.get("collect_stats", True)),
             memory=bool(d.get("memory", True)),
             backend=d.get("backend"),
+            exact=bool(d.get("exact", False)),
         )
 
 
@@ -119,6 +121,7 @@ class ValidateFolderParams:
     texts: dict[str, str] = field(default_factory=dict)
     memory: bool = True
     backend: str | None = None
+    exact: bool = False
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateFolderParams:
@@ -134,6 +137,7 @@ class ValidateFolderParams:
             texts={str(k): str(v) for k, v in (d.get("texts") or {}).items()},
             memory=bool(d.get("memory", True)),
             backend=d.get("backend"),
+            exact=bool(d.get("exact", False)),
         )
 
 

@@ -26,11 +26,12 @@ export function readSettings(resource?: vscode.Uri): ExtensionSettings {
         atol: cfg.get('atol'),
         timeoutSeconds: cfg.get('timeoutSeconds'),
         memory: cfg.get('memory'),
+        exact: cfg.get('exact'),
         golden: { inputs: cfg.get('golden.inputs'), expected: cfg.get('golden.expected') },
     };
     return normaliseSettings(raw, { workspaceFolder: folder?.uri.fsPath, home: os.homedir(), env: process.env }, isTrusted());
 }
 
 /** Settings whose change is pushed to the running server (the interpreter restarts it instead). */
-export const PUSHED_SETTINGS = ['runOn', 'rtol', 'atol', 'timeoutSeconds', 'golden', 'memory'].map((k) => `${CONFIG_SECTION}.${k}`);
+export const PUSHED_SETTINGS = ['runOn', 'rtol', 'atol', 'timeoutSeconds', 'golden', 'memory', 'exact'].map((k) => `${CONFIG_SECTION}.${k}`);
 export const RESTART_SETTINGS = [`${CONFIG_SECTION}.interpreter`];

@@ -64,6 +64,8 @@ export interface ServerOptions {
     validation: boolean;
     /** run tiles where the IR places them and report memory hazards */
     memory: boolean;
+    /** every loop tile by tile (no batched loops) */
+    exact: boolean;
 }
 
 /** Command ids the server implements (workspace/executeCommand). */

@@ -20,6 +20,7 @@ export interface RawSettings {
     atol?: unknown;
     timeoutSeconds?: unknown;
     memory?: unknown;
+    exact?: unknown;
     golden?: { inputs?: unknown; expected?: unknown } | unknown;
 }
 
@@ -109,6 +110,7 @@ export function normaliseSettings(raw: RawSettings, ctx: ExpandContext, trusted:
             },
             validation: trusted,
             memory: raw.memory !== false,
+            exact: raw.exact === true,
         },
     };
 }

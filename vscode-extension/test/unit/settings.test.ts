@@ -61,6 +61,7 @@ describe('normaliseSettings', () => {
             golden: { inputs: null, expected: null },
             validation: true,
             memory: true,
+            exact: false,
         });
     });
     test('valid values are kept and resolved', () => {
@@ -85,6 +86,7 @@ describe('normaliseSettings', () => {
             golden: { inputs: '/ws/g/in.pt', expected: '/abs/exp.safetensors' },
             validation: true,
             memory: true,
+            exact: false,
         });
     });
     test('invalid values fall back to the defaults', () => {
@@ -99,6 +101,10 @@ describe('normaliseSettings', () => {
     test('memory: on unless set to false', () => {
         assert.equal(normaliseSettings({ memory: false }, ctx, true).server.memory, false);
         assert.equal(normaliseSettings({ memory: 'no' }, ctx, true).server.memory, true);
+    });
+    test('exact: off unless set to true', () => {
+        assert.equal(normaliseSettings({ exact: true }, ctx, true).server.exact, true);
+        assert.equal(normaliseSettings({ exact: 'yes' }, ctx, true).server.exact, false);
     });
     test('an untrusted workspace turns validation off', () => {
         assert.equal(normaliseSettings({}, ctx, false).server.validation, false);
