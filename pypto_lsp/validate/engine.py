@@ -354,7 +354,9 @@ def run_text(
         if big is not None:
             result.error = _span_error(ALLOC_KIND, big.message(alloc_budget()), big.span, bytes=big.bytes, budget=alloc_budget())
             return result
-        run_tensors = {k: v.clone() for k, v in inputs.items()}
+        from .lend import lend  # inputs only read are not cloned
+
+        run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=abandoned_runs() > 0)
         try:
             args = resolve_args(comp.program, gen.entry, run_tensors)
             _check_arg_types(comp.program, gen.entry, args)
@@ -380,6 +382,7 @@ def run_text(
             try:
                 _run_with_timeout(lambda: fn_obj(*args), timeout)
             finally:
+                loan.settle(run_tensors)
                 result.call_counts = dict(ns.get("_pl_calls") or {})
                 if session is not None and result.memory is not None:
                     result.memory["hazards"].extend(f.to_json() for f in session.findings)
