@@ -19,9 +19,10 @@ the loop as written.
 
 Kept per iteration, always: loops with cross-core pipes, control flow or any other op in the
 body (nothing but windows, moves, matmuls and the accumulating adds is batched), traced runs
-(:mod:`pypto_lsp.validate.localize` compares values per assignment), and every program that
-carries memory placements (``pl.MemRef`` / ``tile.alloc``): the memory model writes each placed
-tile into its core's arena in program order, which a batched loop would skip.
+(:mod:`pypto_lsp.validate.localize` compares values per assignment), and programs that carry
+memory placements (``pl.MemRef`` / ``tile.alloc``) while the memory model is on: it writes each
+placed tile into its core's arena in program order, which a batched loop would skip (their
+values-only runs, ``--memory off``, batch). The two ends of a cross-core pipe: :mod:`.pipebatch`.
 ``exact`` turns batching off: a run setting (the CLI's ``--exact``, the case key ``exact``, the
 editor setting ``pypto-lsp.exact``) handed to :func:`pypto_lsp.validate.engine.run_text`;
 :func:`set_exact` sets the process default a run without the setting uses.
