@@ -1,6 +1,7 @@
 """Language-server latencies, measured through a real LSP session over stdio.
 
     python benchmarks/bench_lsp.py [--saves 20] [--requests 100]
+    python benchmarks/bench_lsp.py --case DIR --goldens DIR [--target FILE] [--memory on|off] [--saves N]
 
 1. didSave -> publishDiagnostics for the largest ``qwen3_scope3_910b`` dump
    (``32_after_InitMemRef.py``) with a warm worker and the result cache off: each round
@@ -12,6 +13,10 @@
 
 Prints p50/p95 (goals: save p50 <= 150 ms; hover/codeLens p95 <= 50 ms while a folder
 runs). No asserts.
+
+``--case`` (a folder holding ``passes_dump/``) with ``--goldens`` (a folder holding
+``tensors.pt`` and ``expected.pt``, e.g. the scale goldens ``make_goldens.py`` writes) measures
+part 1 alone on that case's ``--target`` (default: its last dump), with ``--memory``.
 """
 
 from __future__ import annotations
@@ -116,20 +121,23 @@ def uri_of(ev: tuple[float, str, Any]) -> str:
     return p.uri if hasattr(p, "uri") else p.get("uri")
 
 
-async def bench(saves: int, requests: int) -> None:
+async def bench(
+    saves: int, requests: int, case: Path = QWEN, goldens: Path = QWEN, target: str = TARGET, memory: bool = True, folder: bool = True
+) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="pypto-lsp-bench-"))
     try:
         ws = tmp / "qwen3"
         ws.mkdir()
         (ws / "passes_dump").mkdir()
         for name in ("tensors.pt", "expected.pt"):
-            shutil.copyfile(QWEN / name, ws / name)
-        shutil.copyfile(QWEN / "passes_dump" / TARGET, ws / "passes_dump" / TARGET)
+            shutil.copyfile(goldens / name, ws / name)
+        shutil.copyfile(case / "passes_dump" / target, ws / "passes_dump" / target)
         other = tmp / "qwen3_other"
-        shutil.copytree(QWEN, other)
-        for p in other.rglob("*"):
-            p.chmod(p.stat().st_mode | 0o200)
-        path = ws / "passes_dump" / TARGET
+        if folder:
+            shutil.copytree(QWEN, other)
+            for p in other.rglob("*"):
+                p.chmod(p.stat().st_mode | 0o200)
+        path = ws / "passes_dump" / target
         uri = path.as_uri()
 
         client = Client()
@@ -144,7 +152,7 @@ async def bench(saves: int, requests: int) -> None:
             types.InitializeParams(
                 capabilities=caps,
                 root_uri=tmp.as_uri(),
-                initialization_options={"pypto-lsp": {"cache": False}},
+                initialization_options={"pypto-lsp": {"cache": False, "memory": memory}},
             )
         )
         client.initialized(types.InitializedParams())
@@ -181,12 +189,19 @@ async def bench(saves: int, requests: int) -> None:
                 lat_diag.append(diag[0] - t0)
                 lat_result.append(res[0] - t0)
                 worker_run.append(float(res[2]["seconds"]))
-        print(f"\n== didSave -> publishDiagnostics, {TARGET} ({len(text) / 1000:.0f} kB), warm worker, cache off ==")
+        load = os.getloadavg()[0]
+        print(f"\n== didSave -> publishDiagnostics, {target} ({len(text) / 1000:.0f} kB), warm worker, cache off, load {load:.1f} ==")
         print(fmt("didSave -> publishDiagnostics", lat_diag))
         print(fmt("didSave -> pypto-lsp/fileResult", lat_result))
         print(fmt("  of which the worker's run (FileResult.seconds)", worker_run))
 
         # ---- 2. hover / codeLens while validateFolder runs elsewhere
+        if not folder:
+            await client.shutdown_async(None)
+            client.exit(None)
+            await asyncio.sleep(0.5)
+            await client.stop()
+            return
         lines = path.read_text().splitlines()
         hover_pos = [
             (i, line.index(":") - 2) for i, line in enumerate(lines) if "__ssa_v" in line and ":" in line and line.startswith("        ")
@@ -254,11 +269,20 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--saves", type=int, default=20)
     ap.add_argument("--requests", type=int, default=100)
+    ap.add_argument("--case", type=Path, default=None, help="a folder holding passes_dump/ (part 1 only)")
+    ap.add_argument("--goldens", type=Path, default=None, help="the folder holding its tensors.pt and expected.pt")
+    ap.add_argument("--target", default=None, help="the dump file name (default: the case's last)")
+    ap.add_argument("--memory", choices=("on", "off"), default="on")
     args = ap.parse_args()
     if not QWEN.is_dir():
         print(f"no fixtures at {FIXTURES}; nothing to measure")
         return 0
-    asyncio.run(bench(args.saves, args.requests))
+    if args.case is not None:
+        target = args.target or sorted(p.name for p in (args.case / "passes_dump").glob("*.py"))[-1]
+        goldens = args.goldens or args.case
+        asyncio.run(bench(args.saves, args.requests, args.case, goldens, target, args.memory == "on", folder=False))
+        return 0
+    asyncio.run(bench(args.saves, args.requests, memory=args.memory == "on"))
     return 0
 
 

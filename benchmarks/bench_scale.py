@@ -1,6 +1,6 @@
 """Cost against size: the qwen3 scope3 block at hidden 512 (the base fixture), 1024, 2048 and 4096.
 
-    python benchmarks/bench_scale.py [--cases SUBSTR] [--repeat N] [--json OUT] [--exact]
+    python benchmarks/bench_scale.py [--cases SUBSTR] [--repeat N] [--json OUT] [--exact] [--memory on|off|both]
 
 Per size:
 
@@ -10,7 +10,12 @@ Per size:
   (``summary.seconds``, 2 worker processes by default);
 * last dump cold: the same for ``49_after_...`` alone (``summary.seconds``: parse, checks,
   codegen, run, compare), and in this process the run of that dump (``run_text``: wall and CPU);
-* kernel calls of that run and its execute time per call (µs).
+* kernel calls of that run and its execute time per call (µs);
+* with ``--memory both`` (the default), folder and last dump cold again with ``--memory off`` (values
+  only) and their ratio: the memory-model cost.
+
+Every CLI figure also gives the CPU seconds of the child processes (user + system): on the
+shared 2-core machine the wall clock follows the load, the CPU time much less.
 
 The scale goldens are regenerated into a temporary folder by the fixtures' own
 ``make_goldens.py`` (never into the repository or the fixtures). The machine is shared and
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -66,10 +72,14 @@ def best_of(fn: Any, repeat: int) -> tuple[float, float]:
     return wall, cpu
 
 
-def cli_summary_seconds(path: Path, inputs: Path, expected: Path, extra: list[str]) -> float:
+def cli_summary_seconds(path: Path, inputs: Path, expected: Path, extra: list[str]) -> tuple[float, float]:
+    """``summary.seconds`` of one cold ``validate`` and the CPU seconds of its processes."""
     cmd = [sys.executable, "-m", "pypto_lsp", "validate", str(path), "--inputs", str(inputs), "--expected", str(expected)]
     cmd += ["--no-cache", "--no-localize", "--json", *extra]
+    c0 = os.times()
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    c1 = os.times()
+    cpu = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
     out = p.stdout
     try:
         rep = json.loads(out[out.index("{") : out.rindex("}") + 1])
@@ -78,10 +88,15 @@ def cli_summary_seconds(path: Path, inputs: Path, expected: Path, extra: list[st
     bad = [f for f in rep["files"] if f["status"] != "pass"]
     if bad:
         print(f"  note: {len(bad)} file(s) did not pass, e.g. {Path(bad[0]['file']).name}: {bad[0]['status']}")
-    return float(rep["summary"]["seconds"])
+    return float(rep["summary"]["seconds"]), cpu
 
 
-def kernel_calls(text: str, inputs: dict[str, Any], expected: dict[str, Any]) -> int:
+def best_cli(path: Path, inputs: Path, expected: Path, extra: list[str], n: int) -> tuple[float, float]:
+    runs = [cli_summary_seconds(path, inputs, expected, extra) for _ in range(max(1, n))]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def kernel_calls(text: str, inputs: dict[str, Any], expected: dict[str, Any], memory: bool = True, exact: bool = False) -> int:
     """How many kernel calls one run of ``text`` makes (kernels wrapped with a counter)."""
     from pypto_lsp.exec import runtime
     from pypto_lsp.validate import engine
@@ -101,7 +116,7 @@ def kernel_calls(text: str, inputs: dict[str, Any], expected: dict[str, Any]) ->
     engine._COMPILED.clear()
     runtime.kernel = counting  # type: ignore[assignment]
     try:
-        engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2)
+        engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2, memory=memory, exact=exact)
     finally:
         runtime.kernel = real  # type: ignore[assignment]
         engine._COMPILED.clear()
@@ -113,7 +128,8 @@ def main() -> int:
     ap.add_argument("--cases", default=None, help="only cases whose name contains this")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", default=None, help="write the figures here")
-    ap.add_argument("--exact", action="store_true", help="pass --exact (the per-tile path) where the CLI has it")
+    ap.add_argument("--exact", action="store_true", help="pass --exact (every loop tile by tile)")
+    ap.add_argument("--memory", choices=("on", "off", "both"), default="both", help="the memory model (both: the two, and their ratio)")
     args = ap.parse_args()
     if not FIXTURES.is_dir():
         print(f"shared fixtures not found at {FIXTURES}")
@@ -125,9 +141,11 @@ def main() -> int:
     configure_torch()
     extra = ["--exact"] if args.exact else []
     results: dict[str, Any] = {}
+    modes = ["on", "off"] if args.memory == "both" else [args.memory]
+    print(f"load average at start: {os.getloadavg()[0]:.1f}; memory model: {', '.join(modes)}; {'exact' if args.exact else 'batched'}")
     print(
-        f"{'case':<26} {'hidden':>6} {'golden':>9} {'folder cold':>11} {'last cold':>9} {'last run':>9} {'(cpu)':>8}"
-        f" {'x golden':>8} {'calls':>7} {'µs/call':>8}"
+        f"{'case':<26} {'hidden':>6} {'memory':>6} {'golden':>9} {'folder cold':>11} {'(cpu)':>8} {'last cold':>9} {'(cpu)':>8}"
+        f" {'last run':>9} {'(cpu)':>8} {'x golden':>8} {'calls':>7} {'µs/call':>8} {'load':>5}"
     )
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for name, case, hidden in CASES:
@@ -147,34 +165,58 @@ def main() -> int:
             files = sorted((case / "passes_dump").glob("*.py"))
             last = files[-1]
             text = last.read_text()
-            folder = min(cli_summary_seconds(case / "passes_dump", ins, exp, extra) for _ in range(max(1, args.repeat - 1)))
-            last_cold = min(cli_summary_seconds(last, ins, exp, extra) for _ in range(args.repeat))
+            for mode in modes:
+                flags = [*extra, "--memory", mode]
+                memory = mode == "on"
+                folder, folder_cpu = best_cli(case / "passes_dump", ins, exp, flags, args.repeat - 1)
+                last_cold, last_cpu = best_cli(last, ins, exp, flags, args.repeat)
 
-            def one_run(text: str = text, inputs: dict[str, Any] = inputs, expected: dict[str, Any] = expected) -> None:
-                engine._COMPILED.clear()  # cold: parse, check and codegen included
-                r = engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2)
-                assert r.status == "pass", r.error
+                def one_run(
+                    text: str = text, inputs: dict[str, Any] = inputs, expected: dict[str, Any] = expected, memory: bool = memory
+                ) -> None:
+                    engine._COMPILED.clear()  # cold: parse, check and codegen included
+                    r = engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2, memory=memory, exact=args.exact)
+                    assert r.status == "pass", r.error
 
-            run_wall, run_cpu = best_of(one_run, args.repeat)
-            engine.compile_text(text)  # warm: the execute part alone
-            warm_wall, _ = best_of(lambda t=text, i=inputs, e=expected: engine.run_text(t, i, e, rtol=5e-2, atol=5e-2), args.repeat)
-            calls = kernel_calls(text, inputs, expected)
-            per_call = warm_wall / calls * 1e6 if calls else 0.0
-            results[name] = {
-                "hidden": hidden,
-                "golden_s": gold_wall,
-                "folder_cold_s": folder,
-                "last_cold_s": last_cold,
-                "last_run_s": run_wall,
-                "last_run_cpu_s": run_cpu,
-                "last_warm_run_s": warm_wall,
-                "kernel_calls": calls,
-                "us_per_call": per_call,
-            }
-            print(
-                f"{name:<26} {hidden:>6} {gold_wall * 1e3:6.1f} ms {folder:9.2f} s {last_cold:7.3f} s {run_wall:7.3f} s {run_cpu:6.3f} s"
-                f" {last_cold / gold_wall:7.1f}x {calls:>7} {per_call:8.1f}"
-            )
+                run_wall, run_cpu = best_of(one_run, args.repeat)
+                engine.compile_text(text, memory=memory, exact=args.exact)  # warm: the execute part alone
+                warm_wall, _ = best_of(
+                    lambda t=text, i=inputs, e=expected, m=memory: engine.run_text(
+                        t, i, e, rtol=5e-2, atol=5e-2, memory=m, exact=args.exact
+                    ),
+                    args.repeat,
+                )
+                calls = kernel_calls(text, inputs, expected, memory, args.exact)
+                per_call = warm_wall / calls * 1e6 if calls else 0.0
+                results[f"{name}/memory-{mode}"] = {
+                    "hidden": hidden,
+                    "memory": memory,
+                    "exact": args.exact,
+                    "golden_s": gold_wall,
+                    "folder_cold_s": folder,
+                    "folder_cold_cpu_s": folder_cpu,
+                    "last_cold_s": last_cold,
+                    "last_cold_cpu_s": last_cpu,
+                    "last_run_s": run_wall,
+                    "last_run_cpu_s": run_cpu,
+                    "last_warm_run_s": warm_wall,
+                    "kernel_calls": calls,
+                    "us_per_call": per_call,
+                    "load": os.getloadavg()[0],
+                }
+                print(
+                    f"{name:<26} {hidden:>6} {mode:>6} {gold_wall * 1e3:6.1f} ms {folder:9.2f} s {folder_cpu:6.2f} s {last_cold:7.3f} s"
+                    f" {last_cpu:6.2f} s {run_wall:7.3f} s {run_cpu:6.3f} s {last_cold / gold_wall:7.1f}x {calls:>7} {per_call:8.1f}"
+                    f" {os.getloadavg()[0]:5.1f}",
+                    flush=True,
+                )
+            if len(modes) == 2:
+                on, off = results[f"{name}/memory-on"], results[f"{name}/memory-off"]
+                print(
+                    f"{'':<26} memory on / off: folder {on['folder_cold_s'] / off['folder_cold_s']:.2f}x"
+                    f" (cpu {on['folder_cold_cpu_s'] / off['folder_cold_cpu_s']:.2f}x), last dump {on['last_cold_s'] / off['last_cold_s']:.2f}x"
+                    f" (cpu {on['last_cold_cpu_s'] / off['last_cold_cpu_s']:.2f}x)"
+                )
             del inputs, expected
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

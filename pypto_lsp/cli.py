@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="run tiles where the IR places them and report memory hazards (default: on, or the case's 'memory')",
     )
-    v.add_argument("--exact", action="store_true", help="run every loop tile by tile (no batched K-chunk accumulation)")
+    v.add_argument("--exact", action="store_true", help="run every loop tile by tile (no batched loops; default: the case's 'exact')")
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("--differential", action="store_true", help="compare with the earliest dump on synthesized inputs, even with goldens")
     v.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the synthesized inputs (default: the case's, else 0)")
@@ -264,10 +264,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate.run import validate_files
 
     configure_torch()
-    if args.exact:
-        from .exec import batching
+    exact = bool(args.exact or (case.exact if case else False))  # --exact or the case's 'exact'
+    from .exec import batching
 
-        batching.set_exact(True)
+    batching.set_exact(exact)  # also for the reference and localisation runs of this case
 
     from .validate import differential as dif
 
@@ -339,6 +339,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         bundle_paths=(str(inputs_path), str(expected_path)) if inputs_path and expected_path else None,
         memory=memory,
         backend=backend,
+        exact=exact,
     )
     report.seconds = time.perf_counter() - t0
     if not args.no_localize:

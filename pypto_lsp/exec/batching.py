@@ -19,10 +19,13 @@ the loop as written.
 
 Kept per iteration, always: loops with cross-core pipes, control flow or any other op in the
 body (nothing but windows, moves, matmuls and the accumulating adds is batched), traced runs
-(:mod:`pypto_lsp.validate.localize` compares values per assignment), and every program that
-carries memory placements (``pl.MemRef`` / ``tile.alloc``): the memory model writes each placed
-tile into its core's arena in program order, which a batched loop would skip.
-``--exact`` (:func:`set_exact`) turns batching off everywhere.
+(:mod:`pypto_lsp.validate.localize` compares values per assignment), and programs that carry
+memory placements (``pl.MemRef`` / ``tile.alloc``) while the memory model is on: it writes each
+placed tile into its core's arena in program order, which a batched loop would skip (their
+values-only runs, ``--memory off``, batch). The two ends of a cross-core pipe: :mod:`.pipebatch`.
+``exact`` turns batching off: a run setting (the CLI's ``--exact``, the case key ``exact``, the
+editor setting ``pypto-lsp.exact``) handed to :func:`pypto_lsp.validate.engine.run_text`;
+:func:`set_exact` sets the process default a run without the setting uses.
 """
 
 from __future__ import annotations
@@ -56,13 +59,14 @@ _exact = False
 
 
 def set_exact(on: bool) -> None:
-    """``True``: run every loop tile by tile (the CLI's ``--exact``)."""
+    """``True``: by default, run every loop tile by tile (a run's own ``exact`` setting wins)."""
     global _exact
     _exact = bool(on)
 
 
-def exact() -> bool:
-    return _exact
+def exact(setting: bool | None = None) -> bool:
+    """The run's ``exact`` setting, else the process default (:func:`set_exact`)."""
+    return _exact if setting is None else bool(setting)
 
 
 def has_placements(program: Program) -> bool:

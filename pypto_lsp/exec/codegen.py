@@ -502,6 +502,8 @@ class _FunctionGen:
         outer = ind
         if carried and self.batched_loop(s, carried, var, ind):
             ind += 1  # the loop as written runs in the else branch of the batched one
+        elif self.pipe_loop(s, carried, var, ind):
+            ind += 1  # likewise (exec.pipebatch)
         if s.kind == "spmd":
             it = f"_pl_rt.spmd_blocks({self.expr(s.stop)})"
         elif s.kind == "split_aiv":
@@ -557,6 +559,54 @@ class _FunctionGen:
         self.emit(ind, "else:", s.header_span)
         self.gen.uses_batching = True
         return True
+
+    def pipe_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool:
+        """A loop on one end of a cross-core pipe as one call (see :mod:`.pipebatch`), the loop
+        itself emitted by the caller in its ``else:``; False when the loop must run as written."""
+        from . import pipebatch
+
+        if not self.gen.batching or not self.gen.check_shapes or self.mem is not None or self.cube:
+            return False
+        trips = pipebatch.loop_range(s)
+        push = pipebatch.plan_push_loop(s, self.fn) if not carried else None
+        if push is not None and trips is not None:
+            specs = ""
+            for (lhs, rhs), (ldt, rdt) in zip(push.products, push.dtypes, strict=True):
+                specs += "(" + self._window_spec(lhs, ldt) + ", " + self._window_spec(rhs, rdt) + "), "
+            order = "".join(f"{i}, " for i in push.order)
+            self.emit(ind, f"if _pl_pb.push_loop(({specs}), ({order}), {len(trips)}):", s.header_span)
+            self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
+        else:
+            pop = pipebatch.plan_pop_loop(s, self.fn) if carried else None
+            if pop is None or trips is None:
+                return False
+            steps = ""
+            for slot, p_name, p_type, op, a_name, a_type, first in pop.steps:
+                steps += f"({slot}, {self._check_args(p_type)}, {_literal(p_name)}, {_literal(op)}, "
+                steps += f"{self._check_args(a_type)}, {_literal(a_name)}, {first}), "
+            inits = "".join(c + ", " for c in carried)
+            call = f"_pl_pb.pop_accumulate(({inits}), {len(trips)}, ({steps}), {pop.split}, {pop.pid})"
+            self.emit(ind, f"_pl_b = {call}", s.header_span)
+            self.emit(ind, "if _pl_b is not None:", s.header_span)
+            self.emit(ind + 1, f"{', '.join(carried)}, = _pl_b", s.header_span)
+            self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
+        self.emit(ind, "else:", s.header_span)
+        self.gen.uses_pipebatch = True
+        return True
+
+    def _window_spec(self, w: object, dtype: str) -> str:
+        from .batching import Window
+
+        assert isinstance(w, Window)
+        offs = "".join((_literal(o) if isinstance(o, int) else self.expr(o)) + ", " for o in w.offsets)
+        return f"{self.py(w.source)}, ({offs}), {w.shape!r}, {self.gen.dtype(dtype)}"
+
+    def _check_args(self, t: TensorType | TileType) -> str:
+        """``shape, dtype, valid`` as :meth:`checked` passes them to ``check_value``."""
+        valid = self.dims(t.valid_shape) if t.valid_shape is not None else "None"
+        if valid is None or (t.valid_shape is not None and _same_dims(t.valid_shape, t.shape)):
+            valid = "None"
+        return f"{self.loose_dims(t.shape)}, {self.gen.dtype(t.dtype)}, {valid}"
 
     def while_stmt(self, s: While, ind: int) -> None:
         from ..ir.parser import trailing_yield
@@ -809,7 +859,13 @@ def group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
 
 class _ProgramGen:
     def __init__(
-        self, program: Program, check_shapes: bool, entry: str | None, trace: bool = False, memory_plan: MemoryPlan | None = None
+        self,
+        program: Program,
+        check_shapes: bool,
+        entry: str | None,
+        trace: bool = False,
+        memory_plan: MemoryPlan | None = None,
+        exact: bool | None = None,
     ) -> None:
         self.program = program
         self.check_shapes = check_shapes
@@ -842,10 +898,12 @@ class _ProgramGen:
         self.needs_rtype = NEEDS_RESULT_TYPE
         from . import batching
 
-        # batched loops (see .batching): never traced, never with --exact, never with memory placements
-        self.batching = not trace and not batching.exact() and not batching.has_placements(program)
+        # batched loops (see .batching): never traced, never exact, never with the memory model on placed tiles
+        placed = memory_plan is not None and batching.has_placements(program)  # memory model on
+        self.batching = not trace and not batching.exact(exact) and not placed
         self.uses_batching = False
         self.uses_alloc_guard = False  # a site of a runtime-sized allocation (see alloc_guard)
+        self.uses_pipebatch = False
 
     def use_op(self, op: str) -> str:
         sym = self.ops.get(op)
@@ -900,6 +958,8 @@ class _ProgramGen:
             head.append(("import pypto_lsp.exec.batching as _pl_bt", None))
         if self.uses_alloc_guard:
             head.append(("import pypto_lsp.exec.alloc_budget as _pl_ab", None))
+        if self.uses_pipebatch:
+            head.append(("import pypto_lsp.exec.pipebatch as _pl_pb", None))
         for name, sym in sorted(self.dtypes.items()):
             head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))
         for op, sym in sorted(self.ops.items()):
@@ -1019,6 +1079,7 @@ def generate(
     trace: bool = False,
     memory: bool = True,
     memory_plan: MemoryPlan | None = None,
+    exact: bool | None = None,
 ) -> GeneratedCode:
     """Generate the script for ``program`` (see module docstring).
 
@@ -1027,10 +1088,11 @@ def generate(
     ``memory``: when the dump places tiles (from InitMemRef on), run them in per-core byte
     arenas where the IR puts them and check every read (:mod:`pypto_lsp.exec.memory`); the
     runner may replace ``_pl_mem_session`` to collect the findings.
+    ``exact``: every loop as written (no batched loops, :mod:`.batching`); None: the process default.
     """
     fname = filename or f"<pypto-lsp:{program.filename or program.name}>"
     plan = (memory_plan or plan_program(program)) if memory else None
-    return _ProgramGen(program, check_shapes, entry, trace, plan).generate(fname)
+    return _ProgramGen(program, check_shapes, entry, trace, plan, exact).generate(fname)
 
 
 def torch_codegen(program: Program, check_shapes: bool = True) -> str:

@@ -409,6 +409,24 @@ class Runtime:
             self._wait(lambda: len(q) > 0, op, split, lane)
             return q.popleft()
 
+    def pop_many_from_aic(self, split: int, lane: int, pid: int, n: int) -> list[torch.Tensor]:
+        """``n`` no-split pops in a row (a batched loop, :mod:`.pipebatch`): blocks whenever the
+        FIFO is empty, as ``n`` single pops with nothing in between would, so the turns pass alike."""
+        op = "tile.tpop_from_aic"
+        if split != 0:
+            raise ValueError(f"{op}: batched pops are no-split only, got split code {split}")
+        key: _Key = ("to_aiv", 0, lane if self.dual_nosplit else None, pid)
+        if self.dual_nosplit and lane not in (0, 1):
+            raise ValueError(f"{op}: dual-dispatch no-split pop needs lane 0 or 1, got {lane}")
+        out: list[torch.Tensor] = []
+        with self.cv:
+            q = self._q(key)
+            while len(out) < n:
+                self._wait(lambda: len(q) > 0, op, split, lane)
+                while q and len(out) < n:
+                    out.append(q.popleft())
+        return out
+
     # -- AIV -> AIC ----------------------------------------------------------
 
     def push_to_aic(self, tile: torch.Tensor, split: int, lane: int, pid: int = 0) -> None:

@@ -40,6 +40,7 @@ class Settings:
     cache: bool = True
     memory: bool = True  # run tiles where the IR places them and report memory hazards
     max_alloc: int | None = None  # 'maxAlloc': bytes one allocation may take (exec.alloc_budget)
+    exact: bool = False  # every loop tile by tile (no batched loops)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class Settings:
             "cache": self.cache,
             "memory": self.memory,
             "maxAlloc": self.max_alloc,
+            "exact": self.exact,
         }
 
 
@@ -104,7 +106,7 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
                         upd[attr] = v
                     else:
                         problems.append(f"'golden.{key}' must be a path string, got {v!r}")
-    for key in ("validation", "cache", "memory"):
+    for key in ("validation", "cache", "memory", "exact"):
         if key in d:
             if isinstance(d[key], bool):
                 upd[key] = d[key]
@@ -117,6 +119,7 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
             upd["max_alloc"] = size
     known = {"runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "memory", "interpreter", "trace"}
     known.add("maxAlloc")
+    known.add("exact")
     unknown = sorted(k for k in d if k not in known)
     if unknown:
         problems.append(f"ignored unknown settings: {', '.join(unknown)}")
@@ -156,6 +159,7 @@ class Resolved:
     error: str | None = None  # a config file that cannot be used
     memory: bool = True  # the setting and the case's 'memory' both on
     backend: str | None = None  # the case's 'backend' (memory capacities)
+    exact: bool = False  # the setting or the case's 'exact': no batched loops
     notes: tuple[str, ...] = field(default_factory=tuple)
     # no goldens: the folder's earliest dump (its stem) on synthesized inputs is the reference
     reference: str | None = None
@@ -173,9 +177,8 @@ class Resolved:
 
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
-        return (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend) + (
-            self.max_alloc,  # a smaller budget may stop a run that passed
-        )
+        key = (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
+        return key + (self.max_alloc, self.exact)  # a smaller budget may stop a run that passed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -254,6 +257,7 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         memory=settings.memory and (case.memory if case is not None else True),
         backend=case.backend if case is not None else None,
         max_alloc=case.max_alloc if case is not None and case.max_alloc is not None else settings.max_alloc,
+        exact=settings.exact or (case.exact if case is not None else False),
     )
 
 

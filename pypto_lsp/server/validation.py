@@ -223,6 +223,7 @@ async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
             memory=r.memory,
             backend=r.backend,
             max_alloc=r.max_alloc,
+            exact=r.exact,
         )
         try:
             raw = await ls.worker.validate(params)
@@ -500,6 +501,7 @@ async def validate_folder(
         memory=resolved.memory,
         backend=resolved.backend,
         max_alloc=resolved.max_alloc,
+        exact=resolved.exact,
     )
     run = asyncio.ensure_future(ls.worker.validate_folder(params, on_file))
     cancelled = False

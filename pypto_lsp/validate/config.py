@@ -39,6 +39,7 @@ class Case:
     max_alloc: int | None = None  # bytes per allocation (see validate/budget); None: the default
     memory: bool = True  # run tiles where the IR places them and check for memory hazards
     backend: str | None = None  # memory capacities of this PyPTO backend ("910B", "950"); default: the largest
+    exact: bool = False  # every loop tile by tile (no batched loops, pypto_lsp.exec.batching)
     source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
     notes: list[str] = field(default_factory=list)
     # without goldens (differential mode, validate.differential): values for parameters that
@@ -61,6 +62,7 @@ class Case:
             "timeout_s": self.timeout_s,
             "memory": self.memory,
             "backend": self.backend,
+            "exact": self.exact,
             "source": self.source,
             "notes": self.notes,
         }
@@ -144,6 +146,8 @@ def _cases_in(config: Path) -> list[Case]:
             raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
         if "memory" in c and not isinstance(c["memory"], bool):
             raise ConfigError(f"{where}: 'memory' must be true or false, got {c['memory']!r}")
+        if "exact" in c and not isinstance(c["exact"], bool):
+            raise ConfigError(f"{where}: 'exact' must be true or false, got {c['exact']!r}")
         if "backend" in c:
             from ..ir.memory import BackendError, capacities
 
@@ -171,6 +175,7 @@ def _cases_in(config: Path) -> list[Case]:
             max_alloc=_size(c, "max_alloc", where),
             memory=c.get("memory", True),
             backend=c.get("backend"),
+            exact=c.get("exact", False),
             source=str(config),
             generate=generate,
             seed=c.get("seed"),
@@ -183,7 +188,7 @@ def _cases_in(config: Path) -> list[Case]:
 
 CASE_KEYS = frozenset(
     {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed", "memory", "backend"}
-)
+) | {"exact"}
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
 
 

@@ -81,17 +81,20 @@ def compile_text(
     trace: bool = False,
     memory: bool = True,
     backend: str | None = None,
+    exact: bool | None = None,
 ) -> Compiled:
     """Parse + static checks + codegen + ``compile``; cached by text hash.
 
     ``memory``: plan where the IR places tiles, check it statically (capacity of ``backend``,
-    bounds, pipe slots) and run tiles in their bytes (see :mod:`pypto_lsp.exec.memory`)."""
+    bounds, pipe slots) and run tiles in their bytes (see :mod:`pypto_lsp.exec.memory`).
+    ``exact``: every loop tile by tile (:mod:`pypto_lsp.exec.batching`); None: the process default."""
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     from ..exec import batching
 
-    key = (digest, entry, check_shapes, trace, memory, backend, batching.exact())
+    exact = batching.exact(exact)
+    key = (digest, entry, check_shapes, trace, memory, backend, exact)
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
     if hit is not None:
@@ -120,6 +123,7 @@ def compile_text(
                 trace=trace,
                 memory=memory,
                 memory_plan=mplan,
+                exact=exact,
             )
             if gen.entry is None:
                 n = len(program.functions)
@@ -318,6 +322,7 @@ def run_text(
     keep: dict[str, torch.Tensor] | None = None,
     memory: bool = True,
     backend: str | None = None,
+    exact: bool | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
@@ -328,6 +333,7 @@ def run_text(
     finished (the differential reference, :mod:`.differential`).
     ``memory``: run tiles where the IR places them and report memory hazards (a file with an
     ``overwrite`` or ``pipe-slot`` finding fails; ``capacity``/``bounds`` are static errors).
+    ``exact``: every loop tile by tile, no batched loops (None: the process default).
     """
     t0 = time.perf_counter()
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
@@ -335,7 +341,7 @@ def run_text(
 
     context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
     try:
-        comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend)
+        comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend, exact=exact)
         result.memory = _memory_json(comp.memory)
         if comp.error is not None:
             result.error = comp.error
@@ -348,7 +354,9 @@ def run_text(
         if big is not None:
             result.error = _span_error(ALLOC_KIND, big.message(alloc_budget()), big.span, bytes=big.bytes, budget=alloc_budget())
             return result
-        run_tensors = {k: v.clone() for k, v in inputs.items()}
+        from .lend import lend  # inputs only read are not cloned
+
+        run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=abandoned_runs() > 0)
         try:
             args = resolve_args(comp.program, gen.entry, run_tensors)
             _check_arg_types(comp.program, gen.entry, args)
@@ -374,6 +382,7 @@ def run_text(
             try:
                 _run_with_timeout(lambda: fn_obj(*args), timeout)
             finally:
+                loan.settle(run_tensors)
                 result.call_counts = dict(ns.get("_pl_calls") or {})
                 if session is not None and result.memory is not None:
                     result.memory["hazards"].extend(f.to_json() for f in session.findings)

@@ -64,13 +64,21 @@ class ResultCache:
         self.memory: dict[str, dict[str, Any]] = {}
 
     def key(
-        self, text: str, bundle_id: str, rtol: float, atol: float, entry: str | None, memory: bool = True, backend: str | None = None
+        self,
+        text: str,
+        bundle_id: str,
+        rtol: float,
+        atol: float,
+        entry: str | None,
+        memory: bool = True,
+        backend: str | None = None,
+        exact: bool | None = None,
     ) -> str:
         h = hashlib.blake2b(digest_size=20)
         from ..exec import batching
 
         mem = f"memory:{backend or '*'}" if memory else "values"
-        mode = "exact" if batching.exact() else "batched"  # batched loops differ by rounding (exec.batching)
+        mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
         from .budget import budget
 
         mem += f";budget:{budget()}"  # a smaller budget may stop a run that passed (exec.alloc_budget)
@@ -185,6 +193,7 @@ def validate_files(
     should_stop: Callable[[], bool] | None = None,
     memory: bool = True,
     backend: str | None = None,
+    exact: bool | None = None,
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
     the same goldens and tolerances re-use that result (marked ``cached``)."""
@@ -196,7 +205,7 @@ def validate_files(
     for f in files:
         text = _read_text(f)
         texts.append(text)
-        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, rtol, atol, entry, memory, backend))
+        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, rtol, atol, entry, memory, backend, exact))
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}
     for f, text, key in zip(files, texts, keys, strict=True):
@@ -206,7 +215,7 @@ def validate_files(
     n_jobs = min(jobs or 1, len(todo))
     parallel: Iterator[tuple[str, dict[str, Any]]] | None = None
     if n_jobs > 1 and (should_stop is None) and _can_fork():
-        parallel = _run_parallel(todo, inputs, expected, rtol, atol, entry, timeout, n_jobs, memory, backend)
+        parallel = _run_parallel(todo, inputs, expected, rtol, atol, entry, timeout, n_jobs, memory, backend, exact)
     results: list[FileResult] = []
     for f, text, key in zip(files, texts, keys, strict=True):
         if should_stop is not None and should_stop():
@@ -239,6 +248,7 @@ def validate_files(
                     timeout=timeout,
                     memory=memory,
                     backend=backend,
+                    exact=exact,
                 )
                 _store(cache, key, fr.to_json())
         results.append(fr)
@@ -282,6 +292,7 @@ def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
         timeout=st["timeout"],
         memory=st["memory"],
         backend=st["backend"],
+        exact=st["exact"],
     )
     return key, fr.to_json()
 
@@ -301,11 +312,14 @@ def _run_parallel(
     jobs: int,
     memory: bool = True,
     backend: str | None = None,
+    exact: bool | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Run the distinct files in ``jobs`` forked processes; results in submission order."""
     import multiprocessing
 
-    _FORK_STATE.update(inputs=inputs, expected=expected, rtol=rtol, atol=atol, entry=entry, timeout=timeout, memory=memory, backend=backend)
+    _FORK_STATE.update(
+        inputs=inputs, expected=expected, rtol=rtol, atol=atol, entry=entry, timeout=timeout, memory=memory, backend=backend, exact=exact
+    )
     ctx = multiprocessing.get_context("fork")
     pool = ctx.Pool(jobs, initializer=_child_init)
     items = [(k, t, fn) for k, (t, fn) in todo.items()]

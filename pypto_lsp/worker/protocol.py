@@ -84,6 +84,7 @@ class ValidateParams:
     memory: bool = True  # run tiles where the IR places them (pypto_lsp.exec.memory)
     backend: str | None = None  # memory capacities of this backend; None: the largest
     max_alloc: int | None = None  # bytes one allocation may take (exec.alloc_budget); None: the default
+    exact: bool = False  # every loop tile by tile (no batched loops, pypto_lsp.exec.batching)
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateParams:
@@ -100,6 +101,7 @@ class ValidateParams:
             memory=bool(d.get("memory", True)),
             backend=d.get("backend"),
             max_alloc=int(d["max_alloc"]) if d.get("max_alloc") is not None else None,
+            exact=bool(d.get("exact", False)),
         )
 
 
@@ -122,6 +124,7 @@ class ValidateFolderParams:
     memory: bool = True
     backend: str | None = None
     max_alloc: int | None = None
+    exact: bool = False
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> ValidateFolderParams:
@@ -138,6 +141,7 @@ class ValidateFolderParams:
             memory=bool(d.get("memory", True)),
             backend=d.get("backend"),
             max_alloc=int(d["max_alloc"]) if d.get("max_alloc") is not None else None,
+            exact=bool(d.get("exact", False)),
         )
 
 

@@ -190,6 +190,7 @@ class Worker:
         memo: dict[str, dict[str, Any]] | None = None,
         memory: bool = True,
         backend: str | None = None,
+        exact: bool = False,
     ) -> dict[str, Any]:
         """``memo``: results of this folder run by cache key, used also with the cache off (as the
         CLI does: one run per distinct normalised text within a run)."""
@@ -201,7 +202,7 @@ class Worker:
         ins, exp, bid = golden
         cache = self._results_cache()
         cache.enabled = use_cache  # the disk part; the in-memory part is per worker
-        key = cache.key(text, bid, rtol, atol, entry, memory, backend) if use_cache or memo is not None else ""
+        key = cache.key(text, bid, rtol, atol, entry, memory, backend, exact) if use_cache or memo is not None else ""
         if memo is not None and key in memo:
             return {**memo[key], "file": file, "cached": True, "seconds": 0.0}
         if use_cache:
@@ -224,6 +225,7 @@ class Worker:
             stats_for=set(exp),
             memory=memory,
             backend=backend,
+            exact=exact,
         )
         out = fr.to_json()
         if fr.stats:
@@ -264,6 +266,7 @@ class Worker:
             p.collect_stats,
             memory=p.memory,
             backend=p.backend,
+            exact=p.exact,
         )
 
     def validate_folder(self, id: Any, p: P.ValidateFolderParams) -> P.FolderResult:
@@ -292,7 +295,19 @@ class Worker:
                 res.update(rtol=p.rtol, atol=p.atol)
             else:
                 res = self._validate_text(
-                    f, text_or_err, golden, p.rtol, p.atol, p.entry, p.timeout_s, p.use_cache, p.collect_stats, memo, p.memory, p.backend
+                    f,
+                    text_or_err,
+                    golden,
+                    p.rtol,
+                    p.atol,
+                    p.entry,
+                    p.timeout_s,
+                    p.use_cache,
+                    p.collect_stats,
+                    memo,
+                    p.memory,
+                    p.backend,
+                    p.exact,
                 )
             done += 1
             self.send(P.notification(P.FILE_RESULT, P.FileResultNote(id, i, total, res)))
@@ -398,7 +413,7 @@ def main() -> int:
         import torch  # noqa: F401 - warm up once, here
 
         import pypto_lsp.validate.engine
-        import pypto_lsp.validate.run  # noqa: F401
+        import pypto_lsp.validate.run
 
         pypto_lsp.validate.engine.configure_torch()  # one intra-op thread, as the CLI runs
     except Exception as exc:

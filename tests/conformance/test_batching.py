@@ -1,8 +1,9 @@
-"""Batched K-chunk accumulation (pypto_lsp.exec.batching) against the loop as written, on every real dump.
+"""Batched loops (pypto_lsp.exec.batching, exec.pipebatch) against the loops as written, on every real dump.
 
 For each fixture dump of verdicts.json (and the scale dumps at hidden 1024, whose goldens
 ``make_goldens.py`` writes into a temporary folder): the script with batching and with
-``--exact``; where they differ, both are run and must reach the same verdict, every output within
+``--exact`` (values only for dumps with memory placements: the memory model keeps those tile by
+tile); where they differ, both are run and must reach the same verdict, every output within
 the other by FP32 accumulation order only (carried through the program's own BF16 roundings:
 within 4 ulps of the output dtype at the largest output). Prints how many dumps batching changed
 and the largest difference.
@@ -11,6 +12,7 @@ and the largest difference.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -24,6 +26,9 @@ from pypto_lsp.validate.golden import load_bundle
 from .conformance import FIXTURES
 
 pytestmark = pytest.mark.conformance
+
+# a batched K-chunk loop (exec.batching) or a batched loop on a cross-core pipe (exec.pipebatch)
+_BATCHED = re.compile(r"_pl_bt\.kchunk\(|_pl_pb\.(push_loop|pop_accumulate)\(")
 
 
 def _cases(tmp_dir) -> list[tuple[str, list, dict, dict, float, float, str | None]]:
@@ -51,12 +56,12 @@ def _cases(tmp_dir) -> list[tuple[str, list, dict, dict, float, float, str | Non
     return out
 
 
-def _run(text: str, ins, exp, rtol: float, atol: float, entry: str | None, exact: bool):
+def _run(text: str, ins, exp, rtol: float, atol: float, entry: str | None, exact: bool, memory: bool = True):
     """The verdict (run_text) and the output tensors of one more run of the same script."""
     batching.set_exact(exact)
     try:
-        r = engine.run_text(text, ins, exp, rtol=rtol, atol=atol, entry=entry)
-        comp = engine.compile_text(text, entry=entry)
+        r = engine.run_text(text, ins, exp, rtol=rtol, atol=atol, entry=entry, memory=memory)
+        comp = engine.compile_text(text, entry=entry, memory=memory)
         outs: dict[str, torch.Tensor] = {}
         if r.status in ("pass", "fail") and comp.code is not None and comp.generated is not None and comp.program is not None:
             run = {k: v.clone() for k, v in ins.items()}
@@ -85,11 +90,16 @@ def test_batched_and_exact_paths_reach_the_same_verdicts(tmp_path, capsys):
             text = f.read_text()
             total += 1
             comp = engine.compile_text(text, entry=entry)
-            if comp.generated is None or "_pl_bt.kchunk(" not in comp.generated.source:
+            memory = True
+            if comp.generated is not None and "_pl_mem_session" in comp.generated.source:
+                # the memory model keeps placed dumps tile by tile: their values-only runs batch
+                memory = False
+                comp = engine.compile_text(text, entry=entry, memory=False)
+            if comp.generated is None or not _BATCHED.search(comp.generated.source):
                 continue  # no batched loop: the script is the exact one
             changed += 1
-            a, out_a = _run(text, ins, exp, rtol, atol, entry, exact=True)
-            b, out_b = _run(text, ins, exp, rtol, atol, entry, exact=False)
+            a, out_a = _run(text, ins, exp, rtol, atol, entry, exact=True, memory=memory)
+            b, out_b = _run(text, ins, exp, rtol, atol, entry, exact=False, memory=memory)
             if a.status != b.status:
                 problems.append(f"{case}/{f.name}: exact {a.status}, batched {b.status}")
             for k, ta in out_a.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 import torch
 
@@ -110,3 +112,51 @@ def test_a_window_past_the_edge_falls_back_to_the_loop_at_run_time() -> None:
         finally:
             batching.set_exact(False)
     assert exact[True] == exact[False]
+
+
+def test_exact_is_a_run_setting(tensors) -> None:
+    """``exact`` per run (what the worker passes): the process default stays as it was."""
+    text = _program(256, 64)
+    plain = compile_text(text, exact=True)
+    assert plain.generated is not None and "_pl_bt.kchunk(" not in plain.generated.source
+    assert _batched(text) and not batching.exact()
+    ins, exp = tensors
+    assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4, exact=True).status == PASS
+    batching.set_exact(True)
+    try:
+        batched = compile_text(text, exact=False)  # the run's setting wins over the default
+        assert batched.generated is not None and "_pl_bt.kchunk(" in batched.generated.source
+    finally:
+        batching.set_exact(False)
+
+
+def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None:
+    from pypto_lsp.server import config as scfg
+    from pypto_lsp.validate.config import ConfigError, find_case
+    from pypto_lsp.validate.run import ResultCache
+    from pypto_lsp.worker import protocol as P
+
+    (tmp_path / "passes_dump").mkdir()
+    dump = tmp_path / "passes_dump" / "00_frontend.py"
+    dump.write_text("# pypto.program: P\n")
+    cfg = tmp_path / "pypto-lsp.toml"
+    cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = true\n')
+    assert find_case(dump).exact is True
+    assert scfg.resolve(dump, scfg.Settings(), None).exact is True  # the case's key
+    cfg.write_text('[[cases]]\ndumps = "passes_dump"\n')
+    assert scfg.resolve(dump, scfg.Settings(), None).exact is False
+    settings, problems = scfg.merge(scfg.Settings(), {"pypto-lsp": {"exact": True}})
+    assert problems == [] and settings.exact is True
+    assert scfg.resolve(dump, settings, None).exact is True  # the editor setting
+    assert scfg.merge(scfg.Settings(), {"exact": "yes"})[1] == ["'exact' must be true or false, got 'yes'"]
+    cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = 1\n')
+    with pytest.raises(ConfigError, match="'exact' must be true or false"):
+        find_case(dump)
+    # to the worker, and into the result cache's key (the two paths differ by rounding)
+    params = P.ValidateParams(file="f.py", text="x", golden=P.Golden("i.pt", "e.pt"), rtol=0.1, atol=0.1, exact=True)
+    assert P.ValidateParams.from_json(asdict(params)).exact is True
+    assert P.ValidateParams.from_json({**asdict(params), "exact": False}).exact is False
+    folder = P.ValidateFolderParams(files=["f.py"], golden=P.Golden("i.pt", "e.pt"), rtol=0.1, atol=0.1, exact=True)
+    assert P.ValidateFolderParams.from_json(asdict(folder)).exact is True
+    cache = ResultCache(enabled=False)
+    assert cache.key("t", "b", 0.1, 0.1, None, exact=True) != cache.key("t", "b", 0.1, 0.1, None, exact=False)

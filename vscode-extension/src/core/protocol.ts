@@ -66,6 +66,8 @@ export interface ServerOptions {
     memory: boolean;
     /** bytes one allocation may take ("512M", "4G" or a number of bytes); null: the server's default */
     maxAlloc: string | number | null;
+    /** every loop tile by tile (no batched loops) */
+    exact: boolean;
 }
 
 /** Command ids the server implements (workspace/executeCommand). */

@@ -21,6 +21,7 @@ export interface RawSettings {
     timeoutSeconds?: unknown;
     memory?: unknown;
     maxAlloc?: unknown;
+    exact?: unknown;
     golden?: { inputs?: unknown; expected?: unknown } | unknown;
 }
 
@@ -119,6 +120,7 @@ export function normaliseSettings(raw: RawSettings, ctx: ExpandContext, trusted:
             validation: trusted,
             memory: raw.memory !== false,
             maxAlloc: sizeSetting(raw.maxAlloc),
+            exact: raw.exact === true,
         },
     };
 }

@@ -62,6 +62,7 @@ describe('normaliseSettings', () => {
             validation: true,
             memory: true,
             maxAlloc: null,
+            exact: false,
         });
     });
     test('valid values are kept and resolved', () => {
@@ -87,6 +88,7 @@ describe('normaliseSettings', () => {
             validation: true,
             memory: true,
             maxAlloc: null,
+            exact: false,
         });
     });
     test('invalid values fall back to the defaults', () => {
@@ -108,6 +110,10 @@ describe('normaliseSettings', () => {
     test('memory: on unless set to false', () => {
         assert.equal(normaliseSettings({ memory: false }, ctx, true).server.memory, false);
         assert.equal(normaliseSettings({ memory: 'no' }, ctx, true).server.memory, true);
+    });
+    test('exact: off unless set to true', () => {
+        assert.equal(normaliseSettings({ exact: true }, ctx, true).server.exact, true);
+        assert.equal(normaliseSettings({ exact: 'yes' }, ctx, true).server.exact, false);
     });
     test('an untrusted workspace turns validation off', () => {
         assert.equal(normaliseSettings({}, ctx, false).server.validation, false);

@@ -1,0 +1,99 @@
+"""The golden inputs a run reads, lent instead of cloned.
+
+Every run used to clone every input bundle tensor (at hidden 4096 the weights are 235 MB: ~0.2 s
+a file). A tensor bound to an ``In`` parameter of the entry is now passed as it is: a dump does
+not write its inputs, and when one does anyway (a store into an input, a bug the run should
+still report as the dump computes it), torch's version counter, which every in-place write
+into a tensor or a view of it bumps, tells afterwards; the tensor is then restored from a copy
+made once per process (the run's own result keeps what the dump wrote). Output parameters and
+anything not bound to an ``In`` parameter are cloned as before, and so is everything while a
+timed-out run may still be writing (:func:`pypto_lsp.validate.engine.abandoned_runs`).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from ..ir.model import Program
+
+__all__ = ["Loan", "lend"]
+
+_SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
+
+# id(tensor) -> (the tensor, weakly; its version when copied; the copy)
+_PRISTINE: dict[int, tuple[weakref.ref[torch.Tensor], int, torch.Tensor]] = {}
+
+
+def _candidates(name: str) -> list[str]:
+    """The bundle keys a parameter binds, in the order engine.resolve_args tries them."""
+    return [name, _SSA_SUFFIX.sub("", name), name.split("__")[0] if "__" in name.strip("_") else name]
+
+
+def _bound_key(name: str, tensors: Mapping[str, Any]) -> str | None:
+    for c in _candidates(name):
+        if c in tensors:
+            return c
+    return None
+
+
+def _pristine(t: torch.Tensor) -> torch.Tensor:
+    """A copy of ``t`` as it is now (made again when its owner changed it since)."""
+    hit = _PRISTINE.get(id(t))
+    if hit is not None and hit[0]() is t and hit[1] == t._version:
+        return hit[2]
+    if len(_PRISTINE) > 64:
+        _PRISTINE.clear()
+    copy = t.clone()
+    _PRISTINE[id(t)] = (weakref.ref(t), t._version, copy)
+    return copy
+
+
+class Loan:
+    """The tensors lent to one run and their versions when lent."""
+
+    def __init__(self) -> None:
+        self.lent: list[tuple[str, torch.Tensor, int]] = []
+
+    def settle(self, run_tensors: dict[str, torch.Tensor]) -> list[str]:
+        """After the run: an input the dump wrote keeps its written state in ``run_tensors`` (a
+        copy) and is restored for the next run. The keys restored."""
+        restored = []
+        for key, t, version in self.lent:
+            if t._version != version:
+                run_tensors[key] = t.clone()
+                ref, _, copy = _PRISTINE[id(t)]
+                with torch.no_grad():
+                    t.copy_(copy)
+                _PRISTINE[id(t)] = (ref, t._version, copy)
+                restored.append(key)
+        self.lent = []
+        return restored
+
+
+def lend(
+    program: Program, entry: str, inputs: Mapping[str, torch.Tensor], *, clone_all: bool = False
+) -> tuple[dict[str, torch.Tensor], Loan]:
+    """The tensors of one run: inputs bound only to ``In`` parameters as they are, the rest cloned."""
+    loan = Loan()
+    fn = program.function(entry)
+    read_only: set[str] = set()
+    written: set[str] = set()
+    if fn is not None and not clone_all:
+        for p in fn.params:
+            key = _bound_key(p.name, inputs)
+            if key is not None:
+                (read_only if p.direction == "in" else written).add(key)
+    out: dict[str, torch.Tensor] = {}
+    for k, v in inputs.items():
+        if k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
+            _pristine(v)  # once per process: what a write is undone from
+            out[k] = v
+            loan.lent.append((k, v, v._version))
+        else:
+            out[k] = v.clone()
+    return out, loan

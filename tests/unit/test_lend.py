@@ -1,0 +1,53 @@
+"""Inputs lent to a run instead of cloned (pypto_lsp.validate.lend): a dump that writes into one
+still computes with what it wrote, and the next run sees the input as it was."""
+
+from __future__ import annotations
+
+import torch
+
+from pypto_lsp.validate.engine import run_text
+from pypto_lsp.validate.report import PASS
+
+ORCH = "@pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)"
+
+
+def _program(write_input: bool) -> str:
+    body = [
+        "x_c: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.slice(x, [4, 8], [0, 0])",
+        "d: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.adds(x_c, 1.0)",
+    ]
+    if write_input:  # a bug: the dump writes its input, then reads it back
+        body += [
+            "x: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.assemble(x, d, [0, 0])",
+            "x_c2: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.slice(x, [4, 8], [0, 0])",
+            "d2: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.adds(x_c2, 1.0)",
+            "out: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.assemble(out, d2, [0, 0])",
+        ]
+    else:
+        body.append("out: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.assemble(out, d, [0, 0])")
+    lines = [
+        "# pypto.program: Lend",
+        "import pypto.language as pl",
+        "",
+        "@pl.program",
+        "class Lend:",
+        f"    {ORCH}",
+        "    def main(self, x: pl.Tensor[[4, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:",
+        *("        " + b for b in body),
+        "        return out",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_an_input_only_read_is_not_copied_and_a_written_one_is_restored() -> None:
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    before = x.clone()
+    ins = {"x": x, "out": torch.zeros(4, 8)}
+    ok = run_text(_program(False), ins, {"out": x + 1}, rtol=0, atol=0)
+    assert ok.status == PASS, ok.error
+    assert x._version == before._version or torch.equal(x, before)
+    for _ in range(2):  # the second run sees x as it was: same verdict, same numbers
+        r = run_text(_program(True), ins, {"out": x + 2, "x": x + 1}, rtol=0, atol=0)
+        assert r.status == PASS, (r.error, r.tensors)  # out from the written x; x compared as the dump left it
+        assert torch.equal(x, before)
+    assert torch.equal(ins["out"], torch.zeros(4, 8))  # outputs are never lent

@@ -1,0 +1,109 @@
+"""Loops on both ends of a cross-core pipe run batched (pypto_lsp.exec.pipebatch), and where they must not."""
+
+from __future__ import annotations
+
+import torch
+
+from pypto_lsp.validate.engine import compile_text, run_text
+from pypto_lsp.validate.report import PASS
+
+AIC = "@pl.function(type=pl.FunctionType.AIC, level=pl.Level.AIC, role=pl.Role.SubWorker)"
+AIV = "@pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)"
+GROUP = "@pl.function(type=pl.FunctionType.Group, level=pl.Level.CORE_GROUP, role=pl.Role.SubWorker)"
+ORCH = "@pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)"
+A = "pl.Tensor[[16, 64], pl.BF16]"
+B = "pl.Tensor[[64, 32], pl.BF16]"
+OUT = "pl.Tensor[[16, 32], pl.FP32]"
+SIG = f"a: {A}, b: {B}, o: pl.Out[{OUT}]"
+ACC = "pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec]"
+
+
+def _program(aic_extra: str = "", aiv_extra: str = "") -> str:
+    aic = [
+        AIC,
+        f"def g_aic({SIG}) -> {OUT}:",
+        "    for kb in pl.range(4):",
+        "        k0: pl.Scalar[pl.INDEX] = kb * 16",
+        "        ac: pl.Tile[[16, 16], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, k0], [16, 16], [16, 16], target_memory=pl.Mem.Mat)",
+        "        bc: pl.Tile[[16, 32], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [k0, 0], [16, 32], [16, 32], target_memory=pl.Mem.Mat)",
+        "        al: pl.Tile[[16, 16], pl.BF16, pl.Mem.Left] = pl.tile.move(ac, target_memory=pl.Mem.Left)",
+        "        br: pl.Tile[[16, 32], pl.BF16, pl.Mem.Right] = pl.tile.move(bc, target_memory=pl.Mem.Right)",
+        "        t: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(al, br)",
+        "        pl.tile.tpush_to_aiv(t, split=0)",
+        *([aic_extra] if aic_extra else []),
+        "    return o",
+    ]
+    aiv = [
+        AIV,
+        f"def g_aiv({SIG}) -> {OUT}:",
+        f"    acc0: {ACC} = pl.tile.full([16, 32], dtype=pl.FP32, value=0.0)",
+        "    for kb, (acc,) in pl.range(4, init_values=(acc0,)):",
+        f"        p: {ACC} = pl.tile.tpop_from_aic(split=0)",
+        f"        acc2: {ACC} = pl.tile.add(acc, p)",
+        "        pl.system.tfree_to_aic(p, split=0)",
+        *([aiv_extra] if aiv_extra else []),
+        "        acc_rv = pl.yield_(acc2)",
+        f"    o1: {OUT} = pl.tile.store(acc_rv, [0, 0], o)",
+        "    return o1",
+    ]
+    group = [GROUP, f"def g({SIG}) -> {OUT}:", "    self.g_aic(a, b, o)", "    self.g_aiv(a, b, o)", "    return o"]
+    orch = [ORCH, f"def main(self, {SIG}) -> {OUT}:", f"    r: {OUT} = self.g(a, b, o)", "    return r"]
+    text = "# pypto.program: P\nimport pypto.language as pl\n\n@pl.program\nclass P:\n"
+    for f in (aic, aiv, group, orch):
+        text += "".join("    " + ln + "\n" for ln in f)
+    return text
+
+
+def _run(text: str, exact: bool) -> tuple[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(16, 64, generator=g).bfloat16()
+    b = torch.randn(64, 32, generator=g).bfloat16()
+    keep: dict[str, torch.Tensor] = {}
+    r = run_text(
+        text, {"a": a, "b": b, "o": torch.zeros(16, 32)}, {"o": a.float() @ b.float()}, rtol=1e-5, atol=1e-4, exact=exact, keep=keep
+    )
+    assert r.status == PASS, r.error
+    return r.status, keep["o"]
+
+
+def _source(text: str, exact: bool = False) -> str:
+    comp = compile_text(text, exact=exact)
+    assert comp.generated is not None, comp.error
+    return comp.generated.source
+
+
+def test_both_ends_batch_and_give_the_loops_numbers_bit_for_bit() -> None:
+    text = _program()
+    src = _source(text)
+    assert "_pl_pb.push_loop(" in src and "_pl_pb.pop_accumulate(" in src
+    assert "_pl_pb." not in _source(text, exact=True)
+    _, batched = _run(text, exact=False)
+    _, exact = _run(text, exact=True)
+    assert torch.equal(batched, exact)
+
+
+def test_another_op_in_a_body_keeps_that_loop() -> None:
+    src = _source(_program(aic_extra="        z: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.muls(t, 2.0)"))
+    assert "_pl_pb.push_loop(" not in src and "_pl_pb.pop_accumulate(" in src
+    src = _source(_program(aiv_extra=f"        q: {ACC} = pl.tile.muls(acc2, 1.0)"))
+    assert "_pl_pb.push_loop(" in src and "_pl_pb.pop_accumulate(" not in src
+    _run(_program(aiv_extra=f"        q: {ACC} = pl.tile.muls(acc2, 1.0)"), exact=False)
+
+
+def test_a_window_past_the_edge_runs_the_loop_as_written() -> None:
+    # five chunks of 16 over a 64-wide input: the batched call declines before any push
+    text = _program().replace("pl.range(4)", "pl.range(5)").replace("pl.range(4, init_values", "pl.range(5, init_values")
+    src = _source(text)
+    assert "_pl_pb.push_loop(" in src
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(16, 64, generator=g).bfloat16()
+    b = torch.randn(64, 32, generator=g).bfloat16()
+    outs = {}
+    for exact in (True, False):
+        keep: dict[str, torch.Tensor] = {}
+        r = run_text(
+            text, {"a": a, "b": b, "o": torch.zeros(16, 32)}, {"o": a.float() @ b.float()}, rtol=1e-5, atol=1e-4, exact=exact, keep=keep
+        )
+        outs[exact] = (r.status, keep.get("o"))
+    assert outs[True][0] == outs[False][0]
+    assert outs[True][1] is not None and outs[False][1] is not None and torch.equal(outs[True][1], outs[False][1])
