@@ -58,6 +58,7 @@ from ..ir.model import (
     entry_function,
     stmt_exprs,
     stmt_targets,
+    trailing_yield,
     walk_expr,
     walk_stmts,
 )
@@ -456,8 +457,6 @@ class _FunctionGen:
                         self.emit(ind, f"{self.py(t.name)} = _pl_rt.with_valid({self.py(t.name)}, {v})", span)
 
     def for_stmt(self, s: For, ind: int) -> None:
-        from ..ir.parser import trailing_yield
-
         carried = [self.py(t.name) for t in s.iter_args]
         if carried:
             inits = [self.expr(v) for v in s.init_values]
@@ -526,8 +525,6 @@ class _FunctionGen:
         return True
 
     def while_stmt(self, s: While, ind: int) -> None:
-        from ..ir.parser import trailing_yield
-
         if not s.ssa:
             self.emit(ind, f"while {self.expr(s.cond)}:", s.cond_span)
             self.frames.append(_Frame("loop", []))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..ir.model import split_lines
 from ..ir.parser import MAX_BYTES, parse_bytes
 from ..ir.passdiff import dump_order_key, previous_dump
 from ..validate.config import discover_dumps, is_dump_path
@@ -29,7 +30,7 @@ from ..worker import protocol as P
 from . import results as R
 from .config import Resolved
 from .config_warnings import publish_config_warnings
-from .documents import DocState, Localized, path_to_uri, results_generation, split_lines, text_hash, uri_to_path
+from .documents import DocState, Localized, path_to_uri, results_generation, text_hash, uri_to_path
 from .publish import publish
 
 if TYPE_CHECKING:
