@@ -151,9 +151,7 @@ def snapshot(ls: PyptoServer, uri: str) -> Snapshot:
             text = data.decode("utf-8", "replace")
             bad = parse_bytes(data, str(path)).errors
             if bad:  # not UTF-8: an error result without a run
-                d = bad[0]
-                s = d.span
-                static = ErrorInfo(f"static:{d.code}", d.message, s.line, s.col + 1, s.end_line, s.end_col + 1)
+                static = ErrorInfo.from_diagnostic(bad[0])
         version = None
     if not is_dump_path(path, text[:256].split("\n", 1)[0]):
         raise NotADump(f"not a pass dump (a .py under passes_dump*/ or starting with '# pypto.program:'): {path}")
@@ -191,10 +189,7 @@ def _static_result(snap: Snapshot, st: DocState | None) -> FileResult | None:
     errors = [d for d in st.parse_diags if d.severity == "error"]
     if not errors:
         return None
-    d = errors[0]
-    s = d.span
-    err = ErrorInfo(f"static:{d.code}", d.message, s.line, s.col + 1, s.end_line, s.end_col + 1)
-    return FileResult(str(snap.path), ERROR, error=err, rtol=snap.resolved.rtol, atol=snap.resolved.atol)
+    return FileResult(str(snap.path), ERROR, error=ErrorInfo.from_diagnostic(errors[0]), rtol=snap.resolved.rtol, atol=snap.resolved.atol)
 
 
 async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:

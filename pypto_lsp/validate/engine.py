@@ -60,9 +60,7 @@ _COMPILED_LOCK = threading.Lock()
 
 
 def _span_error(kind: str, message: str, span: Span | None, **detail: Any) -> ErrorInfo:
-    if span is None:
-        return ErrorInfo(kind, message, detail=detail)
-    return ErrorInfo(kind, message, span.line, span.col + 1, span.end_line, span.end_col + 1, detail=detail)
+    return ErrorInfo.at(kind, message, span, **detail)
 
 
 _COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
@@ -109,7 +107,7 @@ def compile_text(
     errors = [d for d in diags if d.severity == D.ERROR]
     if program is None or errors:
         first = errors[0] if errors else D.error(None, "parse", "cannot parse")
-        comp = Compiled(program, diags, None, None, _span_error(f"static:{first.code}", first.message, first.span), mplan)
+        comp = Compiled(program, diags, None, None, ErrorInfo.from_diagnostic(first), mplan)
     else:
         try:
             gen = codegen.generate(
@@ -559,7 +557,7 @@ def _read_text(f: Path) -> str | FileResult:
     except UnicodeDecodeError:
         res = parse_bytes(data, str(f))
         d = res.errors[0]
-        return FileResult(str(f), ERROR, error=_span_error(f"static:{d.code}", d.message, d.span))
+        return FileResult(str(f), ERROR, error=ErrorInfo.from_diagnostic(d))
 
 
 def entry_of(program: Program) -> str | None:

@@ -375,9 +375,7 @@ def _read_dump(path: str) -> str | dict[str, Any]:
     except UnicodeDecodeError:
         pass
     res = parse_bytes(data, path)
-    d = res.errors[0]
-    err = ErrorInfo(f"static:{d.code}", d.message, d.span.line, d.span.col + 1, d.span.end_line, d.span.end_col + 1)
-    return FileResult(path, ERROR, error=err).to_json()
+    return FileResult(path, ERROR, error=ErrorInfo.from_diagnostic(res.errors[0])).to_json()
 
 
 def main() -> int:
