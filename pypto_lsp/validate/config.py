@@ -17,7 +17,8 @@ from ..ir.passdiff import dump_order_key
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
 DEFAULT_TIMEOUT_S = 30.0
-CONFIG_NAMES = ("pypto-lsp.toml", "pyproject.toml")
+CONFIG_NAMES = ("pypto-lsp.toml", "pyproject.toml")  # looked for in the dump folder and every folder above
+GOLDEN_SUFFIXES = (".pt", ".safetensors")  # golden bundle files
 _DUMP_NAME = re.compile(r"^\d+_(after_\w+|frontend)\.py$")
 
 
@@ -296,14 +297,17 @@ def find_case(dump: str | Path, config: str | Path | None = None) -> Case:
         if len(cases) == 1:
             return cases[0]
         raise ConfigError(f"{config}: no [[cases]] entry covers {folder}")
-    for d in [folder, *folder.parents]:
-        for name in CONFIG_NAMES:
-            cfg = d / name
-            if cfg.is_file():
-                for c in _by_goldens(_cases_in(cfg)):
-                    if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
-                        return c
+    for cfg in config_files(folder):
+        for c in _by_goldens(_cases_in(cfg)):
+            if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
+                return c
     return default_case(folder)
+
+
+def config_files(folder: Path) -> list[Path]:
+    """The config files that may apply to ``folder``: the nearest first, ``pypto-lsp.toml`` before
+    ``pyproject.toml`` in each folder on the way up."""
+    return [d / name for d in [folder, *folder.parents] for name in CONFIG_NAMES if (d / name).is_file()]
 
 
 def _by_goldens(cases: list[Case]) -> list[Case]:
@@ -314,11 +318,11 @@ def _by_goldens(cases: list[Case]) -> list[Case]:
 def default_case(folder: Path) -> Case:
     parent = folder.parent
     for g, inputs_name in ((parent / "golden", "inputs"), (folder / "golden", "inputs")):
-        for ext in (".pt", ".safetensors"):
+        for ext in GOLDEN_SUFFIXES:
             i, e = g / f"{inputs_name}{ext}", g / f"expected{ext}"
             if i.is_file() and e.is_file():
                 return Case(folder, i, e, source=str(g))
-    for ext in (".pt", ".safetensors"):
+    for ext in GOLDEN_SUFFIXES:
         i, e = parent / f"tensors{ext}", parent / f"expected{ext}"
         if i.is_file() and e.is_file():
             return Case(folder, i, e, source=str(parent))
