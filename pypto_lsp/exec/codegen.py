@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ir import trace_keys
+from ..ir.catalogue import NEEDS_RESULT_TYPE
 from ..ir.check import transport_split_codes
 from ..ir.memory import VIEW_OPS, MemoryPlan, operand_roles, plan_program
 from ..ir.model import (
@@ -801,8 +802,6 @@ class _ProgramGen:
         else:
             self.entry = entry_function(program)
         self.group_meta = group_metadata(program)
-        from .runtime import NEEDS_RESULT_TYPE
-
         self.needs_rtype = NEEDS_RESULT_TYPE
         from . import batching
 
