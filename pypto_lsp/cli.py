@@ -11,7 +11,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .validate.config import Case, RunSettings
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -261,29 +264,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     inputs_path = args.inputs or (case.inputs if case else None)
     expected_path = args.expected or (case.expected if case else None)
-    rtol = args.rtol if args.rtol is not None else (case.rtol if case else cfg.DEFAULT_RTOL)
-    atol = args.atol if args.atol is not None else (case.atol if case else cfg.DEFAULT_ATOL)
-    entry = args.entry if args.entry is not None else (case.entry if case else None)
-    timeout = args.timeout if args.timeout is not None else (case.timeout_s if case else cfg.DEFAULT_TIMEOUT_S)
-    memory = args.memory == "on" if args.memory is not None else (case.memory if case else True)
-    backend = case.backend if case else None
+    # the case's settings, with what the command line says instead
+    settings = (case.settings() if case else cfg.RunSettings()).override(
+        rtol=args.rtol,
+        atol=args.atol,
+        entry=args.entry,
+        timeout_s=args.timeout,
+        memory=args.memory == "on" if args.memory is not None else None,
+    )
     reference = None
     if case is not None and (args.differential or not case.has_goldens):
-        try:  # no goldens: the folder's earliest dump, run on synthesized inputs, is the reference
-            reference = dif.for_case(
-                cfg.discover_dumps(cfg.dump_folder(files[0])),
-                case,
-                entry=entry,
-                timeout=timeout,
-                use_cache=not args.no_cache,
-                seed=args.seed,
-            )
-        except dif.GenerateError as exc:
-            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except dif.DifferentialError as exc:
-            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
-            return EXIT_FAIL
+        # no goldens: the folder's earliest dump, run on synthesized inputs, is the reference
+        reference = _reference("validate", cfg.discover_dumps(cfg.dump_folder(files[0])), case, settings, not args.no_cache, args.seed)
+        if isinstance(reference, int):
+            return reference
         inputs, expected = reference.inputs, reference.expected
         inputs_path = expected_path = None
         compared = reference.to_json()
@@ -317,28 +311,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
         files,
         inputs,
         expected,
-        rtol=rtol,
-        atol=atol,
-        entry=entry,
-        timeout=timeout,
+        **settings.engine_kwargs(),
         jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
         use_cache=not args.no_cache,
         on_result=on_result,
         bundle_paths=(str(inputs_path), str(expected_path)) if inputs_path and expected_path else None,
-        memory=memory,
-        backend=backend,
     )
     report.seconds = time.perf_counter() - t0
     if not args.no_localize:
         from .validate.localize import localize_report
 
-        localize_report(report, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout)
+        localize_report(report, inputs, **settings.values_kwargs())
     if progress:
         sys.stderr.write("\r" + " " * 80 + "\r")
     if args.report:
         from .validate.html_report import write_report
 
-        write_report(args.report, report, inputs, expected, entry=entry, timeout=timeout)
+        write_report(args.report, report, inputs, expected, entry=settings.entry, timeout=settings.timeout_s)
     if args.json:
         json.dump({**report.to_json(), "compared_with": compared}, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -402,6 +391,21 @@ def _add_ci_and_golden_arguments(sub: Any, validate: argparse.ArgumentParser) ->
     f.add_argument("--force", action="store_true", help="overwrite an existing bundle")
 
 
+def _reference(command: str, files: list[Path], case: Case, settings: RunSettings, use_cache: bool, seed: int | None) -> Any:
+    """The differential reference of ``files`` (the earliest dump on synthesized inputs), or the
+    exit status after saying why: 2 when inputs cannot be synthesized, 1 when the reference fails."""
+    from .validate import differential as dif
+
+    try:
+        return dif.for_case(files, case, entry=settings.entry, timeout=settings.timeout_s, use_cache=use_cache, seed=seed)
+    except dif.GenerateError as exc:
+        print(f"pypto-lsp {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except dif.DifferentialError as exc:
+        print(f"pypto-lsp {command}: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+
+
 def cmd_golden(args: argparse.Namespace) -> int:
     if args.golden_command != "freeze":
         print("pypto-lsp golden: a subcommand is needed: freeze FOLDER", file=sys.stderr)
@@ -420,23 +424,19 @@ def cmd_golden(args: argparse.Namespace) -> int:
     if not args.force and ((out / "inputs.pt").exists() or (out / "expected.pt").exists()):
         print(f"pypto-lsp golden freeze: {out} already holds a bundle (--force overwrites it)", file=sys.stderr)
         return EXIT_USAGE
-    from .validate import differential as dif
     from .validate.engine import configure_torch
     from .validate.golden import GoldenError, save_golden
 
     configure_torch()
-    entry = args.entry if args.entry is not None else case.entry
-    try:
-        ref = dif.for_case(files, case, entry=entry, timeout=case.timeout_s, use_cache=False, seed=args.seed)
-    except dif.GenerateError as exc:
-        print(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except dif.DifferentialError as exc:
-        print(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
-        return EXIT_FAIL
+    settings = case.settings().override(entry=args.entry)
+    ref = _reference("golden freeze", files, case, settings, False, args.seed)
+    if isinstance(ref, int):
+        return ref
     config = Path(args.config) if args.config else None
     try:
-        save_golden(out, ref.inputs, ref.expected, dumps=folder, entry=entry, rtol=case.rtol, atol=case.atol, config=config)
+        save_golden(
+            out, ref.inputs, ref.expected, dumps=folder, entry=settings.entry, rtol=settings.rtol, atol=settings.atol, config=config
+        )
     except (GoldenError, OSError) as exc:
         print(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
         return EXIT_FAIL

@@ -210,14 +210,9 @@ async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
             file=str(snap.path),
             text=snap.text,
             golden=golden_params(r),
-            rtol=r.rtol,
-            atol=r.atol,
-            entry=r.entry,
-            timeout_s=r.timeout_s,
+            settings=r.run_settings(),
             use_cache=r.use_cache,
             collect_stats=True,
-            memory=r.memory,
-            backend=r.backend,
         )
         try:
             raw = await ls.worker.validate(params)
@@ -344,10 +339,7 @@ async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Pa
         file=str(fd.path),
         text="\n".join(fd.result_lines),
         golden=golden_params(resolved),
-        rtol=resolved.rtol,
-        atol=resolved.atol,
-        entry=resolved.entry,
-        timeout_s=resolved.timeout_s,
+        settings=resolved.run_settings(),
     )
     try:
         raw = await ls.worker.localize(params)
@@ -485,15 +477,10 @@ async def validate_folder(
     params = P.ValidateFolderParams(
         files=[str(f) for f in files],
         golden=golden_params(resolved),
-        rtol=resolved.rtol,
-        atol=resolved.atol,
-        entry=resolved.entry,
-        timeout_s=resolved.timeout_s,
+        settings=resolved.run_settings(),
         use_cache=resolved.use_cache,
         collect_stats=False,
         texts=texts,
-        memory=resolved.memory,
-        backend=resolved.backend,
     )
     run = asyncio.ensure_future(ls.worker.validate_folder(params, on_file))
     cancelled = False

@@ -6,7 +6,7 @@ No torch here: the language server reads configuration too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,34 @@ _DUMP_NAME = re.compile(r"^\d+_(after_\w+|frontend)\.py$")
 
 class ConfigError(Exception):
     """A config file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """How a dump is run and compared, whatever asks: built once from the resolved
+    configuration (:meth:`Case.settings`, the editor's settings, command-line flags) and
+    handed on as one value -- to the engine (:meth:`engine_kwargs`), and to the worker
+    inside every request (``worker.protocol``)."""
+
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    entry: str | None = None  # None: the program's entry function
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0: none
+    memory: bool = True  # run tiles where the IR places them and check for memory hazards
+    backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
+
+    def override(self, **values: Any) -> RunSettings:
+        """These settings with the values that are not None (command-line flags) put in."""
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The keywords of ``validate.engine.run_text`` and ``validate.run.validate_files``."""
+        return {**self.values_kwargs(), "memory": self.memory, "backend": self.backend}
+
+    def values_kwargs(self) -> dict[str, Any]:
+        """The keywords of the traced runs, which compare values only (``validate.localize``,
+        ``validate.errormap``)."""
+        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": self.timeout_s or None}
 
 
 @dataclass(slots=True)
@@ -50,6 +78,9 @@ class Case:
     @property
     def has_goldens(self) -> bool:
         return self.inputs is not None and self.expected is not None
+
+    def settings(self) -> RunSettings:
+        return RunSettings(self.rtol, self.atol, self.entry, self.timeout_s, self.memory, self.backend)
 
     def to_json(self) -> dict[str, Any]:
         return {
