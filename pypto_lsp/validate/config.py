@@ -128,17 +128,60 @@ def discover_dumps(path: str | Path) -> list[Path]:
     return files
 
 
-def _num(table: dict[str, Any], key: str, default: float, where: str) -> float:
-    v = table.get(key, default)
+# ---------------------------------------------------------------------- [[cases]] keys
+# One row per key a [[cases]] entry may have: its check, which returns the value to use or
+# raises ConfigError naming the file, the entry and the key. Unknown keys are what this
+# table does not hold (CASE_KEYS): noted on the case and warned about on their line.
+
+
+def _path_string(v: Any, key: str, where: str, base: Path) -> Path:
+    if not isinstance(v, str):
+        raise ConfigError(f"{where}: '{key}' must be a path string")
+    return (base / v).resolve()
+
+
+def _entry(v: Any, key: str, where: str, base: Path) -> str:
+    if not (isinstance(v, str) and v.isidentifier()):
+        raise ConfigError(f"{where}: 'entry' must be a function name, got {v!r}")
+    return v
+
+
+def _flag(v: Any, key: str, where: str, base: Path) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(f"{where}: '{key}' must be true or false, got {v!r}")
+    return v
+
+
+def _backend(v: Any, key: str, where: str, base: Path) -> Any:
+    from ..ir.memory import BackendError, capacities
+
+    try:
+        capacities(v if isinstance(v, str) else repr(v))
+    except BackendError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+    return v
+
+
+def _generate(v: Any, key: str, where: str, base: Path) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")")
+    return {k: str((base / x).resolve()) if isinstance(x, str) else x for k, x in v.items()}
+
+
+def _seed(v: Any, key: str, where: str, base: Path) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ConfigError(f"{where}: 'seed' must be an integer, got {v!r}")
+    return v
+
+
+def _number(v: Any, key: str, where: str, base: Path) -> float:
+    """A non-negative number (``timeout_s`` may be ``inf``: no timeout)."""
     if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0 or v == float("inf") and key != "timeout_s":
         raise ConfigError(f"{where}: '{key}' must be a non-negative number, got {v!r}")
     return float(v)
 
 
-def _size(table: dict[str, Any], key: str, where: str) -> int | None:
-    v = table.get(key)
-    if v is None:
-        return None
+def _size(v: Any, key: str, where: str, base: Path) -> int:
     from .budget import parse_size
 
     try:
@@ -147,6 +190,57 @@ def _size(table: dict[str, Any], key: str, where: str) -> int | None:
         return parse_size(str(v))
     except ValueError as exc:
         raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'), got {v!r}") from exc
+
+
+def _label(v: Any, key: str, where: str, base: Path) -> Any:
+    return v  # a case's name in tables and reports (see ci_formats.case_labels)
+
+
+_CASE_KEYS: dict[str, Any] = {  # in the order they are checked
+    "dumps": _path_string,
+    "inputs": _path_string,
+    "expected": _path_string,
+    "entry": _entry,
+    "memory": _flag,
+    "backend": _backend,
+    "generate": _generate,
+    "seed": _seed,
+    "rtol": _number,
+    "atol": _number,
+    "timeout_s": _number,
+    "max_alloc": _size,
+    "name": _label,
+}
+CASE_KEYS = frozenset(_CASE_KEYS)
+
+
+def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
+    """One [[cases]] table as a Case: every key checked by its row of the table."""
+    v: dict[str, Any] = {}
+    for key, check in _CASE_KEYS.items():
+        if key in c:
+            v[key] = check(c[key], key, where, base)
+        if key == "expected" and "dumps" not in c:  # the paths are checked: the one key required
+            raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
+    case = Case(
+        dumps=v["dumps"],
+        inputs=v.get("inputs"),
+        expected=v.get("expected"),
+        entry=v.get("entry"),
+        rtol=v.get("rtol", DEFAULT_RTOL),
+        atol=v.get("atol", DEFAULT_ATOL),
+        timeout_s=v.get("timeout_s", DEFAULT_TIMEOUT_S),
+        max_alloc=v.get("max_alloc"),
+        memory=v.get("memory", True),
+        backend=v.get("backend"),
+        source=source,
+        generate=v.get("generate", {}),
+        seed=v.get("seed"),
+    )
+    unknown = set(c) - CASE_KEYS
+    if unknown:
+        case.notes.append(f"ignored unknown keys: {', '.join(sorted(unknown))}")
+    return case
 
 
 def _cases_in(config: Path) -> list[Case]:
@@ -161,61 +255,15 @@ def _cases_in(config: Path) -> list[Case]:
     raw = data.get("cases", [])
     if not isinstance(raw, list):
         raise ConfigError(f"{config}: 'cases' must be an array of tables ([[cases]])")
-    base = config.parent
     out = []
     for i, c in enumerate(raw):
         where = f"{config} [[cases]] #{i + 1}"
         if not isinstance(c, dict):
             raise ConfigError(f"{where}: not a table")
-        for key in ("dumps", "inputs", "expected"):
-            if key in c and not isinstance(c[key], str):
-                raise ConfigError(f"{where}: '{key}' must be a path string")
-        if "dumps" not in c:
-            raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
-        if "entry" in c and not (isinstance(c["entry"], str) and c["entry"].isidentifier()):
-            raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
-        if "memory" in c and not isinstance(c["memory"], bool):
-            raise ConfigError(f"{where}: 'memory' must be true or false, got {c['memory']!r}")
-        if "backend" in c:
-            from ..ir.memory import BackendError, capacities
-
-            try:
-                capacities(c["backend"] if isinstance(c["backend"], str) else repr(c["backend"]))
-            except BackendError as exc:
-                raise ConfigError(f"{where}: {exc}") from exc
-        unknown = set(c) - CASE_KEYS
-        generate = c.get("generate", {})
-        if not isinstance(generate, dict):
-            raise ConfigError(
-                f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")"
-            )
-        generate = {k: str((base / v).resolve()) if isinstance(v, str) else v for k, v in generate.items()}
-        if "seed" in c and (isinstance(c["seed"], bool) or not isinstance(c["seed"], int)):
-            raise ConfigError(f"{where}: 'seed' must be an integer, got {c['seed']!r}")
-        case = Case(
-            dumps=(base / c["dumps"]).resolve(),
-            inputs=(base / c["inputs"]).resolve() if "inputs" in c else None,
-            expected=(base / c["expected"]).resolve() if "expected" in c else None,
-            entry=c.get("entry"),
-            rtol=_num(c, "rtol", DEFAULT_RTOL, where),
-            atol=_num(c, "atol", DEFAULT_ATOL, where),
-            timeout_s=_num(c, "timeout_s", DEFAULT_TIMEOUT_S, where),
-            max_alloc=_size(c, "max_alloc", where),
-            memory=c.get("memory", True),
-            backend=c.get("backend"),
-            source=str(config),
-            generate=generate,
-            seed=c.get("seed"),
-        )
-        if unknown:
-            case.notes.append(f"ignored unknown keys: {', '.join(sorted(unknown))}")
-        out.append(case)
+        out.append(_case(c, where, config.parent, str(config)))
     return out
 
 
-CASE_KEYS = frozenset(
-    {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed", "memory", "backend"}
-)
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
 
 
