@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from ..ir.model import Span
 
 PASS, FAIL, ERROR, RAN = "pass", "fail", "error", "ran"
+_SSA = re.compile(r"__ssa_v\d+$")  # the SSA suffix of an IR name
 
 
 def _num(x: float | None) -> float | None:
@@ -149,6 +151,16 @@ class FileResult:
             stats=d.get("stats", {}),
             memory=d.get("memory"),
         )
+
+
+def writes_for(fr: FileResult, tensor: str) -> list[list[int]]:
+    """The IR statements (1-based line ranges) that wrote the output behind golden key ``tensor``."""
+    if tensor in fr.writes:
+        return fr.writes[tensor]
+    for param, spans in fr.writes.items():
+        if tensor in (_SSA.sub("", param), param.split("__")[0] if "__" in param.strip("_") else param):
+            return spans
+    return []
 
 
 @dataclass(slots=True)
