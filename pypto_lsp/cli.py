@@ -311,7 +311,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         files,
         inputs,
         expected,
-        **settings.engine_kwargs(),
+        settings=settings,
         jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
         use_cache=not args.no_cache,
         on_result=on_result,

@@ -191,7 +191,7 @@ class CaseRun:
                 [self.files[i]],
                 self.inputs,
                 self.expected,
-                **c.settings().engine_kwargs(),
+                settings=c.settings(),
                 jobs=1,
                 cache=self.cache,
                 bundle_paths=self.bundle_paths,
