@@ -32,6 +32,7 @@ def _best(fn, n: int = 3) -> tuple[float, object]:
 
 def main() -> int:
     os.environ["PYPTO_LSP_CACHE_DIR"] = tempfile.mkdtemp(prefix="pypto-lsp-bench-diff-")
+    from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.differential import reference
     from pypto_lsp.validate.engine import configure_torch
     from pypto_lsp.validate.golden import load_bundle
@@ -53,7 +54,13 @@ def main() -> int:
 
         def folder(ins, exp, files=files, entry=entry):
             return validate_files(
-                files, ins, exp, rtol=0.05, atol=0.05, entry=entry, jobs=1, use_cache=False, cache=ResultCache(enabled=False)
+                files,
+                ins,
+                exp,
+                settings=RunSettings(0.05, 0.05, entry, timeout_s=0),
+                jobs=1,
+                use_cache=False,
+                cache=ResultCache(enabled=False),
             )
 
         t_diff, rep = _best(lambda ref=ref: folder(ref.inputs, ref.expected))  # type: ignore[union-attr]

@@ -94,6 +94,7 @@ def main() -> int:
         return 0
     import torch
 
+    from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.golden import load_bundle
     from pypto_lsp.validate.run import ResultCache, validate_files
 
@@ -127,7 +128,12 @@ def main() -> int:
             engine._COMPILED.clear()
 
             run = functools.partial(
-                validate_files, files, inputs, expected, rtol=spec["rtol"], atol=spec["atol"], entry=spec.get("entry"), bundle_paths=bundle
+                validate_files,
+                files,
+                inputs,
+                expected,
+                settings=RunSettings(spec["rtol"], spec["atol"], spec.get("entry"), timeout_s=0),
+                bundle_paths=bundle,
             )
             cold = run(use_cache=False, cache=ResultCache(enabled=False)).seconds
             run(use_cache=True, cache=ResultCache(Path(tmp)))  # fills the cache

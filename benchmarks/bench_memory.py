@@ -30,6 +30,7 @@ FIXTURES = ROOT.parent / "shared" / "fixtures"
 
 def in_process(case: str, memory: bool) -> tuple[float, int]:
     from pypto_lsp.validate import engine
+    from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.golden import load_bundle
     from pypto_lsp.validate.run import ResultCache, validate_files
 
@@ -44,13 +45,10 @@ def in_process(case: str, memory: bool) -> tuple[float, int]:
         files,
         inputs,
         expected,
-        rtol=spec["rtol"],
-        atol=spec["atol"],
-        entry=spec.get("entry"),
+        settings=RunSettings(spec["rtol"], spec["atol"], spec.get("entry"), timeout_s=0, memory=memory),
         jobs=1,
         use_cache=False,
         cache=ResultCache(enabled=False),
-        memory=memory,
     )
     dt = time.perf_counter() - t0
     return dt, sum(bool((f.memory or {}).get("checked")) for f in report.files)

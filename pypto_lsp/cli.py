@@ -1,4 +1,4 @@
-"""``pypto-lsp check | validate | codegen | serve``.
+"""``pypto-lsp check | validate | golden freeze | codegen | serve``.
 
 Exit status: 0 all good, 1 some file failed or errored, 2 bad usage or configuration.
 """
@@ -11,7 +11,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .validate.config import Case, RunSettings
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -68,9 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("--differential", action="store_true", help="compare with the earliest dump on synthesized inputs, even with goldens")
     v.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the synthesized inputs (default: the case's, else 0)")
-    from .cli_more import add_arguments
-
-    add_arguments(sub, v)
+    _add_ci_and_golden_arguments(sub, v)
     v.add_argument("--report", metavar="F", default=None, help="also write a self-contained HTML report (pass chart, table, error maps)")
 
     g = sub.add_parser("codegen", help="print the generated PyTorch script")
@@ -110,8 +111,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "codegen":
         return cmd_codegen(args)
     if args.command == "golden":
-        from .cli_more import cmd_golden
-
         return cmd_golden(args)
     if args.command == "memmap":
         return int(args.func(args))
@@ -223,8 +222,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import config as cfg
 
     if args.path is None:  # every [[cases]] entry of --config
-        from .cli_more import cmd_validate_cases
-
         return cmd_validate_cases(args, cmd_validate)
 
     for label in ("rtol", "atol", "timeout"):
@@ -273,29 +270,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     inputs_path = args.inputs or (case.inputs if case else None)
     expected_path = args.expected or (case.expected if case else None)
-    rtol = args.rtol if args.rtol is not None else (case.rtol if case else cfg.DEFAULT_RTOL)
-    atol = args.atol if args.atol is not None else (case.atol if case else cfg.DEFAULT_ATOL)
-    entry = args.entry if args.entry is not None else (case.entry if case else None)
-    timeout = args.timeout if args.timeout is not None else (case.timeout_s if case else cfg.DEFAULT_TIMEOUT_S)
-    memory = args.memory == "on" if args.memory is not None else (case.memory if case else True)
-    backend = case.backend if case else None
+    # the case's settings, with what the command line says instead
+    settings = (case.settings() if case else cfg.RunSettings()).override(
+        rtol=args.rtol,
+        atol=args.atol,
+        entry=args.entry,
+        timeout_s=args.timeout,
+        memory=args.memory == "on" if args.memory is not None else None,
+        exact=exact,
+    )
     reference = None
     if case is not None and (args.differential or not case.has_goldens):
-        try:  # no goldens: the folder's earliest dump, run on synthesized inputs, is the reference
-            reference = dif.for_case(
-                cfg.discover_dumps(cfg.dump_folder(files[0])),
-                case,
-                entry=entry,
-                timeout=timeout,
-                use_cache=not args.no_cache,
-                seed=args.seed,
-            )
-        except dif.GenerateError as exc:
-            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except dif.DifferentialError as exc:
-            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
-            return EXIT_FAIL
+        # no goldens: the folder's earliest dump, run on synthesized inputs, is the reference
+        reference = _reference("validate", cfg.discover_dumps(cfg.dump_folder(files[0])), case, settings, not args.no_cache, args.seed)
+        if isinstance(reference, int):
+            return reference
         inputs, expected = reference.inputs, reference.expected
         inputs_path = expected_path = None
         compared = reference.to_json()
@@ -329,37 +318,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
         files,
         inputs,
         expected,
-        rtol=rtol,
-        atol=atol,
-        entry=entry,
-        timeout=timeout,
+        settings=settings,
         jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
         use_cache=not args.no_cache,
         on_result=on_result,
         bundle_paths=(str(inputs_path), str(expected_path)) if inputs_path and expected_path else None,
-        memory=memory,
-        backend=backend,
-        exact=exact,
     )
     report.seconds = time.perf_counter() - t0
     if not args.no_localize:
         from .validate.localize import localize_report
 
-        localize_report(report, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout)
+        localize_report(report, inputs, **settings.values_kwargs())
     if progress:
         sys.stderr.write("\r" + " " * 80 + "\r")
     if args.report:
         from .validate.html_report import write_report
 
-        write_report(args.report, report, inputs, expected, entry=entry, timeout=timeout)
+        write_report(args.report, report, inputs, expected, entry=settings.entry, timeout=settings.timeout_s)
     if args.json:
         json.dump({**report.to_json(), "compared_with": compared}, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         _print_summary(report)
         print(f"compared with: {compared['label']}" if reference is None else f"compared with: {reference.label}")
-    from .cli_more import after_validate
-
     return after_validate(args, report, compared, EXIT_OK if report.ok else EXIT_FAIL)
 
 
@@ -397,6 +378,218 @@ def _print_summary(report: Any) -> None:
                 print(f"    also {Path(fd.file).name}:{r.line}: '{r.name}', {r.detail}")
     else:
         print("first divergent pass: none")
+
+
+# ---------------------------------------------------------------------- golden freeze, validate --config, --junit/--sarif
+
+
+def _add_ci_and_golden_arguments(sub: Any, validate: argparse.ArgumentParser) -> None:
+    """``validate --junit/--sarif`` and the ``golden`` command."""
+    validate.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (a testsuite per dump folder)")
+    validate.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 log (code scanning)")
+    g = sub.add_parser("golden", help="golden bundles: 'freeze' the differential reference of a folder")
+    gs = g.add_subparsers(dest="golden_command", parser_class=sub._parser_class)
+    f = gs.add_parser("freeze", help="write the synthesized inputs and the earliest dump's outputs as a golden bundle + config entry")
+    f.add_argument("folder", metavar="FOLDER", help="a passes_dump/ folder or an output folder holding one")
+    f.add_argument("--out", metavar="DIR", default=None, help="bundle folder (default: golden/ beside passes_dump/)")
+    f.add_argument("--config", metavar="F", default=None, help="the pypto-lsp.toml to add the case to (default: beside the bundle folder)")
+    f.add_argument("--seed", type=int, default=None, metavar="N")
+    f.add_argument("--entry", metavar="NAME", default=None)
+    f.add_argument("--force", action="store_true", help="overwrite an existing bundle")
+
+
+def _reference(command: str, files: list[Path], case: Case, settings: RunSettings, use_cache: bool, seed: int | None) -> Any:
+    """The differential reference of ``files`` (the earliest dump on synthesized inputs), or the
+    exit status after saying why: 2 when inputs cannot be synthesized, 1 when the reference fails."""
+    from .validate import differential as dif
+
+    try:
+        return dif.for_case(files, case, entry=settings.entry, timeout=settings.timeout_s, use_cache=use_cache, seed=seed)
+    except dif.GenerateError as exc:
+        print(f"pypto-lsp {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except dif.DifferentialError as exc:
+        print(f"pypto-lsp {command}: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+def cmd_golden(args: argparse.Namespace) -> int:
+    if args.golden_command != "freeze":
+        print("pypto-lsp golden: a subcommand is needed: freeze FOLDER", file=sys.stderr)
+        return EXIT_USAGE
+    from .validate import config as cfg
+
+    try:
+        files = cfg.discover_dumps(args.folder)
+        folder = cfg.dump_folder(files[0])
+        files = cfg.discover_dumps(folder)
+        case = cfg.find_case(folder)
+    except (FileNotFoundError, ValueError, cfg.ConfigError) as exc:
+        print(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = Path(args.out) if args.out else folder.parent / "golden"
+    if not args.force and ((out / "inputs.pt").exists() or (out / "expected.pt").exists()):
+        print(f"pypto-lsp golden freeze: {out} already holds a bundle (--force overwrites it)", file=sys.stderr)
+        return EXIT_USAGE
+    from .validate.engine import configure_torch
+    from .validate.golden import GoldenError, save_golden
+
+    configure_torch()
+    settings = case.settings().override(entry=args.entry)
+    ref = _reference("golden freeze", files, case, settings, False, args.seed)
+    if isinstance(ref, int):
+        return ref
+    config = Path(args.config) if args.config else None
+    try:
+        save_golden(
+            out, ref.inputs, ref.expected, dumps=folder, entry=settings.entry, rtol=settings.rtol, atol=settings.atol, config=config
+        )
+    except (GoldenError, OSError) as exc:
+        print(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    written = config or out.parent / "pypto-lsp.toml"
+    # the same seed and table in the new case: `validate --differential` still synthesizes the same inputs
+    extra = [f"seed = {ref.seed}"]
+    if case.generate:
+        extra += ["", "[cases.generate]"] + [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in case.generate.items()]
+    with written.open("a", encoding="utf-8") as fh:
+        fh.write("\n".join(extra) + "\n")
+    print(f"froze {ref.describe()}")
+    print(f"  inputs   {out / 'inputs.pt'}: {', '.join(sorted(ref.inputs))}")
+    print(f"  expected {out / 'expected.pt'}: {', '.join(sorted(ref.expected)) or '(none: the entry writes no parameter)'}")
+    print(f"  [[cases]] entry added to {written}")
+    return EXIT_OK
+
+
+def cmd_validate_cases(args: argparse.Namespace, validate_one: Any) -> int:
+    """``validate --config F`` without PATH: every case of F, a summary row per case, exit status over all."""
+    import contextlib
+    import io
+    import time
+
+    from .validate import config as cfg
+    from .validate.ci_formats import case_labels
+
+    if args.config is None:
+        print("pypto-lsp validate: give a PATH, or --config F to validate every case of F", file=sys.stderr)
+        return EXIT_USAGE
+    if args.inputs is not None or args.expected is not None:
+        print("pypto-lsp validate: --inputs/--expected go with a PATH, not with every case of --config", file=sys.stderr)
+        return EXIT_USAGE
+    config = Path(args.config)
+    try:
+        cases = cfg._cases_in(config)
+        labels = case_labels(config, cases)
+    except (cfg.ConfigError, OSError, ValueError) as exc:
+        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not cases:
+        print(f"pypto-lsp validate: {config} has no [[cases]]", file=sys.stderr)
+        return EXIT_USAGE
+    collected: list[tuple[str, Any, dict[str, Any]]] = []
+    rows: list[dict[str, Any]] = []
+    docs: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for i, (case, label) in enumerate(zip(cases, labels, strict=True), 1):
+        path = str(case.dumps)
+        if not args.json:
+            print(f"\n{'#' * 20} case {i}/{len(cases)}: {label} ({path}) {'#' * 20}", flush=True)
+        elif sys.stderr.isatty():
+            print(f"[{i}/{len(cases)}] {label}", file=sys.stderr, flush=True)
+        ns = argparse.Namespace(**{**vars(args), "path": path, "junit": None, "sarif": None, "collect": []})
+        if args.json:
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                rc = validate_one(ns)
+            text = buf.getvalue().strip()
+            doc = json.loads(text) if text.startswith("{") else None
+        else:
+            rc = validate_one(ns)
+            doc = None
+        row: dict[str, Any] = {"case": label, "path": path, "exit": rc}
+        if ns.collect:
+            _, report, compared = ns.collect[0]
+            collected.append((path, report, compared))
+            fd = report.first_divergent
+            row.update(report.summary(), first_divergent=Path(fd.file).name if fd else None, compared_with=compared.get("label"))
+        else:
+            row.update(problem="did not run (see the message above)" if not args.json else "did not run (see stderr)")
+        rows.append(row)
+        docs.append({"case": label, "path": path, "exit": rc, **(doc or {})})
+    status = EXIT_OK
+    if any(r["exit"] == EXIT_USAGE for r in rows):
+        status = EXIT_USAGE
+    elif any(r["exit"] != EXIT_OK for r in rows):
+        status = EXIT_FAIL
+    if args.json:
+        json.dump(
+            {"cases": docs, "summary": {"cases": len(rows), "exit": status, "seconds": round(time.perf_counter() - t0, 6)}},
+            sys.stdout,
+            indent=1,
+        )
+        sys.stdout.write("\n")
+    else:
+        print(f"\n{'case':<28} {'pass':>5} {'fail':>5} {'error':>5} {'ran':>5}  {'first divergent':<40} {'compared with':<26} exit")
+        for r in rows:
+            if "problem" in r:
+                print(f"{r['case'][:28]:<28} {'-':>5} {'-':>5} {'-':>5} {'-':>5}  {r['problem']:<67} {r['exit']}")
+                continue
+            fd = r["first_divergent"] or "none"
+            print(
+                f"{r['case'][:28]:<28} {r['pass']:>5} {r['fail']:>5} {r['error']:>5} {r['ran']:>5}  {fd[:40]:<40} {str(r['compared_with'])[:26]:<26} {r['exit']}"
+            )
+        bad = [r["case"] for r in rows if r["exit"] != EXIT_OK]
+        print(
+            f"\n{len(rows)} case(s), {len(rows) - len(bad)} ok"
+            + (f"; not ok: {', '.join(bad)}" if bad else "")
+            + f" in {time.perf_counter() - t0:.2f} s"
+        )
+    if args.junit or args.sarif:
+        return write_ci_outputs(args, collected, status)
+    return status
+
+
+def _toml_key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a valid TOML basic string
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    raise ValueError(f"cannot write {v!r} as TOML")
+
+
+def after_validate(args: argparse.Namespace, report: Any, compared: dict[str, Any], status: int) -> int:
+    """After one folder's validation: collect it (``validate --config``) or write --junit/--sarif."""
+    collect = getattr(args, "collect", None)
+    if collect is not None:
+        collect.append((args.path, report, compared))
+        return status
+    if getattr(args, "junit", None) or getattr(args, "sarif", None):
+        return write_ci_outputs(args, [(args.path, report, compared)], status)
+    return status
+
+
+def write_ci_outputs(args: argparse.Namespace, runs: list[tuple[str, Any, dict[str, Any]]], status: int) -> int:
+    from .validate import ci_formats
+
+    try:
+        if getattr(args, "junit", None):
+            ci_formats.write_junit(args.junit, runs)
+        if getattr(args, "sarif", None):
+            ci_formats.write_sarif(args.sarif, runs)
+    except OSError as exc:
+        print(f"pypto-lsp validate: cannot write a report: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return status
 
 
 # ---------------------------------------------------------------------- codegen

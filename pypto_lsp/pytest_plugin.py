@@ -191,10 +191,7 @@ class CaseRun:
                 [self.files[i]],
                 self.inputs,
                 self.expected,
-                rtol=c.rtol,
-                atol=c.atol,
-                entry=c.entry,
-                timeout=c.timeout_s,
+                settings=c.settings(),
                 jobs=1,
                 cache=self.cache,
                 bundle_paths=self.bundle_paths,
@@ -223,7 +220,7 @@ class CaseRun:
             from .validate.localize import localize_report
 
             c = self.case
-            localize_report(report, self.inputs, rtol=c.rtol, atol=c.atol, entry=c.entry, timeout=c.timeout_s)
+            localize_report(report, self.inputs, **c.settings().values_kwargs())
         try:
             lines = Path(fr.file).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):

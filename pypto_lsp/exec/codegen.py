@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ir import trace_keys
-from ..ir.catalogue import lookup
+from ..ir.catalogue import NEEDS_RESULT_TYPE, lookup
 from ..ir.check import transport_split_codes
 from ..ir.memory import VIEW_OPS, MemoryPlan, operand_roles, plan_program
 from ..ir.model import (
@@ -59,6 +59,7 @@ from ..ir.model import (
     entry_function,
     stmt_exprs,
     stmt_targets,
+    trailing_yield,
     walk_expr,
     walk_stmts,
 )
@@ -489,8 +490,6 @@ class _FunctionGen:
                         self.emit(ind, f"{self.py(t.name)} = _pl_rt.with_valid({self.py(t.name)}, {v})", span)
 
     def for_stmt(self, s: For, ind: int) -> None:
-        from ..ir.parser import trailing_yield
-
         carried = [self.py(t.name) for t in s.iter_args]
         if carried:
             inits = [self.expr(v) for v in s.init_values]
@@ -609,8 +608,6 @@ class _FunctionGen:
         return f"{self.loose_dims(t.shape)}, {self.gen.dtype(t.dtype)}, {valid}"
 
     def while_stmt(self, s: While, ind: int) -> None:
-        from ..ir.parser import trailing_yield
-
         if not s.ssa:
             self.emit(ind, f"while {self.expr(s.cond)}:", s.cond_span)
             self.frames.append(_Frame("loop", []))
@@ -893,8 +890,6 @@ class _ProgramGen:
         else:
             self.entry = entry_function(program)
         self.group_meta = group_metadata(program)
-        from .runtime import NEEDS_RESULT_TYPE
-
         self.needs_rtype = NEEDS_RESULT_TYPE
         from . import batching
 

@@ -3,17 +3,18 @@
 What a kernel may ask about "where am I running":
 
 * ``lane()``: the AIV sub-block index (``tile.get_subblock_idx()``); 0 outside
-  cross-core groups and split_aiv regions; the AIC thread of a group is lane 0.
+  cross-core groups and split_aiv regions; the AIC kernel of a group is lane 0.
 * ``lane_count()``: how many AIV lanes run this code (0 outside groups/regions).
-* ``role()``: ``"aic"`` / ``"aiv"`` inside a group thread, else None.
+* ``role()``: ``"aic"`` / ``"aiv"`` inside a group kernel, else None.
 * ``block_idx()`` / ``block_num()``: the SPMD block (``tile.get_block_idx()``,
   ``tile.get_block_num()``); 0 and 1 by default.
-* ``current_runtime()``: the cross-core runtime of the group this thread belongs
+* ``current_runtime()``: the cross-core runtime of the group this kernel belongs
   to (see :mod:`.crosscore`), or None.
 
 Everything is per thread, so two validations running in different threads never
-see each other's state. Group threads get a copy of the launching thread's SPMD
-block (see :func:`snapshot` / :func:`bound`).
+see each other's state. The kernels of a group are greenlets of one thread: the
+group runner swaps each kernel's context in when it resumes it, and every kernel starts
+from a copy of the launching context's SPMD block (see :func:`snapshot` / :func:`bound`).
 """
 
 from __future__ import annotations

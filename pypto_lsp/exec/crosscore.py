@@ -1,28 +1,30 @@
-"""AIC/AIV cross-core runtime: runs a Group's cube and vector kernels as threads joined by FIFOs.
+"""AIC/AIV cross-core runtime: runs a Group's cube and vector kernels as greenlets joined by FIFOs.
 
 Model (pass-dump reference §5, re-designed):
 
-* :func:`run_group` runs one AIC thread (lane 0) and one or two AIV lane threads
+* :func:`run_group` runs one AIC kernel (lane 0) and one or two AIV lane kernels
   (two when the split code is 1..4 or the AIV kernel has ``dual_aiv_dispatch``),
   all calling their kernel with the same arguments; it returns AIV lane 0's value.
-* Each group run owns a fresh :class:`Runtime` (bound to its threads through
+  The kernels are greenlets of the calling thread: one runs at a time and the turn
+  passes in a fixed order (see :class:`Runtime`), so no FIFO needs a lock and every
+  run gives the same numbers.
+* Each group run owns a fresh :class:`Runtime` (bound to its kernels through
   :mod:`.context`), so nested or concurrent groups never share FIFOs.
 * FIFOs are keyed by direction, split code, lane AND pipe ``id``. DIVERGENCE: the
   reference ignores ``id``, so two interleaved pipes of one group get mis-paired.
 * Every push stores a clone carrying the valid region, so later producer writes
   never reach the consumer.
-* Deadlock is detected at once: when every live thread of the group waits in a
-  pop whose FIFO is empty (finished threads no longer count), every blocked pop
-  raises :class:`CrossCoreError` (``kind="deadlock"``). DIVERGENCE: the reference
-  only notices after its 10 s pop timeout. The pop timeout still catches a pop
-  waiting on a thread that is busy forever.
-* A failing kernel cancels the others (their pops and pushes raise a suppressed
-  cancellation) and the caller gets ``CrossCoreError(kind="thread_error")``
-  chained (``__cause__``) to the original exception, whose traceback still holds
-  the generated-code frame that failed.
-* Threads come from a small pool of daemon workers, so a group run costs a few
-  queue hand-offs instead of thread start-ups, and a kernel stuck outside the
-  pipes cannot keep the process alive.
+* Deadlock is detected at once: when every unfinished kernel of the group waits in a
+  pop whose FIFO is empty (finished kernels no longer count), the first blocked pop
+  raises :class:`CrossCoreError` (``kind="deadlock"``) and the others are unwound.
+  DIVERGENCE: the reference only notices after its 10 s pop timeout; here a pop never
+  waits in real time. ``group_timeout_s`` bounds a whole group run; it is checked at
+  every hand-over (a kernel spinning without touching a pipe is stopped by the
+  caller's per-file timeout).
+* A failing kernel cancels the others (they are resumed with a suppressed
+  cancellation where they stand) and the caller gets
+  ``CrossCoreError(kind="thread_error")`` chained (``__cause__``) to the original
+  exception, whose traceback still holds the generated-code frame that failed.
 
 Outside any group (a Group without ``_aic``/``_aiv`` members executed directly,
 a kernel called on its own) transport ops use a per-thread standalone runtime:
@@ -45,7 +47,6 @@ from .values import get_valid, valid_box, with_valid
 
 __all__ = [
     "CrossCoreError",
-    "DEFAULT_POP_TIMEOUT_S",
     "DEFAULT_GROUP_TIMEOUT_S",
     "configure",
     "run_group",
@@ -58,26 +59,21 @@ __all__ = [
     "run_lanes",
 ]
 
-DEFAULT_POP_TIMEOUT_S = 10.0
 DEFAULT_GROUP_TIMEOUT_S = 30.0
-# After one kernel failed, how long the runner waits for the cancelled threads.
-_CANCEL_GRACE_S = 1.0
 
 _SPLIT_CODES = (1, 2, 3, 4)
 _SPLIT_NAMES = {"NONE": 0, "NO_SPLIT": 0, "UP_DOWN": 1, "LEFT_RIGHT": 2, "UP_DOWN_ODD": 3, "LEFT_RIGHT_ODD": 4}
 
 
-def configure(*, pop_timeout_s: float | None = None, group_timeout_s: float | None = None) -> None:
-    """Change the module-wide default timeouts (used by group runs started afterwards)."""
-    global DEFAULT_POP_TIMEOUT_S, DEFAULT_GROUP_TIMEOUT_S
-    if pop_timeout_s is not None:
-        DEFAULT_POP_TIMEOUT_S = float(pop_timeout_s)
+def configure(*, group_timeout_s: float | None = None) -> None:
+    """Change the module-wide default group timeout (used by group runs started afterwards)."""
+    global DEFAULT_GROUP_TIMEOUT_S
     if group_timeout_s is not None:
         DEFAULT_GROUP_TIMEOUT_S = float(group_timeout_s)
 
 
 class CrossCoreError(RuntimeError):
-    """A cross-core failure: a deadlock, a timeout, or a kernel thread that raised."""
+    """A cross-core failure: a deadlock, a timeout, or a kernel that raised (kind ``thread_error``)."""
 
     def __init__(
         self,
@@ -104,7 +100,7 @@ class CrossCoreError(RuntimeError):
 
 
 class _Cancelled(BaseException):
-    """Raised in a kernel thread after its group was cancelled; never reported."""
+    """Thrown into a kernel after its group was cancelled; never reported."""
 
 
 def split_code(split: Any) -> int:
@@ -245,23 +241,11 @@ def _prod(xs: Any) -> int:
 _Key = tuple[str, int, int | None, int]
 
 
-class _NoLock:
-    """Kernels of a group are greenlets of one thread: FIFO access needs no lock."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_exc: object) -> None:
-        return None
-
-
-_NO_LOCK = _NoLock()
-
-
 class Runtime:
     """FIFOs and scheduling of one group run (or of one thread's standalone use).
 
-    The kernels of a group run as greenlets in the calling thread, one at a time.
+    The kernels of a group run as greenlets in the calling thread, one at a time, so
+    the FIFOs and the gather/shard meeting points are plain data without locks.
     DIVERGENCE: the reference runs them as free-running threads, so programs whose
     lanes share a read-modify-write give run-dependent numbers, and a deadlock is
     only noticed after a 10 s pop timeout. Here the turn passes in a fixed order
@@ -276,15 +260,13 @@ class Runtime:
     # unbounded-FIFO results while never letting one kernel run away with the turn.
     YIELD_DEPTH = 4
 
-    def __init__(self, name: str, *, split: int, dual_nosplit: bool, threads: int, pop_timeout_s: float, standalone: bool = False) -> None:
+    def __init__(self, name: str, *, split: int, dual_nosplit: bool, group_timeout_s: float, standalone: bool = False) -> None:
         self.name = name
         self.split = split
         self.dual_nosplit = dual_nosplit
-        self.pop_timeout_s = pop_timeout_s
+        self.group_timeout_s = group_timeout_s
         self.standalone = standalone
-        self.cv = _NO_LOCK
         self.fifos: dict[_Key, deque[torch.Tensor]] = {}
-        self.total = threads
         self.cancelled = False
         self.deadlocked: list[str] | None = None
         self.failures: list[tuple[str, int, str, BaseException]] = []
@@ -327,7 +309,7 @@ class Runtime:
                 blocked = ", ".join(self.deadlocked or [])
                 msg = f"{where} deadlock in group '{self.name}': no kernel can make progress (blocked: {blocked})"
         else:
-            msg = f"{where} timeout: group '{self.name}' ran past its {self.pop_timeout_s:g} s budget"
+            msg = f"{where} timeout: group '{self.name}' ran past its {self.group_timeout_s:g} s budget"
         msg += f"; queue depths: {depths}"
         return CrossCoreError(msg, kind=kind, op=op, split=split, lane=lane, role=role, queue_depths=depths, group=self.name)
 
@@ -382,12 +364,11 @@ class Runtime:
             items = [(("to_aiv", split, 0, pid), p0), (("to_aiv", split, 1, pid), p1)]
         else:
             raise ValueError(f"tile.tpush_to_aiv: unsupported split code {split}")
-        with self.cv:
-            self._check_cancel()
-            for key, t in items:
-                self._q(key).append(t)
-            pass  # consumers run when the scheduler hands them the turn
-            self._after_push(max(len(self._q(k)) for k, _ in items))
+        self._check_cancel()
+        for key, t in items:
+            self._q(key).append(t)
+        # consumers run when the scheduler hands them the turn
+        self._after_push(max(len(self._q(k)) for k, _ in items))
 
     def pop_from_aic(self, split: int, lane: int, pid: int = 0) -> torch.Tensor:
         op = "tile.tpop_from_aic"
@@ -404,10 +385,9 @@ class Runtime:
             key = ("to_aiv", split, lane, pid)
         else:
             raise ValueError(f"{op}: unsupported split code {split}")
-        with self.cv:
-            q = self._q(key)
-            self._wait(lambda: len(q) > 0, op, split, lane)
-            return q.popleft()
+        q = self._q(key)
+        self._wait(lambda: len(q) > 0, op, split, lane)
+        return q.popleft()
 
     def pop_many_from_aic(self, split: int, lane: int, pid: int, n: int) -> list[torch.Tensor]:
         """``n`` no-split pops in a row (a batched loop, :mod:`.pipebatch`): blocks whenever the
@@ -419,12 +399,11 @@ class Runtime:
         if self.dual_nosplit and lane not in (0, 1):
             raise ValueError(f"{op}: dual-dispatch no-split pop needs lane 0 or 1, got {lane}")
         out: list[torch.Tensor] = []
-        with self.cv:
-            q = self._q(key)
-            while len(out) < n:
-                self._wait(lambda: len(q) > 0, op, split, lane)
-                while q and len(out) < n:
-                    out.append(q.popleft())
+        q = self._q(key)
+        while len(out) < n:
+            self._wait(lambda: len(q) > 0, op, split, lane)
+            while q and len(out) < n:
+                out.append(q.popleft())
         return out
 
     # -- AIV -> AIC ----------------------------------------------------------
@@ -448,12 +427,10 @@ class Runtime:
         else:
             raise ValueError(f"{op}: unsupported split code {split}")
         item = _clone(tile)
-        with self.cv:
-            self._check_cancel()
-            q = self._q(key)
-            q.append(item)
-            pass
-            self._after_push(len(q))
+        self._check_cancel()
+        q = self._q(key)
+        q.append(item)
+        self._after_push(len(q))
 
     def pop_from_aiv(self, split: int, lane: int = 0, pid: int = 0) -> torch.Tensor:
         op = "tile.tpop_from_aiv"
@@ -461,16 +438,15 @@ class Runtime:
             raise ValueError(f"{op}: odd split code {split} has no vector->cube form")
         if split not in (0, 1, 2):
             raise ValueError(f"{op}: unsupported split code {split}")
-        with self.cv:
-            if split == 0 and not self.dual_nosplit:
-                q = self._q(("to_aic", 0, None, pid))
-                self._wait(lambda: len(q) > 0, op, split, lane)
-                return q.popleft()
-            q0 = self._q(("to_aic", split, 0, pid))
-            q1 = self._q(("to_aic", split, 1, pid))
-            self._wait(lambda: len(q0) > 0 and len(q1) > 0, op, split, lane)
-            p0 = q0.popleft()
-            p1 = q1.popleft()
+        if split == 0 and not self.dual_nosplit:
+            q = self._q(("to_aic", 0, None, pid))
+            self._wait(lambda: len(q) > 0, op, split, lane)
+            return q.popleft()
+        q0 = self._q(("to_aic", split, 0, pid))
+        q1 = self._q(("to_aic", split, 1, pid))
+        self._wait(lambda: len(q0) > 0 and len(q1) > 0, op, split, lane)
+        p0 = q0.popleft()
+        p1 = q1.popleft()
         if split == 0:
             return p0  # dual dispatch without split: both lanes push, the cube keeps lane 0's
         return merge_tiles(p0, p1, split)
@@ -484,18 +460,17 @@ class Runtime:
         same statements), whatever else each did in between; the joined tile is made once.
         """
         op = "tile.aic_gather"
-        with self.cv:
-            seq = self._gather_seq.get(lane, 0)
-            self._gather_seq[lane] = seq + 1
-            entry = self._gather.setdefault((code, seq), {"parts": {}, "taken": 0, "merged": None})
-            entry["parts"][lane] = _clone(part)
-            self._wait(lambda: len(entry["parts"]) >= self.lanes, op, code, lane)
-            if entry["merged"] is None:
-                entry["merged"] = merge_tiles(entry["parts"][0], entry["parts"][1], code)
-            entry["taken"] += 1
-            if entry["taken"] >= self.lanes:
-                del self._gather[(code, seq)]
-            return _clone(entry["merged"])
+        seq = self._gather_seq.get(lane, 0)
+        self._gather_seq[lane] = seq + 1
+        entry = self._gather.setdefault((code, seq), {"parts": {}, "taken": 0, "merged": None})
+        entry["parts"][lane] = _clone(part)
+        self._wait(lambda: len(entry["parts"]) >= self.lanes, op, code, lane)
+        if entry["merged"] is None:
+            entry["merged"] = merge_tiles(entry["parts"][0], entry["parts"][1], code)
+        entry["taken"] += 1
+        if entry["taken"] >= self.lanes:
+            del self._gather[(code, seq)]
+        return _clone(entry["merged"])
 
     def shard_exchange(self, whole: Any, code: int, lane: int, lane_stride: int = 0) -> torch.Tensor:
         """``tile.aiv_shard`` run by concurrent lanes: the tile lane 0 made (the cube work ran
@@ -505,22 +480,21 @@ class Runtime:
         lane the whole tile.
         """
         op = "tile.aiv_shard"
-        with self.cv:
-            seq = self._shard_seq.get(lane, 0)
-            self._shard_seq[lane] = seq + 1
-            entry = self._shard.setdefault(seq, {"whole": None, "parts": None, "taken": 0})
-            if lane == 0:
-                if not isinstance(whole, torch.Tensor):
-                    raise TypeError(f"{op}: lane 0 has no tile to hand out (got {type(whole).__name__})")
-                entry["whole"] = _clone(whole)
-            self._wait(lambda: entry["whole"] is not None, op, code, lane)
-            if entry["parts"] is None:
-                w = entry["whole"]
-                entry["parts"] = split_tile(w, code, lane_stride) if code in _SPLIT_CODES else (w, w)
-            entry["taken"] += 1
-            if entry["taken"] >= self.lanes:
-                del self._shard[seq]
-            return _clone(entry["parts"][lane])
+        seq = self._shard_seq.get(lane, 0)
+        self._shard_seq[lane] = seq + 1
+        entry = self._shard.setdefault(seq, {"whole": None, "parts": None, "taken": 0})
+        if lane == 0:
+            if not isinstance(whole, torch.Tensor):
+                raise TypeError(f"{op}: lane 0 has no tile to hand out (got {type(whole).__name__})")
+            entry["whole"] = _clone(whole)
+        self._wait(lambda: entry["whole"] is not None, op, code, lane)
+        if entry["parts"] is None:
+            w = entry["whole"]
+            entry["parts"] = split_tile(w, code, lane_stride) if code in _SPLIT_CODES else (w, w)
+        entry["taken"] += 1
+        if entry["taken"] >= self.lanes:
+            del self._shard[seq]
+        return _clone(entry["parts"][lane])
 
     # -- kernel accounting --------------------------------------------------------
 
@@ -543,7 +517,7 @@ def get_runtime() -> Runtime:
         return rt
     rt = context.standalone()
     if rt is None:
-        rt = Runtime("<no group>", split=0, dual_nosplit=False, threads=1, pop_timeout_s=DEFAULT_POP_TIMEOUT_S, standalone=True)
+        rt = Runtime("<no group>", split=0, dual_nosplit=False, group_timeout_s=DEFAULT_GROUP_TIMEOUT_S, standalone=True)
         context.set_standalone(rt)
     return rt
 
@@ -559,7 +533,6 @@ def run_group(
     *,
     split: int,
     dual_aiv_dispatch: bool,
-    pop_timeout_s: float | None = None,
     group_timeout_s: float | None = None,
 ) -> Any:
     """Run a Group: ``aic_fn(*args)`` as the AIC kernel, ``aiv_fn(*args)`` on each AIV lane.
@@ -573,13 +546,10 @@ def run_group(
     split = split_code(split)
     dual = bool(dual_aiv_dispatch)
     n_aiv = 2 if split in _SPLIT_CODES or dual or aic_fn is None else 1
-    pop_t = DEFAULT_POP_TIMEOUT_S if pop_timeout_s is None else float(pop_timeout_s)
     group_t = DEFAULT_GROUP_TIMEOUT_S if group_timeout_s is None else float(group_timeout_s)
-    n_aic = 0 if aic_fn is None else 1
-    rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), threads=n_aic + n_aiv, pop_timeout_s=group_t)
+    rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), group_timeout_s=group_t)
     rt.lanes = n_aiv
     rt.lanes_only = aic_fn is None
-    _ = pop_t  # a pop never waits in real time here: it blocks until a peer pushes or is a deadlock
     parent = context.current()
     roles: list[tuple[str, int, Callable[..., Any]]] = [("aic", 0, aic_fn)] if aic_fn is not None else []
     roles += [("aiv", lane, aiv_fn) for lane in range(n_aiv)]

@@ -5,7 +5,7 @@ with the op's arguments exactly as printed in the dump (printed positional order
 printed keyword names; never ``attrs=``). Tensors/tiles are ``torch.Tensor``,
 scalars Python numbers, shapes/offsets Python lists, dtypes ``torch.dtype``,
 enum members strings (``"Vec"``, ``"zero"``, ``"Add"``, ``"DN"`` ...). Ops in
-:data:`NEEDS_RESULT_TYPE` also get ``_rtype=ResultType(...)`` from the annotation
+:data:`~pypto_lsp.ir.catalogue.NEEDS_RESULT_TYPE` also get ``_rtype=ResultType(...)`` from the annotation
 of the assigned name (or None).
 
 Valid regions (see :mod:`.values`): kernels that know one attach it (load,
@@ -30,7 +30,7 @@ from . import context, crosscore
 from .crosscore import fit_shape, merge_tiles, split_code, split_tile
 from .values import get_valid, valid_box, with_valid
 
-__all__ = ["KERNELS", "NOOPS", "NEEDS_RESULT_TYPE", "ResultType", "MemPtr"]
+__all__ = ["KERNELS", "NOOPS", "ResultType", "MemPtr"]
 
 
 class ResultType(NamedTuple):
@@ -1497,31 +1497,3 @@ def _noop(*_args: Any, **_kw: Any) -> None:
 
 for _n in NOOPS:
     KERNELS[_n] = _noop
-
-
-NEEDS_RESULT_TYPE: frozenset[str] = frozenset(
-    {
-        "tile.load",
-        "tile.slice",
-        "tensor.slice",
-        "tensor.view",
-        "tile.cmp",
-        "tile.cmps",
-        "tile.tpop_from_aic",
-        "tile.tpop_from_aiv",
-        "tile.aiv_shard",
-        "tile.aic_gather",
-        "tensor.aiv_shard",
-        "tensor.aic_gather",
-        "tile.matmul",
-        "tile.matmul_acc",
-        "tile.matmul_bias",
-        "tile.gemv",
-        "tile.gemv_acc",
-        "tile.gemv_bias",
-        "tile.batch_matmul",
-        "tile.batch_matmul_acc",
-        "tensor.matmul",
-        "tensor.matmul_acc",
-    }
-)

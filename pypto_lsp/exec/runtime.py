@@ -17,12 +17,10 @@ import torch
 from . import context, crosscore
 from .crosscore import runs_cube
 from .kernels import KERNELS, NOOPS, ResultType
-from .kernels import NEEDS_RESULT_TYPE as _KERNEL_RTYPE
 from .values import DTYPES, get_valid, with_valid
 
 __all__ = [
     "ResultType",
-    "NEEDS_RESULT_TYPE",
     "kernel",
     "dtype",
     "check_value",
@@ -42,8 +40,6 @@ __all__ = [
     "ExecutionError",
     "ShapeCheckError",
 ]
-
-NEEDS_RESULT_TYPE = frozenset(_KERNEL_RTYPE) | {"tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"}
 
 
 class ExecutionError(RuntimeError):

@@ -43,6 +43,8 @@ class OpSpec:
     # allocates its result and nothing the size of it. Copies of operands are not counted (an
     # operand already fit the budget)
     temp_bytes: int = 0
+    # the kernel reads the annotated type of the assigned name (codegen passes ``_rtype=``)
+    needs_result_type: bool = False
 
 
 RESULT_RULES: dict[str, str] = {
@@ -163,6 +165,19 @@ EXECUTOR_EXTRAS: frozenset[str] = frozenset(
 )
 
 
+# Ops whose kernel needs the result's annotated type (shape, dtype, valid region, memory
+# space): the operands alone do not say it (a load's box, a pop's payload, a matmul's
+# accumulator dtype, a compare's mask layout, a lane's part of a shard/gather).
+_NEEDS_RESULT_TYPE = frozenset(
+    _words(
+        "tile.load tile.slice tensor.slice tensor.view tile.cmp tile.cmps "
+        "tile.tpop_from_aic tile.tpop_from_aiv tile.aiv_shard tile.aic_gather tensor.aiv_shard tensor.aic_gather "
+        "tile.matmul tile.matmul_acc tile.matmul_bias tile.gemv tile.gemv_acc tile.gemv_bias "
+        "tile.batch_matmul tile.batch_matmul_acc tensor.matmul tensor.matmul_acc"
+    )
+)
+
+
 def _status(name: str) -> str:
     if name in NOOP_OPS:
         return "noop"
@@ -212,6 +227,7 @@ def _op(
         doc=doc,
         status=_status(name),
         temp_bytes=temp_bytes,
+        needs_result_type=name in _NEEDS_RESULT_TYPE,
     )
 
 
@@ -657,7 +673,10 @@ _ALIASES: dict[str, str] = {
     "pld.tile._remote_load_with_physical_tail_padding": "pld.tile.remote_load",
 }
 
-_missing = (NOOP_OPS | REFERENCE_SUPPORTED | EXECUTOR_EXTRAS) - OPS.keys()
+# what codegen passes ``_rtype=`` for (see OpSpec.needs_result_type)
+NEEDS_RESULT_TYPE: frozenset[str] = frozenset(n for n, s in OPS.items() if s.needs_result_type)
+
+_missing = (NOOP_OPS | REFERENCE_SUPPORTED | EXECUTOR_EXTRAS | _NEEDS_RESULT_TYPE) - OPS.keys()
 if _missing:  # pragma: no cover - a table edit forgot a row
     raise RuntimeError(f"catalogue rows missing for {sorted(_missing)}")
 del _missing

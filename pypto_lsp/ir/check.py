@@ -34,6 +34,7 @@ from .model import (
     entry_function,
     stmt_exprs,
     stmt_targets,
+    trailing_yield,
     walk_expr,
     walk_stmts,
 )
@@ -126,8 +127,6 @@ class _FunctionChecker:
 
     def _iter_arg_types(self) -> None:
         """iter_args print without annotations: take the loop's return-var type, else the init's."""
-        from .parser import trailing_yield
-
         for s in walk_stmts(self.fn.body):
             if isinstance(s, For | While) and s.iter_args:
                 y = trailing_yield(s.body)
@@ -306,8 +305,6 @@ class _FunctionChecker:
     # ------------------------------------------------------------------ structured yields
 
     def while_yield(self, s: While) -> None:
-        from .parser import trailing_yield
-
         y = trailing_yield(s.body)
         if len(s.iter_args) != len(s.init_values):
             self.add(
@@ -321,8 +318,6 @@ class _FunctionChecker:
             self.add(D.error(y.span, "yield-mismatch", f"pl.yield_ gives {len(y.values)} values for {len(s.iter_args)} iter_args"))
 
     def if_yields(self, s: If) -> None:
-        from .parser import trailing_yield
-
         a, b = trailing_yield(s.then), trailing_yield(s.orelse) if s.orelse else None
         if a is not None and a.targets and s.orelse and b is None:
             self.add(D.error(s.span, "missing-yield", "the else branch must yield the if's return values too"))

@@ -15,8 +15,7 @@ one, a loop carrying one). The gather and shard markers themselves run on every 
 
 from __future__ import annotations
 
-from .model import Assign, Expr, For, Function, Name, OpCall, TileType, While, Yield, walk_expr, walk_stmts
-from .parser import trailing_yield
+from .model import Assign, Expr, For, Function, Name, OpCall, TileType, While, Yield, trailing_yield, walk_expr, walk_stmts
 
 __all__ = ["CUBE_MEMORIES", "MARKERS", "cube_names"]
 

@@ -6,11 +6,20 @@ Python's ``ast`` reports them). The model is plain data: no torch, no LSP.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 _tuple_new = tuple.__new__
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """A dump's lines as spans count them and LSP does: only CR, LF and CRLF break a line
+    (``str.splitlines`` also breaks at form feeds, U+2028 and more)."""
+    return _LINE_BREAK.split(text)
 
 
 class Span(NamedTuple):
@@ -400,6 +409,19 @@ def entry_function(program: Program) -> Function | None:
         return program.functions[0]
     orch = sorted((f for f in program.functions if f.kind == "Orchestration"), key=lambda f: f.name.encode())
     return orch[0] if orch else None
+
+
+def trailing_yield(body: list[Stmt]) -> Yield | None:
+    """The yield that ends a loop/if body; scopes are transparent (``with pl.scope(): ... pl.yield_``)."""
+    while body:
+        last = body[-1]
+        if isinstance(last, Yield):
+            return last
+        if isinstance(last, Scope):
+            body = last.body
+            continue
+        return None
+    return None
 
 
 def walk_stmts(body: list[Stmt]) -> Iterator[Stmt]:

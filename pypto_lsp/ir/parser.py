@@ -62,6 +62,8 @@ from .model import (
     Unpack,
     While,
     Yield,
+    split_lines,
+    trailing_yield,
 )
 from .names import BARE_LAYOUTS, DSL_CONSTRUCTS, DTYPES, ENUMS, LOOP_KINDS, SCOPE_KINDS
 from .printer_forms import Parsed, blank_printer_forms
@@ -70,7 +72,6 @@ MAX_BYTES = 8 * 1024 * 1024
 MAX_CHAIN = 256  # terms of one `a and b and ...` / `a < b < ...` chain
 # the IR's widest integer is 64-bit; larger literals are typos (and overflow int->str limits downstream)
 MAX_INT_LITERAL = 2**64
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _HEADER = re.compile(r"^#\s*pypto\.program:\s*(\S+)")
 
 _BINOPS: dict[type, str] = {
@@ -168,7 +169,7 @@ class _Parser:
     def lines(self) -> list[str]:
         """Source lines numbered as ``ast`` numbers them: LF, CRLF and CR end a line, form feed does not."""
         if self._lines is None:
-            self._lines = _LINE_BREAK.split(self.text)
+            self._lines = split_lines(self.text)
         return self._lines
 
     # ------------------------------------------------------------------ helpers
@@ -1043,19 +1044,6 @@ class _Parser:
             tensor.layout = dd[1]
             return
         self.err(it, "bad-type", f"unexpected tensor type item '{ast.unparse(it)[:60]}'")
-
-
-def trailing_yield(body: list[Stmt]) -> Yield | None:
-    """The yield that ends a loop/if body; scopes are transparent (``with pl.scope(): ... pl.yield_``)."""
-    while body:
-        last = body[-1]
-        if isinstance(last, Yield):
-            return last
-        if isinstance(last, Scope):
-            body = last.body
-            continue
-        return None
-    return None
 
 
 def _decode_error_span(data: bytes, exc: UnicodeDecodeError) -> Span:

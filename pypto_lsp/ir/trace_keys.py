@@ -8,8 +8,7 @@ writes into it are cut, so only what it depends on is passed on), and names each
 
 from __future__ import annotations
 
-from .model import Expr, For, Function, If, Name, TensorType, Type, While, walk_expr, walk_stmts
-from .parser import trailing_yield
+from .model import Expr, For, Function, If, Name, TensorType, Type, While, trailing_yield, walk_expr, walk_stmts
 
 __all__ = ["operands", "carried_types", "branch_key", "is_tensor"]
 

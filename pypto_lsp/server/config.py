@@ -175,6 +175,12 @@ class Resolved:
         """``00_frontend (no goldens)`` in differential mode (lenses say it), else None."""
         return f"{self.reference} (no goldens)" if self.reference is not None and self.inputs is None else None
 
+    def run_settings(self) -> vconfig.RunSettings:
+        """How a dump of this folder is run and compared (what every worker request carries)."""
+        return vconfig.RunSettings(
+            self.rtol, self.atol, self.entry, self.timeout_s, self.memory, self.backend, self.exact or None, self.max_alloc
+        )
+
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
         key = (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)

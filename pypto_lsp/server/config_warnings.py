@@ -21,20 +21,10 @@ if TYPE_CHECKING:
     from .app import PyptoServer
 
 
-def _config_files(folder: Path) -> list[Path]:
-    out = []
-    for d in [folder, *folder.parents]:
-        for name in vconfig.CONFIG_NAMES:
-            p = d / name
-            if p.is_file():
-                out.append(p)
-    return out
-
-
 def publish_config_warnings(ls: PyptoServer, folder: Path) -> None:
     """Publish (or clear) the unknown-key warnings of the config files that apply to ``folder``."""
     seen: dict[Path, tuple[int, int, int]] = ls.config_warned
-    for cfg in _config_files(folder):
+    for cfg in vconfig.config_files(folder):
         try:
             st = cfg.stat()
         except OSError:

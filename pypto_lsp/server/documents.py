@@ -11,7 +11,6 @@ This module only keeps the per-document state and routes the sync notifications 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,14 +48,6 @@ def is_dump(uri: str, text: str | None) -> bool:
         # an unsaved buffer: only the header line can tell
         return text is not None and first_line(text).startswith("# pypto.program:")
     return is_dump_path(path, first_line(text) if text is not None else None)
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as LSP counts them (only CR, LF and CRLF break a line)."""
-    return _LINE_BREAK.split(text)
 
 
 def text_hash(text: str) -> str:

@@ -19,7 +19,6 @@ of them.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -63,6 +62,8 @@ from ..ir.model import (
     Unpack,
     While,
     Yield,
+    split_lines,
+    trailing_yield,
 )
 from ..ir.names import APPROXIMATED_DTYPES, DTYPES, ENUMS
 
@@ -77,7 +78,6 @@ __all__ = [
     "references",
 ]
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 _COL_BITS = 20  # occurrence key = line << 20 | col (columns stay far below 2**20)
 
@@ -157,7 +157,7 @@ class SymbolIndex:
 
     def __init__(self, program: Program) -> None:
         self.program = program
-        self.lines: list[str] = _LINE_BREAK.split(program.source) if program.source else []
+        self.lines: list[str] = split_lines(program.source) if program.source else []
         self.occurrences: list[Occurrence] = []
         self._keys: list[int] = []
         # (function index, name) -> definitions / use spans; function index -1 = module level
@@ -464,7 +464,7 @@ class SymbolIndex:
         if d.kind == "loop_var":
             return ScalarType("INDEX", d.span), "loop counter"
         if d.kind == "iter_arg" and isinstance(node, For | While):
-            last = _trailing_yield(node.body)
+            last = trailing_yield(node.body)
             if last is not None and d.index < len(last.targets) and last.targets[d.index].type is not None:
                 rv = last.targets[d.index]
                 return rv.type, f"type of the loop's return var `{rv.name}`"
@@ -509,18 +509,6 @@ def _tail_span(s: Span, name: str) -> Span:
     if s.line == s.end_line and s.end_col - s.col >= len(name):
         return Span(s.line, s.end_col - len(name), s.line, s.end_col)
     return s
-
-
-def _trailing_yield(body: list[Stmt]) -> Yield | None:
-    while body:
-        last = body[-1]
-        if isinstance(last, Yield):
-            return last
-        if isinstance(last, Scope):
-            body = last.body
-            continue
-        return None
-    return None
 
 
 def _index(program: Program, index: SymbolIndex | None) -> SymbolIndex:
@@ -1111,7 +1099,7 @@ def references(
 
 def document_symbols(program: Program) -> list[SymbolInfo]:
     """Functions with their loops, ifs and scopes as a tree (assignments left out)."""
-    lines = _LINE_BREAK.split(program.source) if program.source else []
+    lines = split_lines(program.source) if program.source else []
     out: list[SymbolInfo] = []
     for fn in program.functions:
         out.append(SymbolInfo(fn.name, "function", function_detail(fn), fn.span, fn.name_span, _outline(fn.body, lines)))

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from ..ir import diagnostics as D
 from ..ir.check import check_program
 from ..ir.memory import check_memory
-from ..ir.model import Program
+from ..ir.model import Program, split_lines
 from ..ir.parser import parse_text
-from .documents import split_lines, text_hash
+from .documents import text_hash
 from .publish import publish
 
 if TYPE_CHECKING:

@@ -115,10 +115,7 @@ async def maps_for(ls: PyptoServer, uri: str, tensor: str | None, run: bool) -> 
         file=str(snap.path),
         text=snap.text,
         golden=P.Golden(str(r.inputs), str(r.expected)),
-        rtol=r.rtol,
-        atol=r.atol,
-        entry=r.entry,
-        timeout_s=r.timeout_s,
+        settings=r.run_settings(),
         tensors=[tensor] if tensor else None,
     )
     try:

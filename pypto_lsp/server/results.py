@@ -16,17 +16,15 @@ Where each kind of result lands:
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from lsprotocol import types
 
 from ..ir import diagnostics as D
-from ..validate.report import ERROR, FAIL, PASS, RAN, FileResult
+from ..validate.report import ERROR, FAIL, PASS, RAN, FileResult, writes_for
 from .documents import to_client_col
 
 SOURCE = "pypto-lsp"
-_SSA = re.compile(r"__ssa_v\d+$")
 
 _SEVERITY = {
     D.ERROR: types.DiagnosticSeverity.Error,
@@ -138,16 +136,6 @@ def _error_range(fr: FileResult, lines: list[str], encoding: str) -> types.Range
             return statement_range(lines, e.line, e.line, encoding)
         return span_range(lines, e.line, e.column - 1, end_line, end_col, encoding)
     return statement_range(lines, e.line, e.end_line, encoding)
-
-
-def writes_for(fr: FileResult, tensor: str) -> list[list[int]]:
-    """The IR statements (1-based line ranges) that wrote the output behind golden key ``tensor``."""
-    if tensor in fr.writes:
-        return fr.writes[tensor]
-    for param, spans in fr.writes.items():
-        if tensor in (_SSA.sub("", param), param.split("__")[0] if "__" in param.strip("_") else param):
-            return spans
-    return []
 
 
 def divergence_range(fr: FileResult, lines: list[str], encoding: str) -> types.Range:

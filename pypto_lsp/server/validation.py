@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..ir.model import split_lines
 from ..ir.parser import MAX_BYTES, parse_bytes
 from ..ir.passdiff import dump_order_key, previous_dump
 from ..validate.config import discover_dumps, is_dump_path
@@ -29,7 +30,7 @@ from ..worker import protocol as P
 from . import results as R
 from .config import Resolved
 from .config_warnings import publish_config_warnings
-from .documents import DocState, Localized, path_to_uri, results_generation, split_lines, text_hash, uri_to_path
+from .documents import DocState, Localized, path_to_uri, results_generation, text_hash, uri_to_path
 from .publish import publish
 
 if TYPE_CHECKING:
@@ -150,9 +151,7 @@ def snapshot(ls: PyptoServer, uri: str) -> Snapshot:
             text = data.decode("utf-8", "replace")
             bad = parse_bytes(data, str(path)).errors
             if bad:  # not UTF-8: an error result without a run
-                d = bad[0]
-                s = d.span
-                static = ErrorInfo(f"static:{d.code}", d.message, s.line, s.col + 1, s.end_line, s.end_col + 1)
+                static = ErrorInfo.from_diagnostic(bad[0])
         version = None
     if not is_dump_path(path, text[:256].split("\n", 1)[0]):
         raise NotADump(f"not a pass dump (a .py under passes_dump*/ or starting with '# pypto.program:'): {path}")
@@ -190,10 +189,7 @@ def _static_result(snap: Snapshot, st: DocState | None) -> FileResult | None:
     errors = [d for d in st.parse_diags if d.severity == "error"]
     if not errors:
         return None
-    d = errors[0]
-    s = d.span
-    err = ErrorInfo(f"static:{d.code}", d.message, s.line, s.col + 1, s.end_line, s.end_col + 1)
-    return FileResult(str(snap.path), ERROR, error=err, rtol=snap.resolved.rtol, atol=snap.resolved.atol)
+    return FileResult(str(snap.path), ERROR, error=ErrorInfo.from_diagnostic(errors[0]), rtol=snap.resolved.rtol, atol=snap.resolved.atol)
 
 
 async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
@@ -214,16 +210,9 @@ async def _run(ls: PyptoServer, uri: str, reason: str) -> FileResult | None:
             file=str(snap.path),
             text=snap.text,
             golden=golden_params(r),
-            rtol=r.rtol,
-            atol=r.atol,
-            entry=r.entry,
-            timeout_s=r.timeout_s,
+            settings=r.run_settings(),
             use_cache=r.use_cache,
             collect_stats=True,
-            memory=r.memory,
-            backend=r.backend,
-            max_alloc=r.max_alloc,
-            exact=r.exact,
         )
         try:
             raw = await ls.worker.validate(params)
@@ -350,10 +339,7 @@ async def _localize(ls: PyptoServer, fd: DocState, prev: DocState, prev_path: Pa
         file=str(fd.path),
         text="\n".join(fd.result_lines),
         golden=golden_params(resolved),
-        rtol=resolved.rtol,
-        atol=resolved.atol,
-        entry=resolved.entry,
-        timeout_s=resolved.timeout_s,
+        settings=resolved.run_settings(),
     )
     try:
         raw = await ls.worker.localize(params)
@@ -491,17 +477,10 @@ async def validate_folder(
     params = P.ValidateFolderParams(
         files=[str(f) for f in files],
         golden=golden_params(resolved),
-        rtol=resolved.rtol,
-        atol=resolved.atol,
-        entry=resolved.entry,
-        timeout_s=resolved.timeout_s,
+        settings=resolved.run_settings(),
         use_cache=resolved.use_cache,
         collect_stats=False,
         texts=texts,
-        memory=resolved.memory,
-        backend=resolved.backend,
-        max_alloc=resolved.max_alloc,
-        exact=resolved.exact,
     )
     run = asyncio.ensure_future(ls.worker.validate_folder(params, on_file))
     cancelled = False

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..validate.config import CONFIG_NAMES, GOLDEN_SUFFIXES
 from . import parse_diagnostics, validation
 from .documents import uri_to_path
 from .publish import publish
@@ -26,9 +27,7 @@ if TYPE_CHECKING:
     from .app import PyptoServer
 
 BATCH_S = 0.3
-GLOBS = ("**/passes_dump*/*.py", "**/pypto-lsp.toml", "**/pyproject.toml", "**/*.pt", "**/*.safetensors")
-CONFIG_NAMES = ("pypto-lsp.toml", "pyproject.toml")
-GOLDEN_SUFFIXES = (".pt", ".safetensors")
+GLOBS = ("**/passes_dump*/*.py", *(f"**/{n}" for n in CONFIG_NAMES), *(f"**/*{s}" for s in GOLDEN_SUFFIXES))
 
 
 async def register_watchers(ls: PyptoServer) -> None:

@@ -352,18 +352,18 @@ class WorkerClient:
         return await self.request(P.PING, {}, 10.0)  # type: ignore[no-any-return]
 
     async def validate(self, params: P.ValidateParams) -> dict[str, Any]:
-        return await self.request(P.VALIDATE, params, params.timeout_s)  # type: ignore[no-any-return]
+        return await self.request(P.VALIDATE, params, params.settings.timeout_s)  # type: ignore[no-any-return]
 
     async def validate_folder(self, params: P.ValidateFolderParams, on_file: Callable[[P.FileResultNote], None]) -> P.FolderResult:
         def note(d: dict[str, Any]) -> None:
             on_file(P.FileResultNote(int(d["id"]), int(d["index"]), int(d["total"]), d["result"]))
 
-        r = await self.request(P.VALIDATE_FOLDER, params, params.timeout_s, note)
+        r = await self.request(P.VALIDATE_FOLDER, params, params.settings.timeout_s, note)
         return P.FolderResult(int(r["done"]), int(r["total"]), bool(r.get("cancelled", False)))
 
     async def localize(self, params: P.LocalizeParams) -> dict[str, Any] | None:
         """The first differing value (ValueDivergence JSON), or None."""
-        r = await self.request(P.LOCALIZE, params, 2 * params.timeout_s + 10.0)
+        r = await self.request(P.LOCALIZE, params, 2 * params.settings.timeout_s + 10.0)
         d = r.get("divergence") if isinstance(r, dict) else None
         return d if isinstance(d, dict) else None
 

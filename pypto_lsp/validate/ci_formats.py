@@ -9,17 +9,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .report import ERROR, FAIL, RAN, FileResult, Report
+from .report import ERROR, FAIL, RAN, FileResult, Report, writes_for
 
 Run = tuple[str, Report, dict[str, Any]]  # (the PATH validated, its report, what it was compared with)
 
-_SSA = re.compile(r"__ssa_v\d+$")
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFO_URI = "https://github.com/hw-native-sys/pypto"
 
@@ -52,16 +50,6 @@ def case_labels(config_file: Path, cases: list[Any]) -> list[str]:
         seen[label] = seen.get(label, 0) + 1
         out.append(label if seen[label] == 1 else f"{label}#{seen[label]}")
     return out
-
-
-def writes_for(fr: FileResult, tensor: str) -> list[list[int]]:
-    """The IR statements (1-based line ranges) that wrote the output behind golden key ``tensor``."""
-    if tensor in fr.writes:
-        return fr.writes[tensor]
-    for param, spans in fr.writes.items():
-        if tensor in (_SSA.sub("", param), param.split("__")[0] if "__" in param.strip("_") else param):
-            return spans
-    return []
 
 
 def _g(x: float) -> str:

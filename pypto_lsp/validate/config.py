@@ -6,7 +6,7 @@ No torch here: the language server reads configuration too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,45 @@ from ..ir.passdiff import dump_order_key
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
 DEFAULT_TIMEOUT_S = 30.0
-CONFIG_NAMES = ("pypto-lsp.toml", "pyproject.toml")
+CONFIG_NAMES = ("pypto-lsp.toml", "pyproject.toml")  # looked for in the dump folder and every folder above
+GOLDEN_SUFFIXES = (".pt", ".safetensors")  # golden bundle files
 _DUMP_NAME = re.compile(r"^\d+_(after_\w+|frontend)\.py$")
 
 
 class ConfigError(Exception):
     """A config file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """How a dump is run and compared, whatever asks: built once from the resolved
+    configuration (:meth:`Case.settings`, the editor's settings, command-line flags) and
+    handed on as one value -- to the engine (:meth:`engine_kwargs`), and to the worker
+    inside every request (``worker.protocol``)."""
+
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    entry: str | None = None  # None: the program's entry function
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0: none
+    memory: bool = True  # run tiles where the IR places them and check for memory hazards
+    backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
+    exact: bool | None = None  # every loop tile by tile (exec.batching); None: the process default
+    # bytes one allocation may take (exec.alloc_budget); None: the default. Not an engine
+    # keyword: whoever runs sets it once per run (validate.budget.set_budget)
+    max_alloc: int | None = None
+
+    def override(self, **values: Any) -> RunSettings:
+        """These settings with the values that are not None (command-line flags) put in."""
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The keywords of ``validate.engine.run_text`` and ``validate.run.validate_files``."""
+        return {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact}
+
+    def values_kwargs(self) -> dict[str, Any]:
+        """The keywords of the traced runs, which compare values only (``validate.localize``,
+        ``validate.errormap``)."""
+        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": self.timeout_s or None}
 
 
 @dataclass(slots=True)
@@ -50,6 +83,9 @@ class Case:
     @property
     def has_goldens(self) -> bool:
         return self.inputs is not None and self.expected is not None
+
+    def settings(self) -> RunSettings:
+        return RunSettings(self.rtol, self.atol, self.entry, self.timeout_s, self.memory, self.backend, self.exact or None, self.max_alloc)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,17 +134,60 @@ def discover_dumps(path: str | Path) -> list[Path]:
     return files
 
 
-def _num(table: dict[str, Any], key: str, default: float, where: str) -> float:
-    v = table.get(key, default)
+# ---------------------------------------------------------------------- [[cases]] keys
+# One row per key a [[cases]] entry may have: its check, which returns the value to use or
+# raises ConfigError naming the file, the entry and the key. Unknown keys are what this
+# table does not hold (CASE_KEYS): noted on the case and warned about on their line.
+
+
+def _path_string(v: Any, key: str, where: str, base: Path) -> Path:
+    if not isinstance(v, str):
+        raise ConfigError(f"{where}: '{key}' must be a path string")
+    return (base / v).resolve()
+
+
+def _entry(v: Any, key: str, where: str, base: Path) -> str:
+    if not (isinstance(v, str) and v.isidentifier()):
+        raise ConfigError(f"{where}: 'entry' must be a function name, got {v!r}")
+    return v
+
+
+def _flag(v: Any, key: str, where: str, base: Path) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(f"{where}: '{key}' must be true or false, got {v!r}")
+    return v
+
+
+def _backend(v: Any, key: str, where: str, base: Path) -> Any:
+    from ..ir.memory import BackendError, capacities
+
+    try:
+        capacities(v if isinstance(v, str) else repr(v))
+    except BackendError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+    return v
+
+
+def _generate(v: Any, key: str, where: str, base: Path) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")")
+    return {k: str((base / x).resolve()) if isinstance(x, str) else x for k, x in v.items()}
+
+
+def _seed(v: Any, key: str, where: str, base: Path) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ConfigError(f"{where}: 'seed' must be an integer, got {v!r}")
+    return v
+
+
+def _number(v: Any, key: str, where: str, base: Path) -> float:
+    """A non-negative number (``timeout_s`` may be ``inf``: no timeout)."""
     if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0 or v == float("inf") and key != "timeout_s":
         raise ConfigError(f"{where}: '{key}' must be a non-negative number, got {v!r}")
     return float(v)
 
 
-def _size(table: dict[str, Any], key: str, where: str) -> int | None:
-    v = table.get(key)
-    if v is None:
-        return None
+def _size(v: Any, key: str, where: str, base: Path) -> int:
     from .budget import parse_size
 
     try:
@@ -117,6 +196,59 @@ def _size(table: dict[str, Any], key: str, where: str) -> int | None:
         return parse_size(str(v))
     except ValueError as exc:
         raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'), got {v!r}") from exc
+
+
+def _label(v: Any, key: str, where: str, base: Path) -> Any:
+    return v  # a case's name in tables and reports (see ci_formats.case_labels)
+
+
+_CASE_KEYS: dict[str, Any] = {  # in the order they are checked
+    "dumps": _path_string,
+    "inputs": _path_string,
+    "expected": _path_string,
+    "entry": _entry,
+    "memory": _flag,
+    "exact": _flag,
+    "backend": _backend,
+    "generate": _generate,
+    "seed": _seed,
+    "rtol": _number,
+    "atol": _number,
+    "timeout_s": _number,
+    "max_alloc": _size,
+    "name": _label,
+}
+CASE_KEYS = frozenset(_CASE_KEYS)
+
+
+def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
+    """One [[cases]] table as a Case: every key checked by its row of the table."""
+    v: dict[str, Any] = {}
+    for key, check in _CASE_KEYS.items():
+        if key in c:
+            v[key] = check(c[key], key, where, base)
+        if key == "expected" and "dumps" not in c:  # the paths are checked: the one key required
+            raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
+    case = Case(
+        dumps=v["dumps"],
+        inputs=v.get("inputs"),
+        expected=v.get("expected"),
+        entry=v.get("entry"),
+        rtol=v.get("rtol", DEFAULT_RTOL),
+        atol=v.get("atol", DEFAULT_ATOL),
+        timeout_s=v.get("timeout_s", DEFAULT_TIMEOUT_S),
+        max_alloc=v.get("max_alloc"),
+        memory=v.get("memory", True),
+        backend=v.get("backend"),
+        exact=v.get("exact", False),
+        source=source,
+        generate=v.get("generate", {}),
+        seed=v.get("seed"),
+    )
+    unknown = set(c) - CASE_KEYS
+    if unknown:
+        case.notes.append(f"ignored unknown keys: {', '.join(sorted(unknown))}")
+    return case
 
 
 def _cases_in(config: Path) -> list[Case]:
@@ -131,64 +263,15 @@ def _cases_in(config: Path) -> list[Case]:
     raw = data.get("cases", [])
     if not isinstance(raw, list):
         raise ConfigError(f"{config}: 'cases' must be an array of tables ([[cases]])")
-    base = config.parent
     out = []
     for i, c in enumerate(raw):
         where = f"{config} [[cases]] #{i + 1}"
         if not isinstance(c, dict):
             raise ConfigError(f"{where}: not a table")
-        for key in ("dumps", "inputs", "expected"):
-            if key in c and not isinstance(c[key], str):
-                raise ConfigError(f"{where}: '{key}' must be a path string")
-        if "dumps" not in c:
-            raise ConfigError(f"{where}: missing 'dumps' (the passes_dump folder, relative to this file)")
-        if "entry" in c and not (isinstance(c["entry"], str) and c["entry"].isidentifier()):
-            raise ConfigError(f"{where}: 'entry' must be a function name, got {c['entry']!r}")
-        if "memory" in c and not isinstance(c["memory"], bool):
-            raise ConfigError(f"{where}: 'memory' must be true or false, got {c['memory']!r}")
-        if "exact" in c and not isinstance(c["exact"], bool):
-            raise ConfigError(f"{where}: 'exact' must be true or false, got {c['exact']!r}")
-        if "backend" in c:
-            from ..ir.memory import BackendError, capacities
-
-            try:
-                capacities(c["backend"] if isinstance(c["backend"], str) else repr(c["backend"]))
-            except BackendError as exc:
-                raise ConfigError(f"{where}: {exc}") from exc
-        unknown = set(c) - CASE_KEYS
-        generate = c.get("generate", {})
-        if not isinstance(generate, dict):
-            raise ConfigError(
-                f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")"
-            )
-        generate = {k: str((base / v).resolve()) if isinstance(v, str) else v for k, v in generate.items()}
-        if "seed" in c and (isinstance(c["seed"], bool) or not isinstance(c["seed"], int)):
-            raise ConfigError(f"{where}: 'seed' must be an integer, got {c['seed']!r}")
-        case = Case(
-            dumps=(base / c["dumps"]).resolve(),
-            inputs=(base / c["inputs"]).resolve() if "inputs" in c else None,
-            expected=(base / c["expected"]).resolve() if "expected" in c else None,
-            entry=c.get("entry"),
-            rtol=_num(c, "rtol", DEFAULT_RTOL, where),
-            atol=_num(c, "atol", DEFAULT_ATOL, where),
-            timeout_s=_num(c, "timeout_s", DEFAULT_TIMEOUT_S, where),
-            max_alloc=_size(c, "max_alloc", where),
-            memory=c.get("memory", True),
-            backend=c.get("backend"),
-            exact=c.get("exact", False),
-            source=str(config),
-            generate=generate,
-            seed=c.get("seed"),
-        )
-        if unknown:
-            case.notes.append(f"ignored unknown keys: {', '.join(sorted(unknown))}")
-        out.append(case)
+        out.append(_case(c, where, config.parent, str(config)))
     return out
 
 
-CASE_KEYS = frozenset(
-    {"dumps", "inputs", "expected", "entry", "rtol", "atol", "timeout_s", "name", "max_alloc", "generate", "seed", "memory", "backend"}
-) | {"exact"}
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
 
 
@@ -301,14 +384,17 @@ def find_case(dump: str | Path, config: str | Path | None = None) -> Case:
         if len(cases) == 1:
             return cases[0]
         raise ConfigError(f"{config}: no [[cases]] entry covers {folder}")
-    for d in [folder, *folder.parents]:
-        for name in CONFIG_NAMES:
-            cfg = d / name
-            if cfg.is_file():
-                for c in _by_goldens(_cases_in(cfg)):
-                    if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
-                        return c
+    for cfg in config_files(folder):
+        for c in _by_goldens(_cases_in(cfg)):
+            if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
+                return c
     return default_case(folder)
+
+
+def config_files(folder: Path) -> list[Path]:
+    """The config files that may apply to ``folder``: the nearest first, ``pypto-lsp.toml`` before
+    ``pyproject.toml`` in each folder on the way up."""
+    return [d / name for d in [folder, *folder.parents] for name in CONFIG_NAMES if (d / name).is_file()]
 
 
 def _by_goldens(cases: list[Case]) -> list[Case]:
@@ -319,11 +405,11 @@ def _by_goldens(cases: list[Case]) -> list[Case]:
 def default_case(folder: Path) -> Case:
     parent = folder.parent
     for g, inputs_name in ((parent / "golden", "inputs"), (folder / "golden", "inputs")):
-        for ext in (".pt", ".safetensors"):
+        for ext in GOLDEN_SUFFIXES:
             i, e = g / f"{inputs_name}{ext}", g / f"expected{ext}"
             if i.is_file() and e.is_file():
                 return Case(folder, i, e, source=str(g))
-    for ext in (".pt", ".safetensors"):
+    for ext in GOLDEN_SUFFIXES:
         i, e = parent / f"tensors{ext}", parent / f"expected{ext}"
         if i.is_file() and e.is_file():
             return Case(folder, i, e, source=str(parent))

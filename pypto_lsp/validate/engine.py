@@ -25,7 +25,7 @@ from ..ir.parser import parse_text
 from .budget import KIND as ALLOC_KIND
 from .budget import budget as alloc_budget
 from .budget import over_budget
-from .config import DEFAULT_ATOL, DEFAULT_RTOL, Case, discover_dumps, find_case
+from .config import DEFAULT_ATOL, DEFAULT_RTOL, Case, RunSettings, discover_dumps, find_case
 from .golden import GoldenError, load_bundle
 from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Report, TensorResult
 
@@ -60,9 +60,7 @@ _COMPILED_LOCK = threading.Lock()
 
 
 def _span_error(kind: str, message: str, span: Span | None, **detail: Any) -> ErrorInfo:
-    if span is None:
-        return ErrorInfo(kind, message, detail=detail)
-    return ErrorInfo(kind, message, span.line, span.col + 1, span.end_line, span.end_col + 1, detail=detail)
+    return ErrorInfo.at(kind, message, span, **detail)
 
 
 _COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
@@ -112,7 +110,7 @@ def compile_text(
     errors = [d for d in diags if d.severity == D.ERROR]
     if program is None or errors:
         first = errors[0] if errors else D.error(None, "parse", "cannot parse")
-        comp = Compiled(program, diags, None, None, _span_error(f"static:{first.code}", first.message, first.span), mplan)
+        comp = Compiled(program, diags, None, None, ErrorInfo.from_diagnostic(first), mplan)
     else:
         try:
             gen = codegen.generate(
@@ -530,20 +528,15 @@ def validate_passes(
             raise GoldenError(f"no golden tensors for {path}: pass --inputs/--expected, or add a pypto-lsp.toml [[cases]] entry")
     ins = _bundle(inputs if inputs is not None else (case.inputs if case else None))
     exp = _bundle(expected if expected is not None else (case.expected if case else None))
-    r = rtol if rtol is not None else (case.rtol if case else DEFAULT_RTOL)
-    a = atol if atol is not None else (case.atol if case else DEFAULT_ATOL)
-    ent = entry if entry is not None else (case.entry if case else None)
-    to = timeout if timeout is not None else (case.timeout_s if case else None)
+    # the case's settings (no case: the defaults without a timeout), with the arguments given instead
+    settings = (case.settings() if case else RunSettings(timeout_s=0)).override(rtol=rtol, atol=atol, entry=entry, timeout_s=timeout)
     from .run import validate_files
 
     return validate_files(
         files,
         ins,
         exp,
-        rtol=r,
-        atol=a,
-        entry=ent,
-        timeout=to,
+        settings=settings,
         use_cache=False,
         on_result=on_result,
         bundle_paths=(str(inputs), str(expected)) if isinstance(inputs, str | Path) and isinstance(expected, str | Path) else None,
@@ -568,7 +561,7 @@ def _read_text(f: Path) -> str | FileResult:
     except UnicodeDecodeError:
         res = parse_bytes(data, str(f))
         d = res.errors[0]
-        return FileResult(str(f), ERROR, error=_span_error(f"static:{d.code}", d.message, d.span))
+        return FileResult(str(f), ERROR, error=ErrorInfo.from_diagnostic(d))
 
 
 def entry_of(program: Program) -> str | None:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..ir.diagnostics import Diagnostic
+    from ..ir.model import Span
 
 PASS, FAIL, ERROR, RAN = "pass", "fail", "error", "ran"
+_SSA = re.compile(r"__ssa_v\d+$")  # the SSA suffix of an IR name
 
 
 def _num(x: float | None) -> float | None:
@@ -45,6 +51,30 @@ class ErrorInfo:
     end_line: int | None = None
     end_column: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def at(kind: str, message: str, span: Span | None, **detail: Any) -> ErrorInfo:
+        """An error at an IR span (0-based columns there, 1-based here); no span: no position."""
+        if span is None:
+            return ErrorInfo(kind, message, detail=detail)
+        return ErrorInfo(kind, message, span.line, span.col + 1, span.end_line, span.end_col + 1, detail=detail)
+
+    @staticmethod
+    def from_diagnostic(d: Diagnostic) -> ErrorInfo:
+        """A static (parse/check) error as a result's error: kind ``static:<code>``."""
+        return ErrorInfo.at(f"static:{d.code}", d.message, d.span)
+
+    @staticmethod
+    def from_json(err: dict[str, Any]) -> ErrorInfo:
+        return ErrorInfo(
+            err["kind"],
+            err["message"],
+            err.get("line"),
+            err.get("column"),
+            err.get("end_line"),
+            err.get("end_column"),
+            err.get("detail", {}),
+        )
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "message": self.message, "line": self.line, "column": self.column}
@@ -111,17 +141,7 @@ class FileResult:
                 )
                 for k, v in d.get("tensors", {}).items()
             },
-            error=ErrorInfo(
-                err["kind"],
-                err["message"],
-                err.get("line"),
-                err.get("column"),
-                err.get("end_line"),
-                err.get("end_column"),
-                err.get("detail", {}),
-            )
-            if err
-            else None,
+            error=ErrorInfo.from_json(err) if err else None,
             seconds=d.get("seconds", 0.0),
             cached=d.get("cached", False),
             rtol=d.get("rtol", 5e-2),
@@ -131,6 +151,16 @@ class FileResult:
             stats=d.get("stats", {}),
             memory=d.get("memory"),
         )
+
+
+def writes_for(fr: FileResult, tensor: str) -> list[list[int]]:
+    """The IR statements (1-based line ranges) that wrote the output behind golden key ``tensor``."""
+    if tensor in fr.writes:
+        return fr.writes[tensor]
+    for param, spans in fr.writes.items():
+        if tensor in (_SSA.sub("", param), param.split("__")[0] if "__" in param.strip("_") else param):
+            return spans
+    return []
 
 
 @dataclass(slots=True)

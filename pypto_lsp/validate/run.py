@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from ..ir.passdiff import MEMREF_ITEM
+from .config import RunSettings
 from .engine import ENGINE_VERSION, _read_text, run_text
 from .report import ERROR, FAIL, PASS, RAN, FileResult, Report
 
@@ -181,23 +182,18 @@ def validate_files(
     inputs: Mapping[str, torch.Tensor],
     expected: Mapping[str, torch.Tensor],
     *,
-    rtol: float,
-    atol: float,
-    entry: str | None = None,
-    timeout: float | None = None,
+    settings: RunSettings,
     jobs: int | None = None,
     use_cache: bool = True,
     on_result: Callable[[FileResult], None] | None = None,
     bundle_paths: tuple[str, str] | None = None,
     cache: ResultCache | None = None,
     should_stop: Callable[[], bool] | None = None,
-    memory: bool = True,
-    backend: str | None = None,
-    exact: bool | None = None,
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
     the same goldens and tolerances re-use that result (marked ``cached``)."""
     t0 = time.perf_counter()
+    s = settings
     cache = cache or ResultCache(enabled=use_cache)
     bid = bundle_identity(bundle_paths, inputs, expected)
     texts: list[str | FileResult] = []
@@ -205,7 +201,7 @@ def validate_files(
     for f in files:
         text = _read_text(f)
         texts.append(text)
-        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, rtol, atol, entry, memory, backend, exact))
+        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact))
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}
     for f, text, key in zip(files, texts, keys, strict=True):
@@ -215,7 +211,7 @@ def validate_files(
     n_jobs = min(jobs or 1, len(todo))
     parallel: Iterator[tuple[str, dict[str, Any]]] | None = None
     if n_jobs > 1 and (should_stop is None) and _can_fork():
-        parallel = _run_parallel(todo, inputs, expected, rtol, atol, entry, timeout, n_jobs, memory, backend, exact)
+        parallel = _run_parallel(todo, inputs, expected, s, n_jobs)
     results: list[FileResult] = []
     for f, text, key in zip(files, texts, keys, strict=True):
         if should_stop is not None and should_stop():
@@ -237,19 +233,7 @@ def validate_files(
                 if not first:
                     fr.seconds = 0.0
             else:
-                fr = run_text(
-                    text,
-                    inputs,
-                    expected,
-                    filename=str(f),
-                    rtol=rtol,
-                    atol=atol,
-                    entry=entry,
-                    timeout=timeout,
-                    memory=memory,
-                    backend=backend,
-                    exact=exact,
-                )
+                fr = run_text(text, inputs, expected, filename=str(f), **s.engine_kwargs())
                 _store(cache, key, fr.to_json())
         results.append(fr)
         if on_result is not None:
@@ -281,19 +265,7 @@ _FORK_STATE: dict[str, Any] = {}
 def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
     key, text, filename = item
     st = _FORK_STATE
-    fr = run_text(
-        text,
-        st["inputs"],
-        st["expected"],
-        filename=filename,
-        rtol=st["rtol"],
-        atol=st["atol"],
-        entry=st["entry"],
-        timeout=st["timeout"],
-        memory=st["memory"],
-        backend=st["backend"],
-        exact=st["exact"],
-    )
+    fr = run_text(text, st["inputs"], st["expected"], filename=filename, **st["settings"].engine_kwargs())
     return key, fr.to_json()
 
 
@@ -305,21 +277,13 @@ def _run_parallel(
     todo: dict[str, tuple[str, str]],
     inputs: Mapping[str, torch.Tensor],
     expected: Mapping[str, torch.Tensor],
-    rtol: float,
-    atol: float,
-    entry: str | None,
-    timeout: float | None,
+    settings: RunSettings,
     jobs: int,
-    memory: bool = True,
-    backend: str | None = None,
-    exact: bool | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Run the distinct files in ``jobs`` forked processes; results in submission order."""
     import multiprocessing
 
-    _FORK_STATE.update(
-        inputs=inputs, expected=expected, rtol=rtol, atol=atol, entry=entry, timeout=timeout, memory=memory, backend=backend, exact=exact
-    )
+    _FORK_STATE.update(inputs=inputs, expected=expected, settings=settings)
     ctx = multiprocessing.get_context("fork")
     pool = ctx.Pool(jobs, initializer=_child_init)
     items = [(k, t, fn) for k, (t, fn) in todo.items()]

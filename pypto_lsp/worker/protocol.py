@@ -23,8 +23,12 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import cattrs
+
+from ..validate.config import RunSettings
 
 PROTOCOL_VERSION = 1
 
@@ -53,7 +57,7 @@ E_INTERNAL = "internal"
 E_UNAVAILABLE = "worker-unavailable"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Golden:
     """Where the golden bundles are (absolute paths); loaded once per content by the worker."""
 
@@ -62,10 +66,9 @@ class Golden:
     # no goldens: the dump folder whose earliest dump, on synthesized inputs, is the reference
     differential: str | None = None
 
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> Golden:
-        diff = d.get("differential")
-        return Golden(str(d["inputs"]), str(d["expected"]), str(diff) if diff else None)
+
+# Every run request carries the same two parts: what to compare with (``golden``) and how to
+# run and compare (``settings``: tolerances, entry, timeout, memory model; see RunSettings).
 
 
 @dataclass(slots=True)
@@ -75,34 +78,9 @@ class ValidateParams:
     file: str
     text: str
     golden: Golden
-    rtol: float
-    atol: float
-    entry: str | None = None
-    timeout_s: float = 30.0
+    settings: RunSettings
     use_cache: bool = True
     collect_stats: bool = True
-    memory: bool = True  # run tiles where the IR places them (pypto_lsp.exec.memory)
-    backend: str | None = None  # memory capacities of this backend; None: the largest
-    max_alloc: int | None = None  # bytes one allocation may take (exec.alloc_budget); None: the default
-    exact: bool = False  # every loop tile by tile (no batched loops, pypto_lsp.exec.batching)
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> ValidateParams:
-        return ValidateParams(
-            file=str(d["file"]),
-            text=str(d["text"]),
-            golden=Golden.from_json(d["golden"]),
-            rtol=float(d["rtol"]),
-            atol=float(d["atol"]),
-            entry=d.get("entry"),
-            timeout_s=float(d.get("timeout_s", 30.0)),
-            use_cache=bool(d.get("use_cache", True)),
-            collect_stats=bool(d.get("collect_stats", True)),
-            memory=bool(d.get("memory", True)),
-            backend=d.get("backend"),
-            max_alloc=int(d["max_alloc"]) if d.get("max_alloc") is not None else None,
-            exact=bool(d.get("exact", False)),
-        )
 
 
 @dataclass(slots=True)
@@ -114,35 +92,10 @@ class ValidateFolderParams:
 
     files: list[str]
     golden: Golden
-    rtol: float
-    atol: float
-    entry: str | None = None
-    timeout_s: float = 30.0
+    settings: RunSettings
     use_cache: bool = True
     collect_stats: bool = False
     texts: dict[str, str] = field(default_factory=dict)
-    memory: bool = True
-    backend: str | None = None
-    max_alloc: int | None = None
-    exact: bool = False
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> ValidateFolderParams:
-        return ValidateFolderParams(
-            files=[str(f) for f in d["files"]],
-            golden=Golden.from_json(d["golden"]),
-            rtol=float(d["rtol"]),
-            atol=float(d["atol"]),
-            entry=d.get("entry"),
-            timeout_s=float(d.get("timeout_s", 30.0)),
-            use_cache=bool(d.get("use_cache", True)),
-            collect_stats=bool(d.get("collect_stats", False)),
-            texts={str(k): str(v) for k, v in (d.get("texts") or {}).items()},
-            memory=bool(d.get("memory", True)),
-            backend=d.get("backend"),
-            max_alloc=int(d["max_alloc"]) if d.get("max_alloc") is not None else None,
-            exact=bool(d.get("exact", False)),
-        )
 
 
 @dataclass(slots=True)
@@ -150,6 +103,7 @@ class LocalizeParams:
     """Run a failing pass and the passing pass before it traced; answer the first value that differs.
 
     The answer is ``{"divergence": ValueDivergence JSON | null}`` (see ``validate.localize``).
+    Traced runs compare values only: ``settings.memory``/``backend`` do not apply.
     """
 
     previous_file: str
@@ -157,24 +111,7 @@ class LocalizeParams:
     file: str
     text: str
     golden: Golden
-    rtol: float
-    atol: float
-    entry: str | None = None
-    timeout_s: float = 30.0
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> LocalizeParams:
-        return LocalizeParams(
-            previous_file=str(d["previous_file"]),
-            previous_text=str(d["previous_text"]),
-            file=str(d["file"]),
-            text=str(d["text"]),
-            golden=Golden.from_json(d["golden"]),
-            rtol=float(d["rtol"]),
-            atol=float(d["atol"]),
-            entry=d.get("entry"),
-            timeout_s=float(d.get("timeout_s", 30.0)),
-        )
+    settings: RunSettings
 
 
 @dataclass(slots=True)
@@ -183,33 +120,15 @@ class ErrorMapParams:
 
     The answer is ``validate.errormap.error_maps``'s: ``{"file", "error", "maps": [...],
     "run_seconds", "seconds"}``. ``tensors``: only these outputs; ``only_failing``: only
-    the outputs over the tolerance.
+    the outputs over the tolerance. Values only: ``settings.memory``/``backend`` do not apply.
     """
 
     file: str
     text: str
     golden: Golden
-    rtol: float
-    atol: float
-    entry: str | None = None
-    timeout_s: float = 30.0
+    settings: RunSettings
     tensors: list[str] | None = None
     only_failing: bool = False
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> ErrorMapParams:
-        t = d.get("tensors")
-        return ErrorMapParams(
-            file=str(d["file"]),
-            text=str(d["text"]),
-            golden=Golden.from_json(d["golden"]),
-            rtol=float(d["rtol"]),
-            atol=float(d["atol"]),
-            entry=d.get("entry"),
-            timeout_s=float(d.get("timeout_s", 30.0)),
-            tensors=[str(x) for x in t] if isinstance(t, list) else None,
-            only_failing=bool(d.get("only_failing", False)),
-        )
 
 
 @dataclass(slots=True)
@@ -219,9 +138,19 @@ class CodegenParams:
     entry: str | None = None
     check_shapes: bool = True
 
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> CodegenParams:
-        return CodegenParams(str(d["text"]), str(d.get("file", "<dump>")), d.get("entry"), bool(d.get("check_shapes", True)))
+
+_Params = TypeVar("_Params")
+# JSON <-> the dataclasses above, by their field types (cattrs): missing or mistyped fields
+# fail with every problem and its path (``required field missing @ $.golden.inputs``)
+_CONVERTER = cattrs.Converter()
+
+
+def from_wire(cls: type[_Params], params: Any) -> _Params:
+    """A request's ``params`` as ``cls``; a ValueError naming each bad field when they do not fit."""
+    try:
+        return _CONVERTER.structure(params, cls)
+    except cattrs.BaseValidationError as exc:
+        raise ValueError(f"bad {cls.__name__}: " + "; ".join(cattrs.transform_error(exc))) from None
 
 
 @dataclass(slots=True)
@@ -281,7 +210,7 @@ class WorkerError(Exception):
 def to_wire(obj: Any) -> Any:
     """Dataclasses to plain JSON values."""
     if hasattr(obj, "__dataclass_fields__"):
-        return asdict(obj)
+        return _CONVERTER.unstructure(obj)
     return obj
 
 

@@ -18,6 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Any
 
+from ..validate.config import RunSettings
 from . import protocol as P
 
 EXIT_TAINTED = 75  # a run timed out and left a thread behind: restart me
@@ -110,15 +111,15 @@ class Worker:
             if method == P.PING:
                 result: Any = self.ping()
             elif method == P.VALIDATE:
-                result = self.validate(P.ValidateParams.from_json(params))
+                result = self.validate(P.from_wire(P.ValidateParams, params))
             elif method == P.VALIDATE_FOLDER:
-                result = self.validate_folder(id, P.ValidateFolderParams.from_json(params))
+                result = self.validate_folder(id, P.from_wire(P.ValidateFolderParams, params))
             elif method == P.CODEGEN:
-                result = self.codegen(P.CodegenParams.from_json(params))
+                result = self.codegen(P.from_wire(P.CodegenParams, params))
             elif method == P.LOCALIZE:
-                result = self.localize(P.LocalizeParams.from_json(params))
+                result = self.localize(P.from_wire(P.LocalizeParams, params))
             elif method == P.ERROR_MAP:
-                result = self.error_map(P.ErrorMapParams.from_json(params))
+                result = self.error_map(P.from_wire(P.ErrorMapParams, params))
             else:
                 self.send(P.error_response(id, P.E_BAD_REQUEST, f"unknown method {method!r}"))
                 return
@@ -181,28 +182,24 @@ class Worker:
         file: str,
         text: str,
         golden: tuple[Any, Any, str] | Exception,
-        rtol: float,
-        atol: float,
-        entry: str | None,
-        timeout_s: float,
+        s: RunSettings,
         use_cache: bool,
         collect_stats: bool,
         memo: dict[str, dict[str, Any]] | None = None,
-        memory: bool = True,
-        backend: str | None = None,
-        exact: bool = False,
     ) -> dict[str, Any]:
         """``memo``: results of this folder run by cache key, used also with the cache off (as the
         CLI does: one run per distinct normalised text within a run)."""
+        from ..validate.budget import set_budget
         from ..validate.engine import run_text
         from ..validate.report import ERROR, ErrorInfo, FileResult
 
+        set_budget(s.max_alloc)  # per file, before the cache key that holds it (a save may overtake a folder run)
         if isinstance(golden, Exception):
-            return FileResult(file, ERROR, error=ErrorInfo("golden", str(golden)), rtol=rtol, atol=atol).to_json()
+            return FileResult(file, ERROR, error=ErrorInfo("golden", str(golden)), rtol=s.rtol, atol=s.atol).to_json()
         ins, exp, bid = golden
         cache = self._results_cache()
         cache.enabled = use_cache  # the disk part; the in-memory part is per worker
-        key = cache.key(text, bid, rtol, atol, entry, memory, backend, exact) if use_cache or memo is not None else ""
+        key = cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact) if use_cache or memo is not None else ""
         if memo is not None and key in memo:
             return {**memo[key], "file": file, "cached": True, "seconds": 0.0}
         if use_cache:
@@ -217,15 +214,9 @@ class Worker:
             ins,
             exp,
             filename=file,
-            rtol=rtol,
-            atol=atol,
-            entry=entry,
-            timeout=timeout_s or None,
             collect_stats=collect_stats,
             stats_for=set(exp),
-            memory=memory,
-            backend=backend,
-            exact=exact,
+            **s.engine_kwargs(),
         )
         out = fr.to_json()
         if fr.stats:
@@ -251,27 +242,9 @@ class Worker:
             return exc
 
     def validate(self, p: P.ValidateParams) -> dict[str, Any]:
-        from ..validate.budget import set_budget
-
-        set_budget(p.max_alloc)  # before the cache key, which holds it
-        return self._validate_text(
-            p.file,
-            p.text,
-            self._load_golden(p.golden),
-            p.rtol,
-            p.atol,
-            p.entry,
-            p.timeout_s,
-            p.use_cache,
-            p.collect_stats,
-            memory=p.memory,
-            backend=p.backend,
-            exact=p.exact,
-        )
+        return self._validate_text(p.file, p.text, self._load_golden(p.golden), p.settings, p.use_cache, p.collect_stats)
 
     def validate_folder(self, id: Any, p: P.ValidateFolderParams) -> P.FolderResult:
-        from ..validate.budget import set_budget
-
         golden = self._load_golden(p.golden)
         total = len(p.files)
         done = 0
@@ -284,7 +257,6 @@ class Worker:
                     return P.FolderResult(done, total, cancelled=True)
             if self._is_cancelled(id):
                 return P.FolderResult(done, total, cancelled=True)
-            set_budget(p.max_alloc)  # again per file: a save that overtook the run may have set its own
             text = p.texts.get(f)
             if text is None:
                 text_or_err = _read_dump(f)
@@ -292,23 +264,9 @@ class Worker:
                 text_or_err = text
             if isinstance(text_or_err, dict):
                 res = text_or_err
-                res.update(rtol=p.rtol, atol=p.atol)
+                res.update(rtol=p.settings.rtol, atol=p.settings.atol)
             else:
-                res = self._validate_text(
-                    f,
-                    text_or_err,
-                    golden,
-                    p.rtol,
-                    p.atol,
-                    p.entry,
-                    p.timeout_s,
-                    p.use_cache,
-                    p.collect_stats,
-                    memo,
-                    p.memory,
-                    p.backend,
-                    p.exact,
-                )
+                res = self._validate_text(f, text_or_err, golden, p.settings, p.use_cache, p.collect_stats, memo)
             done += 1
             self.send(P.notification(P.FILE_RESULT, P.FileResultNote(id, i, total, res)))
             if self._tainted:
@@ -326,12 +284,9 @@ class Worker:
                 p.previous_text,
                 p.text,
                 golden[0],
-                rtol=p.rtol,
-                atol=p.atol,
-                entry=p.entry,
-                timeout=p.timeout_s or None,
                 previous_filename=p.previous_file,
                 filename=p.file,
+                **p.settings.values_kwargs(),
             )
         except TimeoutError as exc:
             self._tainted = True  # a traced run's thread is still going: answer, then exit
@@ -350,12 +305,9 @@ class Worker:
                 golden[0],
                 golden[1],
                 filename=p.file,
-                rtol=p.rtol,
-                atol=p.atol,
-                entry=p.entry,
-                timeout=p.timeout_s or None,
                 tensors=p.tensors,
                 only_failing=p.only_failing,
+                **p.settings.values_kwargs(),
             )
         except TimeoutError as exc:
             self._tainted = True  # the run's thread is still going: answer, then exit
@@ -396,9 +348,7 @@ def _read_dump(path: str) -> str | dict[str, Any]:
     except UnicodeDecodeError:
         pass
     res = parse_bytes(data, path)
-    d = res.errors[0]
-    err = ErrorInfo(f"static:{d.code}", d.message, d.span.line, d.span.col + 1, d.span.end_line, d.span.end_col + 1)
-    return FileResult(path, ERROR, error=err).to_json()
+    return FileResult(path, ERROR, error=ErrorInfo.from_diagnostic(res.errors[0])).to_json()
 
 
 def main() -> int:

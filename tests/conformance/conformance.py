@@ -56,6 +56,7 @@ def load_verdicts() -> dict:
 def run(selector: str | None = None, verbose: bool = False) -> Tally:
     import torch  # noqa: F401
 
+    from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.golden import load_bundle
     from pypto_lsp.validate.run import ResultCache, validate_files
 
@@ -76,10 +77,7 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
                 files,
                 inputs,
                 expected,
-                rtol=rtol,
-                atol=atol,
-                entry=spec.get("entry"),
-                timeout=60,
+                settings=RunSettings(rtol, atol, spec.get("entry"), timeout_s=60),
                 jobs=2,
                 use_cache=False,
                 cache=ResultCache(enabled=False),

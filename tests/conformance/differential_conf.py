@@ -37,10 +37,17 @@ def _runs(spec: dict) -> list[tuple[float, float, dict]]:
 
 
 def _validate(files: list[Path], inputs, expected, rtol: float, atol: float, entry: str | None):
+    from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.run import ResultCache, validate_files
 
     return validate_files(
-        files, inputs, expected, rtol=rtol, atol=atol, entry=entry, timeout=60, jobs=2, use_cache=False, cache=ResultCache(enabled=False)
+        files,
+        inputs,
+        expected,
+        settings=RunSettings(rtol, atol, entry, timeout_s=60),
+        jobs=2,
+        use_cache=False,
+        cache=ResultCache(enabled=False),
     )
 
 

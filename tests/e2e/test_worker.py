@@ -18,6 +18,7 @@ import pytest_lsp
 from pytest_lsp import LanguageClient
 
 from pypto_lsp.server import worker_client as WC
+from pypto_lsp.validate.config import RunSettings
 from pypto_lsp.worker import protocol as P
 
 from .conftest import (
@@ -165,11 +166,35 @@ async def test_a_worker_that_cannot_start_is_reported() -> None:
 
 
 async def test_protocol_round_trip() -> None:
-    params = P.ValidateParams("f.py", "text", P.Golden("i.pt", "e.pt"), 0.05, 0.05, entry="main", timeout_s=3)
+    params = P.ValidateParams("f.py", "text", P.Golden("i.pt", "e.pt"), RunSettings(0.01, 0.02, entry="main", timeout_s=3, backend="910B"))
     msg = P.decode(P.encode(P.request(4, P.VALIDATE, params)))
     assert msg["id"] == 4 and msg["method"] == P.VALIDATE
-    assert P.ValidateParams.from_json(msg["params"]) == params
+    assert msg["params"]["settings"] == {"rtol": 0.01, "atol": 0.02, "entry": "main", "timeout_s": 3, "memory": True, "backend": "910B"}
+    assert P.from_wire(P.ValidateParams, msg["params"]) == params
+    folder = P.ValidateFolderParams(["a.py"], P.Golden("", "", differential="/d"), RunSettings(memory=False), texts={"a.py": "x"})
+    assert P.from_wire(P.ValidateFolderParams, P.decode(P.encode(P.request(5, P.VALIDATE_FOLDER, folder)))["params"]) == folder
     assert P.decode(P.encode(P.response(4, {"x": float("nan")})))["result"] == {"x": None}
+
+
+async def test_a_malformed_request_is_a_bad_request_naming_each_field() -> None:
+    import io
+
+    from pypto_lsp.worker.service import Worker
+
+    out = io.BytesIO()
+    worker = Worker(out)
+    bad = {"file": "f.py", "golden": {"inputs": "i.pt"}, "settings": {"rtol": "loose", "atol": 0.1}}
+    worker.handle({"id": 9, "method": P.VALIDATE, "params": bad})
+    answer = P.decode(out.getvalue().splitlines()[-1])
+    assert answer["id"] == 9 and answer["error"]["kind"] == P.E_BAD_REQUEST
+    message = answer["error"]["message"]
+    for where in ("$.text", "$.golden.expected", "$.settings.rtol"):
+        assert where in message, message
+    with pytest.raises(ValueError, match=r"required field missing @ \$\.settings"):
+        P.from_wire(
+            P.LocalizeParams,
+            {"previous_file": "a", "previous_text": "", "file": "b", "text": "", "golden": {"inputs": "i", "expected": "e"}},
+        )
 
 
 async def test_an_endless_loop_times_out_and_the_worker_is_renewed(client: LanguageClient) -> None:
@@ -220,9 +245,7 @@ def _localize_params(previous: str, text: str, timeout_s: float = 30.0) -> P.Loc
         file="11.py",
         text=text,
         golden=P.Golden(str(golden / "inputs.pt"), str(golden / "expected.pt")),
-        rtol=0.05,
-        atol=0.05,
-        timeout_s=timeout_s,
+        settings=RunSettings(0.05, 0.05, timeout_s=timeout_s),
     )
 
 

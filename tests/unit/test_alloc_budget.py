@@ -11,6 +11,7 @@ from pypto_lsp.exec import alloc_budget
 from pypto_lsp.exec.kernels import KERNELS
 from pypto_lsp.ir.catalogue import OPS
 from pypto_lsp.server.config import Settings, merge, resolve
+from pypto_lsp.validate.config import RunSettings
 from pypto_lsp.worker import protocol as P
 
 
@@ -59,8 +60,10 @@ def test_the_editor_setting_and_the_toml_case(tmp_path: Path) -> None:
 
 def test_the_worker_requests_carry_it() -> None:
     g = P.Golden("/i.pt", "/e.pt")
-    v = P.ValidateParams(file="/f.py", text="", golden=g, rtol=0.05, atol=0.05, max_alloc=4096)
-    assert P.ValidateParams.from_json(P.to_wire(v)).max_alloc == 4096
-    assert P.ValidateParams.from_json({**P.to_wire(v), "max_alloc": None}).max_alloc is None
-    f = P.ValidateFolderParams(files=["/f.py"], golden=g, rtol=0.05, atol=0.05, max_alloc=1 << 30)
-    assert P.ValidateFolderParams.from_json(P.to_wire(f)).max_alloc == 1 << 30
+    v = P.ValidateParams(file="/f.py", text="", golden=g, settings=RunSettings(max_alloc=4096))
+    assert P.from_wire(P.ValidateParams, P.to_wire(v)).settings.max_alloc == 4096
+    wire = P.to_wire(v)
+    wire["settings"]["max_alloc"] = None
+    assert P.from_wire(P.ValidateParams, wire).settings.max_alloc is None
+    f = P.ValidateFolderParams(files=["/f.py"], golden=g, settings=RunSettings(max_alloc=1 << 30))
+    assert P.from_wire(P.ValidateFolderParams, P.to_wire(f)).settings.max_alloc == 1 << 30

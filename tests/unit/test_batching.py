@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import pytest
 import torch
 
@@ -132,7 +130,7 @@ def test_exact_is_a_run_setting(tensors) -> None:
 
 def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None:
     from pypto_lsp.server import config as scfg
-    from pypto_lsp.validate.config import ConfigError, find_case
+    from pypto_lsp.validate.config import ConfigError, RunSettings, find_case
     from pypto_lsp.validate.run import ResultCache
     from pypto_lsp.worker import protocol as P
 
@@ -148,15 +146,16 @@ def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None
     settings, problems = scfg.merge(scfg.Settings(), {"pypto-lsp": {"exact": True}})
     assert problems == [] and settings.exact is True
     assert scfg.resolve(dump, settings, None).exact is True  # the editor setting
+    assert scfg.resolve(dump, settings, None).run_settings().exact is True  # what the worker gets
     assert scfg.merge(scfg.Settings(), {"exact": "yes"})[1] == ["'exact' must be true or false, got 'yes'"]
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = 1\n')
     with pytest.raises(ConfigError, match="'exact' must be true or false"):
         find_case(dump)
     # to the worker, and into the result cache's key (the two paths differ by rounding)
-    params = P.ValidateParams(file="f.py", text="x", golden=P.Golden("i.pt", "e.pt"), rtol=0.1, atol=0.1, exact=True)
-    assert P.ValidateParams.from_json(asdict(params)).exact is True
-    assert P.ValidateParams.from_json({**asdict(params), "exact": False}).exact is False
-    folder = P.ValidateFolderParams(files=["f.py"], golden=P.Golden("i.pt", "e.pt"), rtol=0.1, atol=0.1, exact=True)
-    assert P.ValidateFolderParams.from_json(asdict(folder)).exact is True
+    params = P.ValidateParams(file="f.py", text="x", golden=P.Golden("i.pt", "e.pt"), settings=RunSettings(0.1, 0.1, exact=True))
+    assert P.from_wire(P.ValidateParams, P.to_wire(params)).settings.exact is True
+    assert RunSettings(exact=True).engine_kwargs()["exact"] is True  # and from there to run_text
+    folder = P.ValidateFolderParams(files=["f.py"], golden=P.Golden("i.pt", "e.pt"), settings=RunSettings(exact=True))
+    assert P.from_wire(P.ValidateFolderParams, P.to_wire(folder)).settings.exact is True
     cache = ResultCache(enabled=False)
     assert cache.key("t", "b", 0.1, 0.1, None, exact=True) != cache.key("t", "b", 0.1, 0.1, None, exact=False)

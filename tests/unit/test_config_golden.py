@@ -20,6 +20,8 @@ from pypto_lsp.validate.config import (
     DEFAULT_RTOL,
     DEFAULT_TIMEOUT_S,
     ConfigError,
+    RunSettings,
+    config_warnings,
     default_case,
     discover_dumps,
     find_case,
@@ -113,6 +115,21 @@ def test_defaults_when_keys_are_absent(tmp_path: Path) -> None:
     assert (case.entry, case.rtol, case.atol, case.timeout_s) == (None, DEFAULT_RTOL, DEFAULT_ATOL, DEFAULT_TIMEOUT_S)
     assert case.inputs is None and not case.has_goldens
     assert any("future_key" in n for n in case.notes) and not any("name" in n for n in case.notes)
+
+
+def test_every_case_key_is_used_and_only_unknown_keys_are_noted_and_warned(tmp_path: Path) -> None:
+    dumps = _dumps(tmp_path / "passes_dump")
+    extra = (
+        'entry = "main"\nrtol = 0.25\natol = 0.5\ntimeout_s = 7\nmax_alloc = "1G"\nmemory = false\nbackend = "910B"\nexact = true\n'
+        'name = "all"\nseed = 3\nrtoll = 1\n[cases.generate]\nx = [1, 2]\n'
+    )
+    cfg = tmp_path / "pypto-lsp.toml"
+    cfg.write_text(_case_toml("passes_dump", extra))
+    case = find_case(dumps)
+    assert case.settings() == RunSettings(0.25, 0.5, "main", 7.0, False, "910B", exact=True, max_alloc=1 << 30)
+    assert (case.max_alloc, case.seed, case.generate) == (1 << 30, 3, {"x": [1, 2]})
+    assert case.notes == ["ignored unknown keys: rtoll"]
+    assert [(w.line, w.key) for w in config_warnings(cfg)] == [(15, "rtoll")]
 
 
 def test_explicit_config_argument(tmp_path: Path) -> None:

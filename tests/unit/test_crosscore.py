@@ -303,7 +303,6 @@ def test_unpaired_pop_is_a_deadlock_raised_quickly() -> None:
     with pytest.raises(CrossCoreError) as ei:
         run_group("dl", _nothing, unpaired_aiv_pop, (), split=0, dual_aiv_dispatch=False)
     elapsed = time.monotonic() - t0
-    assert elapsed < crosscore.DEFAULT_POP_TIMEOUT_S + 1.0
     assert elapsed < 2.0  # detected, not timed out
     e = ei.value
     assert e.kind == "deadlock" and e.op == "tile.tpop_from_aic" and e.split == 0 and e.lane == 0 and e.role == "aiv"
@@ -326,7 +325,7 @@ def test_crossed_pops_deadlock() -> None:
 
     t0 = time.monotonic()
     with pytest.raises(CrossCoreError) as ei:
-        run_group("cross", aic, aiv, (), split=1, dual_aiv_dispatch=False, pop_timeout_s=20.0)
+        run_group("cross", aic, aiv, (), split=1, dual_aiv_dispatch=False)
     assert time.monotonic() - t0 < 2.0
     assert ei.value.kind == "deadlock"
 
@@ -410,7 +409,7 @@ def test_pop_behind_a_busy_peer_is_a_deadlock_once_the_peer_ends() -> None:
 
     t0 = time.monotonic()
     with pytest.raises(CrossCoreError) as ei:
-        run_group("busy", aic, unpaired_aiv_pop, (), split=0, dual_aiv_dispatch=False, pop_timeout_s=0.2)
+        run_group("busy", aic, unpaired_aiv_pop, (), split=0, dual_aiv_dispatch=False)
     assert time.monotonic() - t0 < 0.3 + 1.5
     assert ei.value.kind == "deadlock" and ei.value.op == "tile.tpop_from_aic"
     assert isinstance(ei.value.__cause__, CrossCoreError)
@@ -428,12 +427,12 @@ def test_group_timeout() -> None:
 
 
 def test_configure_changes_defaults() -> None:
-    old = (crosscore.DEFAULT_POP_TIMEOUT_S, crosscore.DEFAULT_GROUP_TIMEOUT_S)
+    old = crosscore.DEFAULT_GROUP_TIMEOUT_S
     try:
-        crosscore.configure(pop_timeout_s=1.5, group_timeout_s=7.0)
-        assert crosscore.DEFAULT_POP_TIMEOUT_S == 1.5 and crosscore.DEFAULT_GROUP_TIMEOUT_S == 7.0
+        crosscore.configure(group_timeout_s=7.0)
+        assert crosscore.DEFAULT_GROUP_TIMEOUT_S == 7.0
     finally:
-        crosscore.configure(pop_timeout_s=old[0], group_timeout_s=old[1])
+        crosscore.configure(group_timeout_s=old)
 
 
 def test_standalone_transport_outside_groups() -> None:

@@ -124,13 +124,13 @@ def randn(gen: torch.Generator, *shape: int) -> torch.Tensor:
 
 
 @pytest.fixture
-def short_pop_timeout() -> Iterator[None]:
-    old_pop, old_group = crosscore.DEFAULT_POP_TIMEOUT_S, crosscore.DEFAULT_GROUP_TIMEOUT_S
-    crosscore.configure(pop_timeout_s=2, group_timeout_s=5)
+def short_group_timeout() -> Iterator[None]:
+    old = crosscore.DEFAULT_GROUP_TIMEOUT_S
+    crosscore.configure(group_timeout_s=5)
     try:
         yield
     finally:
-        crosscore.configure(pop_timeout_s=old_pop, group_timeout_s=old_group)
+        crosscore.configure(group_timeout_s=old)
 
 
 # ---------------------------------------------------------------------- cross-core: AIC -> AIV
@@ -579,7 +579,7 @@ def test_conflicting_split_kwargs_in_a_group_are_reported_as_such() -> None:
 # ---------------------------------------------------------------------- deadlock / unpaired pop
 
 
-def test_unpaired_pop_is_an_error_on_the_pop_line_within_timeout(gen: torch.Generator, short_pop_timeout: None) -> None:
+def test_unpaired_pop_is_an_error_on_the_pop_line_within_timeout(gen: torch.Generator, short_group_timeout: None) -> None:
     text = group_program(
         "UnpairedPop",
         SIG_32,
@@ -597,7 +597,7 @@ def test_unpaired_pop_is_an_error_on_the_pop_line_within_timeout(gen: torch.Gene
     t0 = time.monotonic()
     r = run(text, {"x": x, "out": torch.zeros(32, 64)}, {"out": x})
     elapsed = time.monotonic() - t0
-    assert elapsed < crosscore.DEFAULT_POP_TIMEOUT_S + 1.0, elapsed
+    assert elapsed < crosscore.DEFAULT_GROUP_TIMEOUT_S, elapsed
     assert_error_at(r, line_of(text, "pl.tile.tpop_from_aic(split=0)"))
     assert r.error is not None
     kind = r.error.kind.lower()
@@ -610,7 +610,7 @@ def test_unpaired_pop_is_an_error_on_the_pop_line_within_timeout(gen: torch.Gene
     json.dumps(r.to_json())  # the detail is JSON-serialisable
 
 
-def test_crossed_pops_deadlock_is_reported_on_a_pop_line(gen: torch.Generator, short_pop_timeout: None) -> None:
+def test_crossed_pops_deadlock_is_reported_on_a_pop_line(gen: torch.Generator, short_group_timeout: None) -> None:
     text = group_program(
         "CrossedPops",
         SIG_32,
@@ -628,13 +628,13 @@ def test_crossed_pops_deadlock_is_reported_on_a_pop_line(gen: torch.Generator, s
     )
     t0 = time.monotonic()
     r = run(text, {"x": torch.zeros(32, 64), "out": torch.zeros(32, 64)}, {"out": torch.zeros(32, 64)})
-    assert time.monotonic() - t0 < crosscore.DEFAULT_POP_TIMEOUT_S + 1.0
+    assert time.monotonic() - t0 < crosscore.DEFAULT_GROUP_TIMEOUT_S
     assert r.status == ERROR and r.error is not None
     assert r.error.line in (line_of(text, "pl.tile.tpop_from_aiv(split=0)"), line_of(text, "pl.tile.tpop_from_aic(split=0)"))
     assert "deadlock" in r.error.kind or "timeout" in r.error.kind
 
 
-def test_pop_outside_any_group_is_a_deadlock_on_its_line(short_pop_timeout: None) -> None:
+def test_pop_outside_any_group_is_a_deadlock_on_its_line(short_group_timeout: None) -> None:
     """An AIV kernel called directly from the orchestration: no AIC exists to push."""
     text = program(
         "LonePop",
@@ -649,11 +649,11 @@ def test_pop_outside_any_group_is_a_deadlock_on_its_line(short_pop_timeout: None
     )
     t0 = time.monotonic()
     r = run(text, {"x": torch.zeros(32, 64), "out": torch.zeros(32, 64)}, {"out": torch.zeros(32, 64)})
-    assert time.monotonic() - t0 < crosscore.DEFAULT_POP_TIMEOUT_S + 1.0
+    assert time.monotonic() - t0 < crosscore.DEFAULT_GROUP_TIMEOUT_S
     assert_error_at(r, line_of(text, "tpop_from_aic"), "deadlock", "cross-core")
 
 
-def test_aic_thread_failure_is_on_the_aic_line_and_cancels_the_waiting_lane(gen: torch.Generator, short_pop_timeout: None) -> None:
+def test_aic_thread_failure_is_on_the_aic_line_and_cancels_the_waiting_lane(gen: torch.Generator, short_group_timeout: None) -> None:
     text = group_program(
         "AicFails",
         SIG_32,
@@ -672,7 +672,7 @@ def test_aic_thread_failure_is_on_the_aic_line_and_cancels_the_waiting_lane(gen:
     )
     t0 = time.monotonic()
     r = run(text, {"x": randn(gen, 32, 64), "out": torch.zeros(32, 64)}, {"out": torch.zeros(32, 64)})
-    assert time.monotonic() - t0 < crosscore.DEFAULT_POP_TIMEOUT_S + 1.0
+    assert time.monotonic() - t0 < crosscore.DEFAULT_GROUP_TIMEOUT_S
     assert_error_at(r, line_of(text, "pl.tile.add(x__tile, b__tile)"))
     assert r.error is not None and r.error.detail.get("role") == "aic"
 

@@ -45,9 +45,10 @@ from pypto_lsp.ir.model import (
     Unpack,
     While,
     Yield,
+    trailing_yield,
     walk_stmts,
 )
-from pypto_lsp.ir.parser import load, loads, parse_bytes, parse_text, trailing_yield
+from pypto_lsp.ir.parser import load, loads, parse_bytes, parse_text
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
