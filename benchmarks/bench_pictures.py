@@ -69,9 +69,10 @@ def best(fn, n: int = 5) -> tuple[float, object]:  # type: ignore[no-untyped-def
 def main() -> int:
     import torch
 
-    from pypto_lsp.validate.engine import configure_torch, run_text, validate_passes
+    from pypto_lsp.validate.engine import configure_torch, run_text
     from pypto_lsp.validate.errormap import error_maps
     from pypto_lsp.validate.passchart import pass_chart
+    from pypto_lsp.validate.passes import validate_passes
 
     configure_torch()
     chart = None
