@@ -16,7 +16,6 @@ Settings must be valid as a whole value: a bad one is reported and the previous 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -251,52 +250,3 @@ class ConfigCache:
             hit = resolve(dump, self.settings, self.root)
             self._by_folder[folder] = hit
         return hit
-
-
-# ---------------------------------------------------------------------- LSP glue
-
-
-def apply(ls: Any, raw: Any, where: str) -> None:
-    """Merge ``raw`` settings; re-check open dumps when something that matters changed."""
-    before = ls.config.settings
-    for p in ls.config.update(raw):
-        ls.log(f"settings ({where}): {p}", 30)
-    after = ls.config.settings
-    if after != before:
-        ls.log(f"settings ({where}): {json.dumps(after.to_json())}")
-        ls.on_settings_changed(before, after)
-
-
-def register(ls: Any) -> None:
-    from lsprotocol import types
-
-    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
-        settings = params.settings
-        if (
-            settings is None
-            or settings == {}
-            or (isinstance(settings, dict) and SECTION not in settings and not set(settings) & {"runOn", "golden"})
-        ):
-            # the pull model: the notification only says "something changed"
-            settings = await pull(ls)
-            if settings is None:
-                return
-        apply(ls, settings, "didChangeConfiguration")
-
-
-async def pull(ls: Any) -> Any:
-    """``workspace/configuration`` for our section, when the client offers it."""
-    from lsprotocol import types
-
-    ws = ls.client_capabilities.workspace if ls.client_capabilities else None
-    if not (ws and ws.configuration):
-        return None
-    try:
-        res = await ls.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
-    except Exception as exc:
-        ls.log(f"workspace/configuration failed: {exc}")
-        return None
-    if not res or not isinstance(res[0], dict) or not res[0]:
-        return None
-    return res[0]
