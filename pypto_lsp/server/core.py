@@ -17,14 +17,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..ir.model import Program
 from ..validate.config import CONFIG_NAMES
+from ..validate.report import FileResult
 from . import navigation as NAV
 from .config import ConfigCache, Settings
-from .documents import DocState, Documents, DocView, is_dump, split_lines, text_hash
+from .documents import Documents, DocView, is_dump, split_lines, text_hash
 from .parse_diagnostics import parse_and_check
 from .ports import Client
 from .validation import Validator
@@ -32,6 +34,16 @@ from .worker_client import WorkerClient
 
 DEBOUNCE_S = 0.15
 GOLDEN_SUFFIXES = (".pt", ".safetensors")
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """What the navigation requests read: the last parse of an open document and its last result."""
+
+    program: Program
+    index: NAV.SymbolIndex
+    lines: list[str]
+    result: FileResult | None
 
 
 class Core:
@@ -131,12 +143,11 @@ class Core:
         self.validator.publish(uri)
         return True
 
-    async def ensure_parsed(self, uri: str) -> DocState | None:
-        """For requests (hover, lenses, ...): parse now if the last parse is older than the text;
-        the open document's state, or None."""
+    async def ensure_parsed(self, uri: str) -> None:
+        """For requests (hover, lenses, ...): parse now if the last parse is older than the text."""
         st = self.docs.get(uri)
         if st is None or not st.is_open:
-            return None
+            return
         for _ in range(3):
             if st.parsed_version == st.version and st.parsed_hash is not None:
                 break
@@ -145,18 +156,19 @@ class Core:
                 t.cancel()  # the debounce is moot: someone is waiting for this parse
             if await self.parse_now(uri):
                 self.validator.after_parse(uri)
-                break
-        return st if st.is_open else None
+                return
 
-    def symbol_index(self, uri: str) -> tuple[Program | None, NAV.SymbolIndex | None]:
-        """The last parsed program of ``uri`` and its symbol index (built once per parse)."""
+    async def parsed(self, uri: str) -> Parsed | None:
+        """The program of the open document's current text (parsed now if need be), with its symbol
+        index (built once per parse); None when it is not an open dump or does not parse."""
+        await self.ensure_parsed(uri)
         st = self.docs.get(uri)
         if st is None or not st.is_open or st.program is None:
-            return None, None
+            return None
         if st.nav_index is None or st.nav_program is not st.program:
             st.nav_index = NAV.SymbolIndex.build(st.program)
             st.nav_program = st.program
-        return st.program, st.nav_index
+        return Parsed(st.program, st.nav_index, st.parsed_lines, st.result)
 
     # ------------------------------------------------------------------ settings and files
 

@@ -15,15 +15,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
+from ..ir.diagnostics import Diagnostic
+from ..ir.model import Program
 from ..validate.config import is_dump_path
-
-if TYPE_CHECKING:
-    from ..ir.diagnostics import Diagnostic
-    from ..ir.model import Program
-    from ..validate.report import FileResult, ValueDivergence
+from ..validate.report import FileResult, ValueDivergence
 
 # LSP position encodings (lsprotocol's PositionEncodingKind values)
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"

@@ -8,11 +8,10 @@ The core (:mod:`.core`, :mod:`.validation`) says *what* changed; the implementat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ..validate.config import ConfigWarning
-    from .documents import DocView
+from ..validate.config import ConfigWarning
+from .documents import DocView
 
 
 class Client(Protocol):

@@ -7,45 +7,39 @@ function is its own namespace. Spans are converted to the client's position enco
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from lsprotocol import types
 
 from ...ir.model import Span
 from .. import navigation as NAV
 from ..convert import server_position, span_to_range
-from ..core import Core
+from ..core import Core, Parsed
 from ..lsp import PyptoServer
 
 
 def register(ls: PyptoServer, core: Core) -> None:
-    def locations(uri: str, lines: list[str], spans: list[Span]) -> list[types.Location]:
-        return [types.Location(uri, span_to_range(lines, s, ls.position_encoding)) for s in spans]
+    async def navigate(
+        what: str, params: types.DefinitionParams | types.ReferenceParams, find: Callable[[Parsed, int, int], list[Span]]
+    ) -> list[types.Location] | None:
+        uri = params.text_document.uri
+        doc = await core.parsed(uri)
+        if doc is None:
+            return None
+        enc = ls.position_encoding
+        line0, col0 = server_position(doc.lines, params.position, enc)
+        try:
+            spans = find(doc, line0, col0)
+        except Exception as exc:
+            ls.log(f"{what} failed: {type(exc).__name__}: {exc}")
+            return None
+        return [types.Location(uri, span_to_range(doc.lines, s, enc)) for s in spans] or None
 
     @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(params: types.DefinitionParams) -> list[types.Location] | None:
-        uri = params.text_document.uri
-        st = await core.ensure_parsed(uri)
-        program, index = core.symbol_index(uri)
-        if st is None or program is None:
-            return None
-        line0, col0 = server_position(st.parsed_lines, params.position, ls.position_encoding)
-        try:
-            spans = NAV.definition(program, line0, col0, index=index)
-        except Exception as exc:
-            ls.log(f"definition failed: {type(exc).__name__}: {exc}")
-            return None
-        return locations(uri, st.parsed_lines, spans) or None
+        return await navigate("definition", params, lambda d, line0, col0: NAV.definition(d.program, line0, col0, index=d.index))
 
     @ls.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(params: types.ReferenceParams) -> list[types.Location] | None:
-        uri = params.text_document.uri
-        st = await core.ensure_parsed(uri)
-        program, index = core.symbol_index(uri)
-        if st is None or program is None:
-            return None
-        line0, col0 = server_position(st.parsed_lines, params.position, ls.position_encoding)
-        try:
-            spans = NAV.references(program, line0, col0, params.context.include_declaration, index=index)
-        except Exception as exc:
-            ls.log(f"references failed: {type(exc).__name__}: {exc}")
-            return None
-        return locations(uri, st.parsed_lines, spans) or None
+        include = params.context.include_declaration
+        return await navigate("references", params, lambda d, line0, col0: NAV.references(d.program, line0, col0, include, index=d.index))

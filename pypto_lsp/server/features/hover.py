@@ -41,19 +41,19 @@ def register(ls: PyptoServer, core: Core) -> None:
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        st = await core.ensure_parsed(uri)
-        program, index = core.symbol_index(uri)
-        if st is None or program is None:
+        doc = await core.parsed(uri)
+        if doc is None:
             return None
-        line0, col0 = server_position(st.parsed_lines, params.position, ls.position_encoding)
-        stats = value_stats(program, st.result.stats if st.result is not None else None)
+        program = doc.program
+        line0, col0 = server_position(doc.lines, params.position, ls.position_encoding)
+        stats = value_stats(program, doc.result.stats if doc.result is not None else None)
         try:
-            text = NAV.hover_text(program, line0, col0, stats, index=index)
+            text = NAV.hover_text(program, line0, col0, stats, index=doc.index)
         except Exception as exc:
             ls.log(f"hover failed at {uri}:{line0 + 1}:{col0 + 1}: {type(exc).__name__}: {exc}")
             return None
         try:
-            mem = memory_hover(program, line0, col0, st.parsed_lines, memory_plans)
+            mem = memory_hover(program, line0, col0, doc.lines, memory_plans)
         except Exception as exc:
             ls.log(f"memory hover failed at {uri}:{line0 + 1}: {type(exc).__name__}: {exc}")
             mem = None

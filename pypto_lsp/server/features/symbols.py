@@ -51,12 +51,12 @@ def _symbol(info: Any, lines: list[str], encoding: str) -> types.DocumentSymbol:
 def register(ls: PyptoServer, core: Core) -> None:
     @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
-        st = await core.ensure_parsed(params.text_document.uri)
-        if st is None or st.program is None:
+        doc = await core.parsed(params.text_document.uri)
+        if doc is None:
             return None
         try:
-            infos = NAV.document_symbols(st.program)
+            infos = NAV.document_symbols(doc.program)
         except Exception as exc:
             ls.log(f"documentSymbol failed: {type(exc).__name__}: {exc}")
             return None
-        return [_symbol(i, st.parsed_lines, ls.position_encoding) for i in infos]
+        return [_symbol(i, doc.lines, ls.position_encoding) for i in infos]
