@@ -60,8 +60,8 @@ def main() -> int:
 
     import torch
 
-    from pypto_lsp.exec import alloc_budget
     from pypto_lsp.exec.codegen import generate
+    from pypto_lsp.ir import alloc_budget
     from pypto_lsp.ir.parser import parse_text
     from pypto_lsp.validate.engine import configure_torch
 

@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ..ir import trace_keys
+from ..ir import alloc_budget, trace_keys
 from ..ir.catalogue import NEEDS_RESULT_TYPE, lookup
 from ..ir.check import transport_split_codes
 from ..ir.memory import VIEW_OPS, MemoryPlan, operand_roles, plan_program
@@ -64,7 +64,6 @@ from ..ir.model import (
     walk_stmts,
 )
 from ..ir.names import SPLIT_MODE_CODE
-from . import alloc_budget
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 
@@ -342,7 +341,7 @@ class _FunctionGen:
 
     def alloc_guard(self, s: Assign, ind: int) -> None:
         """Before an op allocating a result whose shape depends on runtime values (dynamic dims,
-        scalar parameters): the budget check of :mod:`.alloc_budget`. Static shapes were checked
+        scalar parameters): the budget check of :mod:`pypto_lsp.ir.alloc_budget`. Static shapes were checked
         before the run (validate.budget) and get nothing here."""
         v = s.value
         if not isinstance(v, OpCall) or v.op in WRITES_INTO or v.op in VIEW_OPS or v.op in _NO_NEW_BUFFER:
@@ -952,7 +951,7 @@ class _ProgramGen:
         if self.uses_batching:
             head.append(("import pypto_lsp.exec.batching as _pl_bt", None))
         if self.uses_alloc_guard:
-            head.append(("import pypto_lsp.exec.alloc_budget as _pl_ab", None))
+            head.append(("import pypto_lsp.ir.alloc_budget as _pl_ab", None))
         if self.uses_pipebatch:
             head.append(("import pypto_lsp.exec.pipebatch as _pl_pb", None))
         for name, sym in sorted(self.dtypes.items()):

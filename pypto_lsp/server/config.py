@@ -10,14 +10,13 @@ uses is resolved per dump folder:
 * tolerances and timeout: a value the toml case sets explicitly wins over the settings,
   which win over the defaults (the project's file knows its numbers better than a global
   editor setting); the allocation budget likewise: the case's ``max_alloc``, else the
-  ``maxAlloc`` setting, else the worker's default (exec.alloc_budget).
+  ``maxAlloc`` setting, else the worker's default (ir.alloc_budget).
 
 Settings must be valid as a whole value: a bad one is reported and the previous kept.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ class Settings:
     validation: bool = True
     cache: bool = True
     memory: bool = True  # run tiles where the IR places them and report memory hazards
-    max_alloc: int | None = None  # 'maxAlloc': bytes one allocation may take (exec.alloc_budget)
+    max_alloc: int | None = None  # 'maxAlloc': bytes one allocation may take (ir.alloc_budget)
     exact: bool = False  # every loop tile by tile (no batched loops)
 
     def to_json(self) -> dict[str, Any]:
@@ -130,7 +129,7 @@ def _size(v: Any, problems: list[str]) -> int | None:
     """``maxAlloc``: bytes, or a size string ("512M", "4G"); null or "" for the default."""
     if v is None or v == "":
         return None
-    from ..exec.alloc_budget import parse_size
+    from ..ir.alloc_budget import parse_size
 
     try:
         if isinstance(v, bool) or not isinstance(v, int | str):
@@ -290,52 +289,3 @@ class ConfigCache:
             hit = resolve(dump, self.settings, self.root)
             self._by_folder[folder] = hit
         return hit
-
-
-# ---------------------------------------------------------------------- LSP glue
-
-
-def apply(ls: Any, raw: Any, where: str) -> None:
-    """Merge ``raw`` settings; re-check open dumps when something that matters changed."""
-    before = ls.config.settings
-    for p in ls.config.update(raw):
-        ls.log(f"settings ({where}): {p}", 30)
-    after = ls.config.settings
-    if after != before:
-        ls.log(f"settings ({where}): {json.dumps(after.to_json())}")
-        ls.on_settings_changed(before, after)
-
-
-def register(ls: Any) -> None:
-    from lsprotocol import types
-
-    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
-        settings = params.settings
-        if (
-            settings is None
-            or settings == {}
-            or (isinstance(settings, dict) and SECTION not in settings and not set(settings) & {"runOn", "golden"})
-        ):
-            # the pull model: the notification only says "something changed"
-            settings = await pull(ls)
-            if settings is None:
-                return
-        apply(ls, settings, "didChangeConfiguration")
-
-
-async def pull(ls: Any) -> Any:
-    """``workspace/configuration`` for our section, when the client offers it."""
-    from lsprotocol import types
-
-    ws = ls.client_capabilities.workspace if ls.client_capabilities else None
-    if not (ws and ws.configuration):
-        return None
-    try:
-        res = await ls.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
-    except Exception as exc:
-        ls.log(f"workspace/configuration failed: {exc}")
-        return None
-    if not res or not isinstance(res[0], dict) or not res[0]:
-        return None
-    return res[0]

@@ -1,41 +1,57 @@
-"""``textDocument/didOpen`` / ``didChange`` / ``didSave`` / ``didClose``: which files are ours, and their state.
+"""The documents the server knows: which files are pass dumps, and what is known of each.
 
 A file is a pass dump when it is a ``.py`` under a ``passes_dump*`` folder or its first
 line is ``# pypto.program:``. Every other document is ignored entirely: no parse, no
 diagnostics, no lenses (the user's Python language server owns those).
 
-This module only keeps the per-document state and routes the sync notifications to
-:mod:`.parse_diagnostics` (as you type) and :mod:`.validation` (on save / open).
+Protocol-free (no pygls, no lsprotocol): :class:`DocState` is written by the core only
+(:mod:`.core`, :mod:`.validation`); the LSP layer reads a frozen :class:`DocView`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from pathlib import Path, PureWindowsPath
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
 
-from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
-
+from ..ir.diagnostics import Diagnostic
+from ..ir.model import Program
 from ..validate.config import is_dump_path
+from ..validate.report import FileResult, ValueDivergence
 
-if TYPE_CHECKING:
-    from ..ir.diagnostics import Diagnostic
-    from ..ir.model import Program
-    from ..validate.report import FileResult, ValueDivergence
-    from .app import PyptoServer
+# LSP position encodings (lsprotocol's PositionEncodingKind values)
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 
 def uri_to_path(uri: str) -> Path | None:
+    """The local path of a ``file:`` URI (``None`` for any other scheme)."""
     if not uri.startswith("file:"):
         return None
-    p = to_fs_path(uri)
-    return Path(p) if p else None
+    parts = urlsplit(uri)
+    path = unquote(parts.path)
+    if parts.netloc:  # a UNC share
+        path = f"//{unquote(parts.netloc)}{path}"
+    elif len(path) >= 3 and path[0] == "/" and path[2] == ":" and path[1].isalpha():
+        path = path[1].lower() + path[2:]  # /C:/x -> c:/x
+    if not path:
+        return None
+    return Path(PureWindowsPath(path)) if os.name == "nt" else Path(path)
 
 
 def path_to_uri(path: str | Path) -> str:
-    return from_fs_path(str(path)) or Path(path).as_uri()
+    """A ``file:`` URI for a local path, as clients send them (percent-encoded, drive letter lower-case)."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = p.absolute()
+    if os.name == "nt":
+        s = p.as_posix()
+        if len(s) >= 2 and s[1] == ":":
+            s = "/" + s[0].lower() + s[1:]
+        return "file://" + quote(s)
+    return p.as_uri()
 
 
 def first_line(text: str) -> str:
@@ -62,21 +78,21 @@ def to_client_col(line: str, col: int, encoding: str) -> int:
     if col <= 0:
         return 0
     prefix = line[:col]
-    if encoding == types.PositionEncodingKind.Utf32 or prefix.isascii():
+    if encoding == UTF32 or prefix.isascii():
         return col
-    if encoding == types.PositionEncodingKind.Utf8:
+    if encoding == UTF8:
         return len(prefix.encode("utf-8", "surrogatepass"))
     return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def from_client_col(line: str, col: int, encoding: str) -> int:
-    if col <= 0 or line.isascii() or encoding == types.PositionEncodingKind.Utf32:
+    if col <= 0 or line.isascii() or encoding == UTF32:
         return col
     units = 0
     for i, ch in enumerate(line):
         if units >= col:
             return i
-        if encoding == types.PositionEncodingKind.Utf8:
+        if encoding == UTF8:
             units += len(ch.encode("utf-8", "surrogatepass"))
         else:
             units += 2 if ord(ch) > 0xFFFF else 1
@@ -97,12 +113,16 @@ class Localized:
 
 @dataclass
 class DocState:
-    """What the server knows about one dump document (open or validated from disk)."""
+    """What the server knows about one dump document (open or validated from disk).
+
+    Written by the core only (:mod:`.core`, :mod:`.validation`); a result through
+    :meth:`Documents.set_result`, which keeps the first divergent pass current."""
 
     uri: str
     path: Path | None
     version: int | None = None
     is_open: bool = False
+    text: str = ""  # the editor's text of an open document (at ``version``)
     # parse + static check of the text at ``parsed_version``
     program: Program | None = None
     parse_diags: list[Diagnostic] = field(default_factory=list)
@@ -119,25 +139,51 @@ class DocState:
     pending: bool = False
     no_golden: bool = False
     config_error: str | None = None
-    worker_error: str | None = None
     # on the first divergent pass: the first value that differs from the previous pass
-    # (see validation.localize_first_divergent)
+    # (see validation.Validator.localize_first_divergent)
     divergence: Localized | None = None
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "result" and getattr(self, "result", None) is not value:
-            # whatever sets a result, a remembered first divergent pass is stale
-            global _RESULTS_CHANGED
-            _RESULTS_CHANGED += 1
-        object.__setattr__(self, name, value)
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """Another pass of the folder, as a diagnostic or lens of this one mentions it."""
+
+    uri: str
+    path: Path
+    result: FileResult | None
+    lines: list[str]
 
 
-_RESULTS_CHANGED = 0
+@dataclass(frozen=True, slots=True)
+class DocView:
+    """A read-only picture of one document for the LSP layer: diagnostics and lenses are
+    pure functions of it (:mod:`.diagnostics`, :mod:`.lenses`)."""
 
+    uri: str
+    path: Path | None
+    version: int | None
+    is_open: bool
+    validation: bool  # the setting: validation on at all
+    program: Program | None
+    parse_diags: list[Diagnostic]
+    parsed_lines: list[str]
+    result: FileResult | None
+    result_hash: str | None
+    result_lines: list[str]
+    stale: bool  # the result describes a text the editor no longer has
+    pending: bool
+    no_golden: bool
+    config_error: str | None
+    compared_label: str | None  # the reference when there are no goldens
+    divergence: Localized | None
+    divergence_previous: Related | None  # the pass ``divergence`` was compared with
+    first_divergent: Related | None  # the folder's first divergent pass when it comes before this one
+    previous: Related | None  # the passing pass before this failing one
+    changed_blocks: list[tuple[int, int]]  # (first, last) lines this pass changed, when previous is known
 
-def results_generation() -> int:
-    """A counter that moves whenever any document's ``result`` is set."""
-    return _RESULTS_CHANGED
+    @property
+    def lines(self) -> list[str]:
+        return self.result_lines or self.parsed_lines
 
 
 class Documents:
@@ -145,8 +191,15 @@ class Documents:
         self._docs: dict[str, DocState] = {}
         # by folder, so that a folder's documents cost the folder's size, not the workspace's
         self._folders: dict[Path, dict[str, DocState]] = {}
-        # folder -> (results_generation() when known, its first divergent pass): see validation
+        # moves whenever any document's result is set (set_result)
+        self.generation = 0
+        # folder -> (generation when known, its first divergent pass): see validation
         self.first_divergent_memo: dict[Path, tuple[int, DocState | None]] = {}
+
+    def set_result(self, st: DocState, fr: FileResult | None) -> None:
+        if st.result is not fr:
+            self.generation += 1  # a remembered first divergent pass is stale
+        st.result = fr
 
     def get(self, uri: str) -> DocState | None:
         return self._docs.get(uri)
@@ -173,52 +226,3 @@ class Documents:
 
     def in_folder(self, folder: Path) -> list[DocState]:
         return list(self._folders.get(folder, {}).values())
-
-
-def register(ls: PyptoServer) -> None:
-    from . import parse_diagnostics, validation
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        td = params.text_document
-        if not is_dump(td.uri, td.text):
-            return
-        st = ls.docs.ensure(td.uri)
-        st.is_open = True
-        st.version = td.version
-        await parse_diagnostics.parse_now(ls, td.uri)
-        await validation.on_open(ls, td.uri)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        st = ls.docs.get(params.text_document.uri)
-        if st is None or not st.is_open:
-            return
-        st.version = params.text_document.version
-        parse_diagnostics.schedule(ls, st.uri)
-        validation.on_change(ls, st.uri)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        st = ls.docs.get(params.text_document.uri)
-        if st is None or not st.is_open:
-            return
-        validation.on_save(ls, st.uri)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        st = ls.docs.get(uri)
-        if st is None:
-            return
-        parse_diagnostics.cancel(ls, uri)
-        validation.cancel(ls, uri)
-        st.is_open = False
-        st.version = None
-        st.program = None
-        st.parse_diags = []
-        st.parsed_lines = []
-        st.parsed_hash = None
-        st.nav_index = st.nav_program = None
-        # keep the validation result (folder views, first divergent pass); clear the squiggles
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))

@@ -257,13 +257,6 @@ def config_error_diagnostic(lines: list[str], encoding: str, message: str) -> ty
     )
 
 
-def file_result_json(fr: FileResult, uri: str, first_divergent: str | None) -> dict[str, Any]:
-    d = fr.to_json()
-    d["uri"] = uri
-    d["first_divergent"] = first_divergent
-    return d
-
-
 __all__ = [
     "ERROR",
     "FAIL",
@@ -272,7 +265,6 @@ __all__ = [
     "SOURCE",
     "config_error_diagnostic",
     "divergence_range",
-    "file_result_json",
     "fmt_diff",
     "fmt_time",
     "fmt_tol",

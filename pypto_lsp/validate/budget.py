@@ -11,7 +11,7 @@ An op's allocation is its result plus the temporaries its kernel makes (the cata
 ``temp_bytes`` per result element): a [M, N] matmul result that fits may still need an FP32
 product of the same shape first. The budget itself (per allocation; default a quarter of the
 machine's memory; ``PYPTO_LSP_MAX_ALLOC``, ``--max-alloc``, ``max_alloc``) lives in
-:mod:`pypto_lsp.exec.alloc_budget`, which also checks, at run time, the allocations whose shape
+:mod:`pypto_lsp.ir.alloc_budget`, which also checks, at run time, the allocations whose shape
 depends on a runtime value (dynamic dims): those are not known here.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..exec.alloc_budget import ENV, KIND, budget, fmt_bytes, itemsize, machine_memory, message, parse_size, set_budget
+from ..ir.alloc_budget import ENV, KIND, budget, fmt_bytes, itemsize, machine_memory, message, parse_size, set_budget
 from ..ir.catalogue import lookup
 from ..ir.model import (
     ArrayType,

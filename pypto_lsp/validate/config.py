@@ -40,7 +40,7 @@ class RunSettings:
     memory: bool = True  # run tiles where the IR places them and check for memory hazards
     backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
     exact: bool | None = None  # every loop tile by tile (exec.batching); None: the process default
-    # bytes one allocation may take (exec.alloc_budget); None: the default. Not an engine
+    # bytes one allocation may take (ir.alloc_budget); None: the default. Not an engine
     # keyword: whoever runs sets it once per run (validate.budget.set_budget)
     max_alloc: int | None = None
 

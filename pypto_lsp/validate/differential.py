@@ -43,8 +43,10 @@ import torch
 
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
+from . import config as cfg
 from .engine import _SSA_SUFFIX, ENGINE_VERSION, compile_text, run_text
 from .golden import GoldenError
+from .run import bundle_identity, cache_dir, normalise
 
 DEFAULT_SEED = 0
 
@@ -247,14 +249,10 @@ def synthesize(
 
 
 def _cache_path(key: str) -> Path:
-    from .run import cache_dir
-
     return cache_dir() / "reference" / f"{key}.pt"
 
 
 def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -> str:
-    from .run import normalise
-
     files = []
     for v in generate.values():
         if isinstance(v, str):
@@ -378,9 +376,6 @@ _WORKER_MEMO: dict[tuple[Any, ...], tuple[dict[str, torch.Tensor], dict[str, tor
 def worker_reference(folder: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]:
     """(inputs, expected, identity) for the language server's worker: the reference of ``folder``
     with its case's table, seed and entry; kept in memory until the earliest dump or the case changes."""
-    from . import config as cfg
-    from .run import bundle_identity
-
     try:
         files = cfg.discover_dumps(folder)
         case = cfg.find_case(files[0])

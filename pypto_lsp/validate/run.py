@@ -82,7 +82,7 @@ class ResultCache:
         mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
         from .budget import budget
 
-        mem += f";budget:{budget()}"  # a smaller budget may stop a run that passed (exec.alloc_budget)
+        mem += f";budget:{budget()}"  # a smaller budget may stop a run that passed (ir.alloc_budget)
         for part in (ENGINE_VERSION, torch.__version__, mode, bundle_id, repr(rtol), repr(atol), entry or "", mem, normalise(text, memory)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")

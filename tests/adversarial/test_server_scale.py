@@ -17,7 +17,7 @@ from lsprotocol import types
 from pypto_lsp.server.app import create_server
 from pypto_lsp.server.config import Settings, resolve
 from pypto_lsp.server.documents import path_to_uri, text_hash
-from pypto_lsp.server.validation import Snapshot, apply_result, first_divergent
+from pypto_lsp.server.validation import Snapshot
 from pypto_lsp.validate.report import FAIL, PASS, FileResult
 
 N = 2000
@@ -36,8 +36,9 @@ async def test_per_result_work_is_independent_of_the_folder_size(tmp_path: Path,
     # the protocol's own initialize step (capabilities, workspace); no transport: sends are dropped
     for _ in ls.protocol.lsp_initialize(types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri())):
         break
+    core = ls.core
     counts = {"in_folder": 0, "scandir": 0, "iterdir": 0}
-    real_in_folder, real_scandir, real_iterdir = ls.docs.in_folder, os.scandir, Path.iterdir
+    real_in_folder, real_scandir, real_iterdir = core.docs.in_folder, os.scandir, Path.iterdir
 
     def in_folder(f: Path) -> Any:
         counts["in_folder"] += 1
@@ -51,21 +52,21 @@ async def test_per_result_work_is_independent_of_the_folder_size(tmp_path: Path,
         counts["iterdir"] += 1
         return real_iterdir(self)
 
-    monkeypatch.setattr(ls.docs, "in_folder", in_folder)
+    monkeypatch.setattr(core.docs, "in_folder", in_folder)
     monkeypatch.setattr(os, "scandir", scandir)
     monkeypatch.setattr(Path, "iterdir", iterdir)
     resolved = resolve(paths[0], Settings(), None)
     bug = 1089  # as text, 1090.. would sort before 109..: numeric order says 1089
     for i, p in enumerate(paths):
         fr = FileResult(str(p), FAIL if i >= bug else PASS)
-        apply_result(ls, Snapshot(path_to_uri(p), p, "", None, resolved, text_hash("")), fr, publish_closed=True)
-        fd = first_divergent(ls, folder)
+        core.validator.apply_result(Snapshot(path_to_uri(p), p, "", None, resolved, text_hash("")), fr, publish_closed=True)
+        fd = core.validator.first_divergent(folder)
         assert (fd is None) if i < bug else (fd is not None and fd.path == paths[bug])
     scans = counts["in_folder"] + counts["scandir"] + counts["iterdir"]
     assert scans <= 20, counts  # before: several per result (> 6000 for 2000 results)
     # a result set elsewhere (not through apply_result) is seen too: no stale answer
-    st = ls.docs.get(path_to_uri(paths[bug]))
+    st = core.docs.get(path_to_uri(paths[bug]))
     assert st is not None
-    st.result = FileResult(str(paths[bug]), PASS)
-    fd = first_divergent(ls, folder)
+    core.docs.set_result(st, FileResult(str(paths[bug]), PASS))
+    fd = core.validator.first_divergent(folder)
     assert fd is not None and fd.path == paths[bug + 1]

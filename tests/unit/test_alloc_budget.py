@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pypto_lsp.exec import alloc_budget
 from pypto_lsp.exec.kernels import KERNELS
+from pypto_lsp.ir import alloc_budget
 from pypto_lsp.ir.catalogue import OPS
 from pypto_lsp.server.config import Settings, merge, resolve
 from pypto_lsp.validate.config import RunSettings

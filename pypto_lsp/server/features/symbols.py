@@ -1,22 +1,19 @@
 """``textDocument/documentSymbol``: the outline: functions (with their kind), nested loops, ifs and scopes.
 
-Hierarchical ``DocumentSymbol``s from :func:`.navigation.document_symbols`; without it,
-a flat list of the functions.
+Hierarchical ``DocumentSymbol``s from :func:`..navigation.document_symbols`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-from ..ir.model import Span
-from .goto import span_to_range
-from .hover import NAV
-from .parse_diagnostics import ensure_parsed
-
-if TYPE_CHECKING:
-    from .app import PyptoServer
+from ...ir.model import Span
+from .. import navigation as NAV
+from ..convert import span_to_range
+from ..core import Core
+from ..lsp import PyptoServer
 
 _KIND = {
     "function": types.SymbolKind.Function,
@@ -51,29 +48,15 @@ def _symbol(info: Any, lines: list[str], encoding: str) -> types.DocumentSymbol:
     )
 
 
-def register(ls: PyptoServer) -> None:
+def register(ls: PyptoServer, core: Core) -> None:
     @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
-        uri = params.text_document.uri
-        await ensure_parsed(ls, uri)
-        st = ls.docs.get(uri)
-        if st is None or not st.is_open or st.program is None:
+        doc = await core.parsed(params.text_document.uri)
+        if doc is None:
             return None
-        enc = ls.position_encoding
-        if NAV is None:
-            return [
-                types.DocumentSymbol(
-                    name=fn.name,
-                    kind=types.SymbolKind.Function,
-                    detail=fn.kind,
-                    range=span_to_range(st.parsed_lines, fn.span, enc),
-                    selection_range=span_to_range(st.parsed_lines, fn.name_span, enc),
-                )
-                for fn in st.program.functions
-            ]
         try:
-            infos = NAV.document_symbols(st.program)
+            infos = NAV.document_symbols(doc.program)
         except Exception as exc:
             ls.log(f"documentSymbol failed: {type(exc).__name__}: {exc}")
             return None
-        return [_symbol(i, st.parsed_lines, enc) for i in infos]
+        return [_symbol(i, doc.lines, ls.position_encoding) for i in infos]

@@ -24,26 +24,19 @@ import os
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from .. import __version__
-from ..worker import protocol as P
-from . import results as R
-from . import validation
-from .documents import path_to_uri, uri_to_path
-
-if TYPE_CHECKING:
-    from .app import PyptoServer
-
-VALIDATE_FILE = "pypto-lsp.validateFile"
-VALIDATE_FOLDER = "pypto-lsp.validateFolder"
-FIRST_DIVERGENT_PASS = "pypto-lsp.firstDivergentPass"
-SHOW_GENERATED_CODE = "pypto-lsp.showGeneratedCode"
-SHOW_CONFIG = "pypto-lsp.showConfig"
-DEBUG_INFO = "pypto-lsp/debugInfo"
+from ... import __version__
+from ...worker import protocol as P
+from .. import results as R
+from ..contract import DEBUG_INFO, FIRST_DIVERGENT_PASS, SHOW_CONFIG, SHOW_GENERATED_CODE, VALIDATE_FILE, VALIDATE_FOLDER
+from ..core import Core
+from ..documents import path_to_uri, uri_to_path
+from ..lsp import PyptoServer
+from ..validation import NotADump, file_result_json, folder_files
 
 
 def _uri_arg(args: tuple[Any, ...]) -> str:
@@ -119,21 +112,16 @@ class _Progress:
             self.token = None
 
 
-async def run_folder(ls: PyptoServer, target: Path) -> dict[str, Any]:
+async def run_folder(ls: PyptoServer, core: Core, target: Path) -> dict[str, Any]:
     """Validate ``target``'s folder with progress; cancellable by request or progress cancel."""
     try:
-        files = validation.folder_files(target)
+        files = folder_files(target)
     except (OSError, ValueError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     if not files:
         raise JsonRpcInvalidParams(f"no pass dumps in {target}")
     folder = files[0].parent
-    cancel = asyncio.Event()
-    # a newer run of the same folder supersedes this one
-    older = ls.folder_runs.get(folder)
-    if older is not None:
-        older.set()
-    ls.folder_runs[folder] = cancel
+    cancel = core.validator.begin_folder_run(folder)  # a newer run of the same folder supersedes this one
     msg_id = ls.protocol.msg_id
     if msg_id is not None:
         ls.cancel_hooks[msg_id] = cancel.set
@@ -141,66 +129,67 @@ async def run_folder(ls: PyptoServer, target: Path) -> dict[str, Any]:
     await progress.begin(f"Validating {folder.parent.name}/{folder.name}", f"0/{len(files)}")
     result: dict[str, Any] | None = None
     try:
-        result = await validation.validate_folder(ls, folder, on_progress=progress.report, cancel_event=cancel)
+        result = await core.validator.validate_folder(folder, on_progress=progress.report, cancel_event=cancel)
         return result
     finally:
         if msg_id is not None:
             ls.cancel_hooks.pop(msg_id, None)
-        if ls.folder_runs.get(folder) is cancel:
-            del ls.folder_runs[folder]
+        core.validator.end_folder_run(folder, cancel)
         if result is None:
             progress.end("cancelled")
         else:
             n_bad = sum(1 for f in result["files"] if f["status"] in ("fail", "error"))
             what = "cancelled" if result.get("cancelled") else result.get("error") or f"{len(result['files'])} passes, {n_bad} failing"
             progress.end(what)
-        ls.log(f"validateFolder {folder}: {'cancelled' if result is None or result.get('cancelled') else 'done'}")
+        core.log(f"validateFolder {folder}: {'cancelled' if result is None or result.get('cancelled') else 'done'}")
 
 
-def register(ls: PyptoServer) -> None:
+def register(ls: PyptoServer, core: Core) -> None:
+    validator = core.validator
+
     @ls.command(VALIDATE_FILE)
     async def validate_file(*args: Any) -> dict[str, Any]:
         uri = _uri_arg(args)
         path = _path_arg(uri)
         try:
-            validation.snapshot(ls, uri)  # a pass dump that exists, or an error for the caller
-        except (validation.NotADump, OSError) as exc:
+            validator.snapshot(uri)  # a pass dump that exists, or an error for the caller
+        except (NotADump, OSError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
-        st = ls.docs.get(uri)
-        resolved = ls.config.get(path)
+        st = core.docs.get(uri)
+        resolved = core.config.get(path)
         if not resolved.validation:
             return _skipped(uri, path, "disabled", "validation is off (setting pypto-lsp.validation)")
         if resolved.error:
             return _skipped(uri, path, "config", resolved.error)
         if not resolved.has_goldens:
             if st is not None:
-                validation.prepare(ls, st, resolved)
+                validator.prepare(st, resolved)
             return _skipped(uri, path, "no-golden", f"no golden tensors for {path.parent}")
-        fr = await validation.validate_uri(ls, uri, "command")
+        fr = await validator.validate_uri(uri, "command")
         if fr is None:
             return _skipped(uri, path, "skipped", "not validated")
-        fd = validation.first_divergent(ls, path.parent)
-        return R.file_result_json(fr, uri, fd.uri if fd else None)
+        fd = validator.first_divergent(path.parent)
+        return file_result_json(fr, uri, fd.uri if fd else None)
 
     @ls.command(VALIDATE_FOLDER)
     async def validate_folder(*args: Any) -> dict[str, Any]:
         uri = _uri_arg(args)
-        return await run_folder(ls, _path_arg(uri))
+        return await run_folder(ls, core, _path_arg(uri))
 
     @ls.command(FIRST_DIVERGENT_PASS)
     async def first_divergent_pass(*args: Any) -> dict[str, Any] | None:
         uri = _uri_arg(args)
         path = _path_arg(uri)
-        files = validation.folder_files(path)
+        files = folder_files(path)
         if not files:
             return None
         folder = files[0].parent
-        known = {d.path for d in ls.docs.in_folder(folder) if d.result is not None}
+        known = {d.path for d in core.docs.in_folder(folder) if d.result is not None}
         if any(f not in known for f in files):
-            res = await run_folder(ls, folder)
+            res = await run_folder(ls, core, folder)
             if res.get("cancelled"):
                 return None
-        fd = validation.first_divergent(ls, folder)
+        fd = validator.first_divergent(folder)
         if fd is None or fd.result is None:
             return None
         rng = R.divergence_range(fd.result, fd.result_lines, ls.position_encoding)
@@ -210,11 +199,11 @@ def register(ls: PyptoServer) -> None:
     async def show_generated_code(*args: Any) -> str:
         uri = _uri_arg(args)
         try:
-            snap = validation.snapshot(ls, uri)
-        except (validation.NotADump, OSError) as exc:
+            snap = validator.snapshot(uri)
+        except (NotADump, OSError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
         try:
-            res = await ls.worker.codegen(P.CodegenParams(snap.text, str(snap.path), snap.resolved.entry))
+            res = await core.worker.codegen(P.CodegenParams(snap.text, str(snap.path), snap.resolved.entry))
         except P.WorkerError as exc:
             return f"# pypto-lsp: no generated code ({exc})\n"
         if res.source is None:
@@ -226,11 +215,11 @@ def register(ls: PyptoServer) -> None:
     async def show_config(*args: Any) -> dict[str, Any]:
         uri = _uri_arg(args)
         path = _path_arg(uri)
-        resolved = ls.config.get(path)
-        worker_info = dict(ls.worker.info)
+        resolved = core.config.get(path)
+        worker_info = dict(core.worker.info)
         if not worker_info.get("torch"):
             try:
-                worker_info = await asyncio.wait_for(ls.worker.ping(), 30.0)
+                worker_info = await asyncio.wait_for(core.worker.ping(), 30.0)
             except (P.WorkerError, asyncio.TimeoutError) as exc:
                 worker_info = {"error": str(exc) or "no answer"}
         from importlib.metadata import PackageNotFoundError, version
@@ -244,7 +233,7 @@ def register(ls: PyptoServer) -> None:
         return {
             "uri": uri,
             **resolved.to_json(),
-            "settings": ls.config.settings.to_json(),
+            "settings": core.config.settings.to_json(),
             "interpreter": sys.executable,
             "versions": {
                 "pypto-lsp": __version__,
@@ -253,12 +242,12 @@ def register(ls: PyptoServer) -> None:
                 "lsprotocol": ver("lsprotocol"),
                 "torch": worker_info.get("torch"),
             },
-            "worker": {"pid": ls.worker.pid, **worker_info},
+            "worker": {"pid": core.worker.pid, **worker_info},
         }
 
     @ls.feature(DEBUG_INFO)
     def debug_info(params: Any) -> dict[str, Any]:
-        w = ls.worker
+        w = core.worker
         return {
             "torch_loaded": "torch" in sys.modules,
             "pid": os.getpid(),
@@ -267,7 +256,7 @@ def register(ls: PyptoServer) -> None:
             "worker_crashes": w.stats.crashes,
             "worker_timeouts": w.stats.timeouts,
             "worker_startup_s": w.stats.startup_s,
-            "documents": len(ls.docs.all()),
-            "open_documents": len(ls.docs.open_docs()),
-            "runs_in_flight": len(ls.run_tasks),
+            "documents": len(core.docs.all()),
+            "open_documents": len(core.docs.open_docs()),
+            "runs_in_flight": validator.running(),
         }

@@ -15,59 +15,35 @@
 from __future__ import annotations
 
 import time
-import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ..validate.passchart import pass_chart
-from ..worker import protocol as P
-from . import validation
-from .documents import path_to_uri, uri_to_path
+from ...validate.passchart import pass_chart
+from ...worker import protocol as P
+from ..contract import ERROR_MAP, PASS_CHART
+from ..convert import request_param, request_uri
+from ..core import Core
+from ..documents import path_to_uri
+from ..lsp import PyptoServer
+from ..validation import NotADump, folder_files
 
-if TYPE_CHECKING:
-    from .app import PyptoServer
-
-PASS_CHART = "pypto-lsp/passChart"
-ERROR_MAP = "pypto-lsp/errorMap"
 _KEPT_MAPS = 16
-# per server: the last answers of errorMap, by dump text, goldens and tolerances
-_KEPT: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], dict[str, Any]]] = weakref.WeakKeyDictionary()
 
 
-def _param(params: Any, key: str, default: Any = None) -> Any:
-    if isinstance(params, dict):
-        return params.get(key, default)
-    if isinstance(params, list | tuple) and not hasattr(params, "_fields"):
-        return params[0] if key == "uri" and params else default
-    return getattr(params, key, default)
-
-
-def _uri(params: Any) -> tuple[str, Path]:
-    uri = _param(params, "uri")
-    if not isinstance(uri, str) or not uri:
-        raise JsonRpcInvalidParams(f"expected {{'uri': ...}}, got {params!r}")
-    if "://" not in uri and uri.startswith("/"):
-        uri = path_to_uri(uri)
-    path = uri_to_path(uri)
-    if path is None:
-        raise JsonRpcInvalidParams(f"not a file URI: {uri}")
-    return uri, path
-
-
-def chart_for(ls: PyptoServer, path: Path) -> dict[str, Any]:
+def chart_for(core: Core, path: Path) -> dict[str, Any]:
     """The pass chart of ``path``'s folder from the server's known results."""
     t0 = time.perf_counter()
     try:
-        files = validation.folder_files(path)
+        files = folder_files(path)
     except (FileNotFoundError, ValueError, OSError) as exc:
         raise JsonRpcInvalidParams(f"no pass dumps at {path}: {exc}") from exc
     rows: list[dict[str, Any]] = []
     texts: dict[str, str] = {}
     for f in files:
-        st = ls.docs.get(path_to_uri(f))
+        st = core.docs.get(path_to_uri(f))
         if st is not None and st.result is not None:
             d = st.result.to_json()
             mem = getattr(st.result, "memory", None)
@@ -79,7 +55,7 @@ def chart_for(ls: PyptoServer, path: Path) -> dict[str, Any]:
         else:
             d = {"file": str(f), "status": "unknown", "tensors": {}}
         rows.append(d)
-    fd = validation.first_divergent(ls, files[0].parent) if files else None
+    fd = core.validator.first_divergent(files[0].parent) if files else None
     chart = pass_chart(rows, str(fd.path) if fd is not None and fd.path is not None else None, texts, folder=str(files[0].parent))
     for p in chart["passes"]:
         p["uri"] = path_to_uri(p["file"])
@@ -88,14 +64,16 @@ def chart_for(ls: PyptoServer, path: Path) -> dict[str, Any]:
     return chart
 
 
-async def maps_for(ls: PyptoServer, uri: str, tensor: str | None, run: bool) -> dict[str, Any]:
+async def maps_for(
+    core: Core, kept: OrderedDict[tuple[Any, ...], dict[str, Any]], uri: str, tensor: str | None, run: bool
+) -> dict[str, Any]:
+    """``kept``: the last answers, by dump text, goldens and tolerances."""
     try:
-        snap = validation.snapshot(ls, uri)
-    except validation.NotADump as exc:
+        snap = core.validator.snapshot(uri)
+    except NotADump as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     r = snap.resolved
     key = (uri, snap.hash, str(r.inputs), str(r.expected), r.rtol, r.atol, r.entry, tensor)
-    kept = _KEPT.setdefault(ls, OrderedDict())
     hit = kept.get(key)
     if hit is not None:
         kept.move_to_end(key)
@@ -119,7 +97,7 @@ async def maps_for(ls: PyptoServer, uri: str, tensor: str | None, run: bool) -> 
         tensors=[tensor] if tensor else None,
     )
     try:
-        res = await ls.worker.request(P.ERROR_MAP, params, r.timeout_s + 10.0)
+        res = await core.worker.request(P.ERROR_MAP, params, r.timeout_s + 10.0)
     except P.WorkerError as exc:
         return {"file": str(snap.path), "uri": uri, "maps": [], "unavailable": str(exc)}
     res = {**res, "uri": uri}
@@ -129,15 +107,17 @@ async def maps_for(ls: PyptoServer, uri: str, tensor: str | None, run: bool) -> 
     return res
 
 
-def register(ls: PyptoServer) -> None:
+def register(ls: PyptoServer, core: Core) -> None:
+    kept: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+
     @ls.feature(PASS_CHART)
     def pass_chart_request(params: Any) -> dict[str, Any]:
-        _, path = _uri(params)
-        return chart_for(ls, path)
+        _, path = request_uri(params)
+        return chart_for(core, path)
 
     @ls.feature(ERROR_MAP)
     async def error_map_request(params: Any) -> dict[str, Any]:
-        uri, _ = _uri(params)
-        tensor = _param(params, "tensor")
-        run = _param(params, "run", True)
-        return await maps_for(ls, uri, tensor if isinstance(tensor, str) and tensor else None, run is not False)
+        uri, _ = request_uri(params)
+        tensor = request_param(params, "tensor")
+        run = request_param(params, "run", True)
+        return await maps_for(core, kept, uri, tensor if isinstance(tensor, str) and tensor else None, run is not False)

@@ -1,4 +1,4 @@
-"""The allocation budget as the executor enforces it: the number, and the guard generated code calls.
+"""The allocation budget: the number, and the guard generated code calls.
 
 The budget is per allocation: the bytes one op may ask for, its result plus the temporaries
 its kernel makes on the way (the catalogue's ``temp_bytes`` per result element,
@@ -9,10 +9,11 @@ or :func:`set_budget` (the CLI's ``--max-alloc``, a case's ``max_alloc``, the ed
 
 Shapes known before the run are checked statically (:mod:`pypto_lsp.validate.budget`). A shape
 that depends on a runtime value (a dim bound from an input tensor, a scalar parameter) is checked
-by :func:`check`, which :mod:`.codegen` emits right before each such allocating statement only:
+by :func:`check`, which :mod:`pypto_lsp.exec.codegen` emits right before each such allocating statement only:
 statically sized sites cost nothing, a dynamic one a few integer multiplications.
 
-Torch-free (the language server reads sizes from the configuration through this module).
+Pure Python, so it lives on the lowest floor: the executor's generated code, the static check
+(:mod:`pypto_lsp.validate.budget`) and the language server's settings (``maxAlloc``) all read it.
 """
 
 from __future__ import annotations
