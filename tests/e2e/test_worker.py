@@ -169,7 +169,17 @@ async def test_protocol_round_trip() -> None:
     params = P.ValidateParams("f.py", "text", P.Golden("i.pt", "e.pt"), RunSettings(0.01, 0.02, entry="main", timeout_s=3, backend="910B"))
     msg = P.decode(P.encode(P.request(4, P.VALIDATE, params)))
     assert msg["id"] == 4 and msg["method"] == P.VALIDATE
-    assert msg["params"]["settings"] == {"rtol": 0.01, "atol": 0.02, "entry": "main", "timeout_s": 3, "memory": True, "backend": "910B"}
+    settings = {
+        "rtol": 0.01,
+        "atol": 0.02,
+        "entry": "main",
+        "timeout_s": 3,
+        "memory": True,
+        "backend": "910B",
+        "exact": None,
+        "max_alloc": None,
+    }
+    assert msg["params"]["settings"] == settings
     assert P.from_wire(P.ValidateParams, msg["params"]) == params
     folder = P.ValidateFolderParams(["a.py"], P.Golden("", "", differential="/d"), RunSettings(memory=False), texts={"a.py": "x"})
     assert P.from_wire(P.ValidateFolderParams, P.decode(P.encode(P.request(5, P.VALIDATE_FOLDER, folder)))["params"]) == folder
