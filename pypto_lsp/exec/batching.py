@@ -108,6 +108,29 @@ _ADD_OPS = ("tensor.add", "tile.add")
 _MOVE_KW = frozenset({"target_memory", "blayout", "slayout"})
 
 
+def loop_invariant(e: Expr, assigned: set[str]) -> bool:
+    """``e`` has the same value on every trip: no name the loop assigns, no op call."""
+    return all(not (isinstance(x, Name) and x.id in assigned) and not isinstance(x, OpCall) for x in walk_expr(e))
+
+
+def affine_in(e: Expr, affine: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """``e`` as ``a * var + b`` over the loop variable, from the names known affine; None when it is not."""
+    if isinstance(e, Name):
+        return affine.get(e.id)
+    if isinstance(e, BinOp) and e.op in ("*", "+"):
+        left, right = affine_in(e.left, affine), affine_in(e.right, affine)
+        li, ri = _int(e.left), _int(e.right)
+        if e.op == "*" and left is not None and ri is not None:
+            return left[0] * ri, left[1] * ri
+        if e.op == "*" and right is not None and li is not None:
+            return right[0] * li, right[1] * li
+        if e.op == "+" and left is not None and ri is not None:
+            return left[0], left[1] + ri
+        if e.op == "+" and right is not None and li is not None:
+            return right[0], right[1] + li
+    return None
+
+
 def _int(e: Expr) -> int | None:
     return e.value if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool) else None
 
@@ -154,23 +177,10 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
     carried = {t.name for t in loop.iter_args}
 
     def invariant(e: Expr) -> bool:
-        return all(not (isinstance(x, Name) and x.id in assigned) and not isinstance(x, OpCall) for x in walk_expr(e))
+        return loop_invariant(e, assigned)
 
     def aff(e: Expr) -> tuple[int, int] | None:
-        if isinstance(e, Name):
-            return affine.get(e.id)
-        if isinstance(e, BinOp) and e.op in ("*", "+"):
-            left, right = aff(e.left), aff(e.right)
-            li, ri = _int(e.left), _int(e.right)
-            if e.op == "*" and left is not None and ri is not None:
-                return left[0] * ri, left[1] * ri
-            if e.op == "*" and right is not None and li is not None:
-                return right[0] * li, right[1] * li
-            if e.op == "+" and left is not None and ri is not None:
-                return left[0], left[1] + ri
-            if e.op == "+" and right is not None and li is not None:
-                return right[0], right[1] + li
-        return None
+        return affine_in(e, affine)
 
     def window(e: OpCall) -> Window | None:
         if e.op == "tensor.slice":

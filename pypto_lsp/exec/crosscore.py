@@ -370,22 +370,21 @@ class Runtime:
         # consumers run when the scheduler hands them the turn
         self._after_push(max(len(self._q(k)) for k, _ in items))
 
+    def _lane_key(self, direction: str, op: str, verb: str, split: int, lane: int, pid: int) -> _Key:
+        """The FIFO of one AIV lane's end of a pipe: per lane when split (or a dual-dispatch no-split
+        kernel), one shared FIFO for a single-lane no-split kernel."""
+        if split == 0 and not self.dual_nosplit:
+            return (direction, 0, None, pid)
+        if split != 0 and split not in _SPLIT_CODES:
+            raise ValueError(f"{op}: unsupported split code {split}")
+        if lane not in (0, 1):
+            what = "dual-dispatch no-split" if split == 0 else "split"
+            raise ValueError(f"{op}: {what} {verb} needs lane 0 or 1, got {lane}")
+        return (direction, split, lane, pid)
+
     def pop_from_aic(self, split: int, lane: int, pid: int = 0) -> torch.Tensor:
         op = "tile.tpop_from_aic"
-        if split == 0:
-            if self.dual_nosplit:
-                if lane not in (0, 1):
-                    raise ValueError(f"{op}: dual-dispatch no-split pop needs lane 0 or 1, got {lane}")
-                key: _Key = ("to_aiv", 0, lane, pid)
-            else:
-                key = ("to_aiv", 0, None, pid)
-        elif split in _SPLIT_CODES:
-            if lane not in (0, 1):
-                raise ValueError(f"{op}: split pop needs lane 0 or 1, got {lane}")
-            key = ("to_aiv", split, lane, pid)
-        else:
-            raise ValueError(f"{op}: unsupported split code {split}")
-        q = self._q(key)
+        q = self._q(self._lane_key("to_aiv", op, "pop", split, lane, pid))
         self._wait(lambda: len(q) > 0, op, split, lane)
         return q.popleft()
 
@@ -413,19 +412,7 @@ class Runtime:
         if split in (3, 4):
             # There is no odd vector->cube transport (the lanes only abut when equal).
             raise ValueError(f"{op}: odd split code {split} has no vector->cube form")
-        if split == 0:
-            if self.dual_nosplit:
-                if lane not in (0, 1):
-                    raise ValueError(f"{op}: dual-dispatch no-split push needs lane 0 or 1, got {lane}")
-                key: _Key = ("to_aic", 0, lane, pid)
-            else:
-                key = ("to_aic", 0, None, pid)
-        elif split in _SPLIT_CODES:
-            if lane not in (0, 1):
-                raise ValueError(f"{op}: split push needs lane 0 or 1, got {lane}")
-            key = ("to_aic", split, lane, pid)
-        else:
-            raise ValueError(f"{op}: unsupported split code {split}")
+        key = self._lane_key("to_aic", op, "push", split, lane, pid)
         item = _clone(tile)
         self._check_cancel()
         q = self._q(key)

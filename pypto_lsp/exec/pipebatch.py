@@ -42,7 +42,6 @@ from typing import Any
 
 from ..ir.model import (
     Assign,
-    BinOp,
     Expr,
     ExprStmt,
     For,
@@ -58,7 +57,7 @@ from ..ir.model import (
     walk_expr,
     walk_stmts,
 )
-from .batching import Window, _int, _ints, loop_range
+from .batching import Window, _int, _ints, affine_in, loop_invariant, loop_range
 
 __all__ = ["PushPlan", "PopPlan", "plan_push_loop", "plan_pop_loop", "push_loop", "pop_accumulate"]
 
@@ -125,23 +124,10 @@ def plan_push_loop(loop: For, fn: Function) -> PushPlan | None:
     plan = PushPlan([], [], [])
 
     def invariant(e: Expr) -> bool:
-        return all(not (isinstance(x, Name) and x.id in assigned) and not isinstance(x, OpCall) for x in walk_expr(e))
+        return loop_invariant(e, assigned)
 
     def aff(e: Expr) -> tuple[int, int] | None:
-        if isinstance(e, Name):
-            return affine.get(e.id)
-        if isinstance(e, BinOp) and e.op in ("*", "+"):
-            left, right = aff(e.left), aff(e.right)
-            li, ri = _int(e.left), _int(e.right)
-            if e.op == "*" and left is not None and ri is not None:
-                return left[0] * ri, left[1] * ri
-            if e.op == "*" and right is not None and li is not None:
-                return right[0] * li, right[1] * li
-            if e.op == "+" and left is not None and ri is not None:
-                return left[0], left[1] + ri
-            if e.op == "+" and right is not None and li is not None:
-                return right[0], right[1] + li
-        return None
+        return affine_in(e, affine)
 
     def window(e: OpCall, target: Any) -> Window | None:
         if e.op != "tile.load" or len(e.args) != 4 or set(e.kwargs) - {"target_memory"}:
