@@ -41,6 +41,7 @@ from .model import (
     While,
     Yield,
     stmt_exprs,
+    trailing_yield,
     walk_expr,
 )
 
@@ -99,18 +100,6 @@ def _last_line(body: list[Stmt], default: int) -> int:
     return last
 
 
-def _yield_of(body: list[Stmt]) -> Yield | None:
-    while body:
-        last = body[-1]
-        if isinstance(last, Yield):
-            return last
-        if isinstance(last, Scope):
-            body = last.body
-            continue
-        return None
-    return None
-
-
 class _Function:
     """Def-use of one function's names, with the loops and if-branches around each."""
 
@@ -141,7 +130,7 @@ class _Function:
                 for ia, iv in zip(s.iter_args, s.init_values, strict=False):
                     if isinstance(iv, Name):
                         self.flows.setdefault(iv.id, []).append(ia.name)
-                y = _yield_of(s.body)
+                y = trailing_yield(s.body)
                 if y is not None:
                     for k, v in enumerate(y.values):
                         if isinstance(v, Name) and k < len(s.iter_args):
