@@ -58,9 +58,11 @@ def itemsize(dtype: str) -> int:
     return ITEMSIZE.get(dtype.rsplit(".", 1)[-1].upper(), DEFAULT_ITEMSIZE)
 
 
-def parse_size(text: str) -> int:
-    """``"4G"`` -> 4294967296; plain digits are bytes. ValueError for anything else."""
-    m = _SIZE.match(text)
+def parse_size(text: str | int) -> int:
+    """``"4G"`` -> 4294967296; plain digits (or an int) are bytes. ValueError for anything else."""
+    if isinstance(text, bool) or not isinstance(text, int | str):
+        raise ValueError(f"not a size: {text!r} (bytes, or a number with K, M, G or T)")
+    m = _SIZE.match(str(text))
     if not m:
         raise ValueError(f"not a size: {text!r} (bytes, or a number with K, M, G or T)")
     n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..ir.alloc_budget import parse_size
 from ..validate import config as vconfig
 
 SECTION = "pypto-lsp"
@@ -116,9 +117,10 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
         size = _size(d["maxAlloc"], problems)
         if len(problems) == bad:  # a bad size keeps the previous one
             upd["max_alloc"] = size
-    known = {"runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "memory", "interpreter", "trace"}
-    known.add("maxAlloc")
-    known.add("exact")
+    known = {
+        *("runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "memory", "exact", "maxAlloc"),
+        *("interpreter", "trace"),
+    }
     unknown = sorted(k for k in d if k not in known)
     if unknown:
         problems.append(f"ignored unknown settings: {', '.join(unknown)}")
@@ -129,12 +131,8 @@ def _size(v: Any, problems: list[str]) -> int | None:
     """``maxAlloc``: bytes, or a size string ("512M", "4G"); null or "" for the default."""
     if v is None or v == "":
         return None
-    from ..ir.alloc_budget import parse_size
-
     try:
-        if isinstance(v, bool) or not isinstance(v, int | str):
-            raise ValueError(repr(v))
-        return parse_size(str(v))
+        return parse_size(v)
     except ValueError:
         problems.append(f"'maxAlloc' must be a size in bytes (or '512M', '4G'), got {v!r}")
         return None
@@ -177,7 +175,14 @@ class Resolved:
     def run_settings(self) -> vconfig.RunSettings:
         """How a dump of this folder is run and compared (what every worker request carries)."""
         return vconfig.RunSettings(
-            self.rtol, self.atol, self.entry, self.timeout_s, self.memory, self.backend, self.exact or None, self.max_alloc
+            rtol=self.rtol,
+            atol=self.atol,
+            entry=self.entry,
+            timeout_s=self.timeout_s,
+            memory=self.memory,
+            backend=self.backend,
+            exact=self.exact or None,  # False: the worker's default
+            max_alloc=self.max_alloc,
         )
 
     def key(self) -> tuple[Any, ...]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import tomllib
 
+from ..ir.alloc_budget import parse_size
 from ..ir.passdiff import dump_order_key
 
 DEFAULT_RTOL = 5e-2
@@ -85,7 +86,16 @@ class Case:
         return self.inputs is not None and self.expected is not None
 
     def settings(self) -> RunSettings:
-        return RunSettings(self.rtol, self.atol, self.entry, self.timeout_s, self.memory, self.backend, self.exact or None, self.max_alloc)
+        return RunSettings(
+            rtol=self.rtol,
+            atol=self.atol,
+            entry=self.entry,
+            timeout_s=self.timeout_s,
+            memory=self.memory,
+            backend=self.backend,
+            exact=self.exact or None,  # False: the process default (exec.batching.set_exact, the CLI's --exact)
+            max_alloc=self.max_alloc,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,12 +198,8 @@ def _number(v: Any, key: str, where: str, base: Path) -> float:
 
 
 def _size(v: Any, key: str, where: str, base: Path) -> int:
-    from .budget import parse_size
-
     try:
-        if isinstance(v, bool) or not isinstance(v, int | str):
-            raise ValueError(repr(v))
-        return parse_size(str(v))
+        return parse_size(v)
     except ValueError as exc:
         raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'), got {v!r}") from exc
 

@@ -145,18 +145,26 @@ def render_html(report: Report, data: dict[str, Any], title: str) -> str:
         maps_note = f"<p class='muted'>No error map: {html.escape(str(data.get('map_error') or 'no golden to compare'))}</p>"
     elif fd is not None and fd.status == "error":
         maps_note = "<p class='muted'>The first divergent pass raised an error: it has no output to map.</p>"
-    scripts = "\n".join(f"<script>/* {name} */\n{asset_text(name)}\n</script>" for name in ASSETS)
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
-        "style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+    body = (
         f"<h1>pypto-lsp · {html.escape(title)}</h1><p class='muted'>{lead}</p>"
         "<div id='pictures'><h2>Where in the pipeline</h2><div class='pass-chart'></div>"
         f"<h2>Summary</h2>{_table(report, chart)}"
         f"<h2>Where in the tensor{' · ' + html.escape(Path(fd.file).name) if fd is not None else ''}</h2>{maps_note}</div>"
+    )
+    return standalone_page(title, body, data, ASSETS, _BOOT)
+
+
+def standalone_page(title: str, body: str, data: Any, assets: tuple[str, ...], boot: str) -> str:
+    """One self-contained HTML file: ``body``, ``data`` as JSON (``#pypto-data``), the ``assets``
+    inlined and the ``boot`` script that draws; nothing from the network."""
+    scripts = "\n".join(f"<script>/* {name} */\n{asset_text(name)}\n</script>" for name in assets)
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+        "style-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>{body}"
         f"<script type='application/json' id='pypto-data'>{_json_script(data)}</script>"
-        f"{scripts}\n<script>{_BOOT}</script></body></html>\n"
+        f"{scripts}\n<script>{boot}</script></body></html>\n"
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.memmap import memory_map_text
-from .html_report import _CSS, _json_script, asset_text
+from .html_report import standalone_page
 
 ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "render.js", "memmap.js")
 
@@ -60,17 +60,8 @@ def render_html(data: dict[str, Any], title: str) -> str:
     )
     if data.get("note"):
         lead += f" · {data['note']}"
-    scripts = "\n".join(f"<script>/* {name} */\n{asset_text(name)}\n</script>" for name in ASSETS)
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
-        "style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>pypto-lsp · memory map · {html.escape(title)}</h1><p class='muted'>{html.escape(lead)}</p>"
-        "<div id='memmap'></div>"
-        f"<script type='application/json' id='pypto-data'>{_json_script(data)}</script>"
-        f"{scripts}\n<script>{_BOOT}</script></body></html>\n"
-    )
+    body = f"<h1>pypto-lsp · memory map · {html.escape(title)}</h1><p class='muted'>{html.escape(lead)}</p><div id='memmap'></div>"
+    return standalone_page(title, body, data, ASSETS, _BOOT)
 
 
 def cmd_memmap(args: Any) -> int:

@@ -4,7 +4,7 @@
  * the drawing is pypto_lsp/report_assets/memmap.js (the same `pypto-lsp memmap --html`
  * inlines) over the pictures' Vega-Lite bundle and render.js (its theme).
  */
-import { WEBVIEW_SCRIPTS } from './pictures';
+import { drawingPage, PageOptions, WEBVIEW_SCRIPTS } from './pictures';
 
 export const MEMORY_MAP_REQUEST = 'pypto-lsp/memoryMap';
 export const SHOW_MEMORY_MAP = 'pypto-lsp.showMemoryMap';
@@ -57,57 +57,12 @@ export function memoryMapNote(d: MemoryMapData, name: string): string {
     return `${name} · ${c.bars} placed value${c.bars === 1 ? '' : 's'} · ${red}${run} · ${where}. Click a bar to go to its line.`;
 }
 
-function escapeHtml(s: string): string {
-    return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
-
-/** The webview page: the extension's own scripts by nonce, nothing from the network ('unsafe-eval': Vega). */
-export function memmapWebviewHtml(opts: { title: string; scriptUris: readonly string[]; cspSource: string; nonce: string }): string {
-    const { title, scriptUris, cspSource, nonce } = opts;
-    const csp = [
-        "default-src 'none'",
-        `script-src 'nonce-${nonce}' 'unsafe-eval'`,
-        `style-src ${cspSource} 'unsafe-inline'`,
-        `img-src ${cspSource} data:`,
-        `font-src ${cspSource}`,
-    ].join('; ');
-    const scripts = scriptUris.map((u) => `<script nonce="${nonce}" src="${escapeHtml(u)}"></script>`).join('\n');
-    return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-body { color: var(--vscode-editor-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); padding: 12px 16px; }
-#note { color: var(--vscode-descriptionForeground); margin: 4px 0 12px; }
-.memmap-strip { margin: 8px 0 20px; }
-#vg-tooltip-element { font-family: var(--vscode-font-family); }
-</style></head>
-<body><div id="note">Loading…</div><div id="memmap"></div>
-${scripts}
-<script nonce="${nonce}">
-(function () {
-  const vscode = acquireVsCodeApi();
-  const host = document.getElementById('memmap');
-  const note = document.getElementById('note');
-  let last = null;
-  function draw() {
-    if (!last) { return; }
-    host.innerHTML = '';
-    window.pyptoMemmap.renderAll(host, last, { maxWidth: document.body.clientWidth, onLineClick: (line) => vscode.postMessage({ type: 'reveal', line: line }) })
-      .catch((e) => { note.textContent = 'Cannot draw: ' + e; });
-  }
-  window.addEventListener('message', (ev) => {
-    const m = ev.data;
-    if (m.type === 'message') { note.textContent = m.text; host.innerHTML = ''; last = null; return; }
-    if (m.type === 'data') { note.textContent = m.note || ''; last = m.data; draw(); }
-  });
-  // theme change: VS Code swaps the body classes; draw again with the new colours
-  new MutationObserver(draw).observe(document.body, { attributes: true, attributeFilter: ['class'] });
-  let resize = null;
-  window.addEventListener('resize', () => { clearTimeout(resize); resize = setTimeout(draw, 250); });
-  vscode.postMessage({ type: 'ready' });
-})();
-</script></body></html>
-`;
+/** The memory map's page; a clicked bar reveals its line. */
+export function memmapWebviewHtml(opts: PageOptions): string {
+    return drawingPage({
+        ...opts,
+        hostId: 'memmap',
+        style: '.memmap-strip { margin: 8px 0 20px; }',
+        render: "window.pyptoMemmap.renderAll(host, last, { maxWidth: document.body.clientWidth, onLineClick: (line) => vscode.postMessage({ type: 'reveal', line: line }) })",
+    });
 }

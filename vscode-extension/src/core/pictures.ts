@@ -36,16 +36,25 @@ export function makeNonce(random: () => number = Math.random): string {
     return s;
 }
 
-function escapeHtml(s: string): string {
+export function escapeHtml(s: string): string {
     return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 
+export interface PageOptions {
+    title: string;
+    scriptUris: readonly string[];
+    cspSource: string;
+    nonce: string;
+}
+
 /**
- * The webview page. Vega compiles its expressions with `new Function`, hence 'unsafe-eval'
- * (nothing from the network: only the extension's own scripts, by nonce).
+ * A drawing webview page: the extension's own scripts by nonce, a note line and a host element;
+ * it draws each `data` message with `render` (a JS expression over `host`, `last` and `vscode`),
+ * again on a theme change or a resize, and says `ready` once listening. Vega compiles its
+ * expressions with `new Function`, hence 'unsafe-eval' (nothing from the network).
  */
-export function webviewHtml(opts: { title: string; scriptUris: readonly string[]; cspSource: string; nonce: string }): string {
-    const { title, scriptUris, cspSource, nonce } = opts;
+export function drawingPage(opts: PageOptions & { hostId: string; style: string; render: string }): string {
+    const { title, scriptUris, cspSource, nonce, hostId, style, render } = opts;
     const csp = [
         "default-src 'none'",
         `script-src 'nonce-${nonce}' 'unsafe-eval'`,
@@ -62,21 +71,21 @@ export function webviewHtml(opts: { title: string; scriptUris: readonly string[]
 <style>
 body { color: var(--vscode-editor-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); padding: 12px 16px; }
 #note { color: var(--vscode-descriptionForeground); margin: 4px 0 12px; }
-.error-map { margin: 12px 0 24px; }
+${style}
 #vg-tooltip-element { font-family: var(--vscode-font-family); }
 </style></head>
-<body><div id="note">Loading…</div><div id="pictures"></div>
+<body><div id="note">Loading…</div><div id="${hostId}"></div>
 ${scripts}
 <script nonce="${nonce}">
 (function () {
   const vscode = acquireVsCodeApi();
-  const host = document.getElementById('pictures');
+  const host = document.getElementById('${hostId}');
   const note = document.getElementById('note');
   let last = null;
   function draw() {
     if (!last) { return; }
     host.innerHTML = '';
-    window.pyptoPictures.renderAll(host, last, { maxWidth: document.body.clientWidth, onPassClick: (d) => vscode.postMessage({ type: 'open', file: d.file }) })
+    ${render}
       .catch((e) => { note.textContent = 'Cannot draw: ' + e; });
   }
   window.addEventListener('message', (ev) => {
@@ -93,6 +102,16 @@ ${scripts}
 })();
 </script></body></html>
 `;
+}
+
+/** The pictures' page (pass chart, error maps); a clicked pass opens its file. */
+export function webviewHtml(opts: PageOptions): string {
+    return drawingPage({
+        ...opts,
+        hostId: 'pictures',
+        style: '.error-map { margin: 12px 0 24px; }',
+        render: "window.pyptoPictures.renderAll(host, last, { maxWidth: document.body.clientWidth, onPassClick: (d) => vscode.postMessage({ type: 'open', file: d.file }) })",
+    });
 }
 
 /** A short line above an error map answer. */

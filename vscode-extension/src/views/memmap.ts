@@ -11,47 +11,23 @@ import * as vscode from 'vscode';
 import { traceError } from '../common/log/logging';
 import { PyptoServer } from '../common/server';
 import { isRevealFromWebview, MEMMAP_SCRIPTS, memmapWebviewHtml, MEMORY_MAP_REQUEST, MemoryMapData, memoryMapNote, ToMemmapWebview } from '../core/memmap';
-import { makeNonce } from '../core/pictures';
 import { ResultStore } from '../core/results';
+import { DrawingPanel } from './drawingPanel';
 
-class MemmapPanel {
-    readonly panel: vscode.WebviewPanel;
-    private last: ToMemmapWebview | undefined;
-
+class MemmapPanel extends DrawingPanel<ToMemmapWebview> {
     constructor(
         readonly uri: vscode.Uri,
         extensionUri: vscode.Uri,
         onDispose: () => void,
     ) {
-        const root = vscode.Uri.joinPath(extensionUri, 'dist', 'webview');
-        const title = `Memory map · ${path.basename(uri.fsPath)}`;
-        this.panel = vscode.window.createWebviewPanel('pypto-lsp.memoryMap', title, vscode.ViewColumn.Beside, {
-            enableScripts: true,
-            localResourceRoots: [root],
-            retainContextWhenHidden: true,
-        });
-        const wv = this.panel.webview;
-        wv.html = memmapWebviewHtml({
-            title,
-            scriptUris: MEMMAP_SCRIPTS.map((f) => wv.asWebviewUri(vscode.Uri.joinPath(root, f)).toString()),
-            cspSource: wv.cspSource,
-            nonce: makeNonce(),
-        });
-        wv.onDidReceiveMessage(async (m: unknown) => {
+        const reveal = async (m: unknown): Promise<void> => {
             if (isRevealFromWebview(m)) {
-                const doc = await vscode.workspace.openTextDocument(this.uri);
+                const doc = await vscode.workspace.openTextDocument(uri);
                 const pos = new vscode.Position(m.line - 1, 0);
                 await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, preview: false, selection: new vscode.Range(pos, pos) });
-            } else if (typeof m === 'object' && m !== null && (m as { type?: string }).type === 'ready' && this.last) {
-                void wv.postMessage(this.last);
             }
-        });
-        this.panel.onDidDispose(onDispose);
-    }
-
-    post(m: ToMemmapWebview): void {
-        this.last = m;
-        void this.panel.webview.postMessage(m);
+        };
+        super('pypto-lsp.memoryMap', `Memory map · ${path.basename(uri.fsPath)}`, extensionUri, memmapWebviewHtml, MEMMAP_SCRIPTS, reveal, onDispose);
     }
 }
 

@@ -7,18 +7,16 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { ERROR_MAP_REQUEST, errorMapNote, isFromWebview, makeNonce, PASS_CHART_REQUEST, passChartNote, ToWebview, webviewHtml, WEBVIEW_SCRIPTS } from '../core/pictures';
+import { ERROR_MAP_REQUEST, errorMapNote, isFromWebview, PASS_CHART_REQUEST, passChartNote, ToWebview, webviewHtml, WEBVIEW_SCRIPTS } from '../core/pictures';
 import { ResultStore } from '../core/results';
 import { traceError } from '../common/log/logging';
 import { PyptoServer } from '../common/server';
 import { isTrusted } from '../common/vscodeapi';
+import { DrawingPanel } from './drawingPanel';
 
 type Kind = 'passChart' | 'errorMap';
 
-class PicturePanel {
-    readonly panel: vscode.WebviewPanel;
-    private last: ToWebview | undefined;
-
+class PicturePanel extends DrawingPanel<ToWebview> {
     constructor(
         readonly kind: Kind,
         readonly key: string,
@@ -26,33 +24,13 @@ class PicturePanel {
         extensionUri: vscode.Uri,
         onDispose: () => void,
     ) {
-        const root = vscode.Uri.joinPath(extensionUri, 'dist', 'webview');
-        this.panel = vscode.window.createWebviewPanel(`pypto-lsp.${kind}`, title, vscode.ViewColumn.Beside, {
-            enableScripts: true,
-            localResourceRoots: [root],
-            retainContextWhenHidden: true,
-        });
-        const wv = this.panel.webview;
-        wv.html = webviewHtml({
-            title,
-            scriptUris: WEBVIEW_SCRIPTS.map((f) => wv.asWebviewUri(vscode.Uri.joinPath(root, f)).toString()),
-            cspSource: wv.cspSource,
-            nonce: makeNonce(),
-        });
-        wv.onDidReceiveMessage(async (m: unknown) => {
+        const open = async (m: unknown): Promise<void> => {
             if (isFromWebview(m)) {
                 const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(m.file));
                 await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, preview: false });
-            } else if (typeof m === 'object' && m !== null && (m as { type?: string }).type === 'ready' && this.last) {
-                void wv.postMessage(this.last); // the page (re)loaded after data was sent
             }
-        });
-        this.panel.onDidDispose(onDispose);
-    }
-
-    post(m: ToWebview): void {
-        this.last = m;
-        void this.panel.webview.postMessage(m);
+        };
+        super(`pypto-lsp.${kind}`, title, extensionUri, webviewHtml, WEBVIEW_SCRIPTS, open, onDispose);
     }
 }
 
