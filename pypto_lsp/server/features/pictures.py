@@ -45,10 +45,7 @@ def chart_for(core: Core, path: Path) -> dict[str, Any]:
     for f in files:
         st = core.docs.get(path_to_uri(f))
         if st is not None and st.result is not None:
-            d = st.result.to_json()
-            mem = getattr(st.result, "memory", None)
-            if "memory" not in d and mem is not None:
-                d["memory"] = mem.to_json() if hasattr(mem, "to_json") else mem
+            d = st.result.to_json()  # with its "memory" findings
             d["file"] = str(f)
             if st.result_lines:
                 texts[str(f)] = "\n".join(st.result_lines)
