@@ -174,16 +174,7 @@ class Resolved:
 
     def run_settings(self) -> vconfig.RunSettings:
         """How a dump of this folder is run and compared (what every worker request carries)."""
-        return vconfig.RunSettings(
-            rtol=self.rtol,
-            atol=self.atol,
-            entry=self.entry,
-            timeout_s=self.timeout_s,
-            memory=self.memory,
-            backend=self.backend,
-            exact=self.exact or None,  # False: the worker's default
-            max_alloc=self.max_alloc,
-        )
+        return vconfig.RunSettings.of(self)
 
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""

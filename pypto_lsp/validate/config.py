@@ -45,6 +45,12 @@ class RunSettings:
     # keyword: whoever runs sets it once per run (validate.budget.set_budget)
     max_alloc: int | None = None
 
+    @classmethod
+    def of(cls, c: Any) -> RunSettings:
+        """From anything with these fields by name (a :class:`Case`, the server's resolved
+        configuration); its ``exact = False`` leaves the process default (``exec.batching``)."""
+        return cls(c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, c.exact or None, c.max_alloc)
+
     def override(self, **values: Any) -> RunSettings:
         """These settings with the values that are not None (command-line flags) put in."""
         return replace(self, **{k: v for k, v in values.items() if v is not None})
@@ -86,16 +92,7 @@ class Case:
         return self.inputs is not None and self.expected is not None
 
     def settings(self) -> RunSettings:
-        return RunSettings(
-            rtol=self.rtol,
-            atol=self.atol,
-            entry=self.entry,
-            timeout_s=self.timeout_s,
-            memory=self.memory,
-            backend=self.backend,
-            exact=self.exact or None,  # False: the process default (exec.batching.set_exact, the CLI's --exact)
-            max_alloc=self.max_alloc,
-        )
+        return RunSettings.of(self)
 
     def to_json(self) -> dict[str, Any]:
         return {
