@@ -155,6 +155,9 @@ class _FunctionGen:
         self.defined: set[str] = set()
         self.cube: set[str] = set()  # split_aiv function: names only lane 0 computes (ir.cube_side)
         self.carry_types: dict[str, Type] | None = None  # unannotated iter_args (traced code only)
+        self.sweep_mode = False  # emitting a sweep's body (see sweep_loop): ops over all iterations
+        self.sweep_dead = False  # ... a statement of it whose value nothing uses
+        self.sweep_dead_ids: set[int] = set()
         self.mem = gen.memory_plan.functions.get(fn.name) if gen.memory_plan is not None else None
         if self.mem is not None and self.mem.empty:
             self.mem = None
@@ -281,6 +284,8 @@ class _FunctionGen:
         return [self.py(n) for _, n, _ in roles], [n for _, n, _ in roles], [k for k, (_, _, r) in enumerate(roles) if r == "scratch"]
 
     def stmt(self, s: Stmt, ind: int) -> None:
+        if self.sweep_mode:
+            self.sweep_dead = id(s) in self.sweep_dead_ids
         if isinstance(s, Assign):
             value = self.checked(self.expr(s.value, s.target.type), s.target)
             # see validate.localize: every assigned value, with its IR name and line -- except a
@@ -502,6 +507,8 @@ class _FunctionGen:
             ind += 1  # the loop as written runs in the else branch of the batched one
         elif self.pipe_loop(s, carried, var, ind):
             ind += 1  # likewise (exec.pipebatch)
+        elif self.sweep_loop(s, carried, ind):
+            ind += 1  # likewise (exec.sweep)
         if s.kind == "spmd":
             it = f"_pl_rt.spmd_blocks({self.expr(s.stop)})"
         elif s.kind == "split_aiv":
@@ -590,6 +597,55 @@ class _FunctionGen:
             self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
         self.emit(ind, "else:", s.header_span)
         self.gen.uses_pipebatch = True
+        return True
+
+    def sweep_loop(self, s: For, carried: list[str], ind: int) -> bool:
+        """A loop nest whose iterations are independent, its body emitted once over all iterations
+        (see :mod:`.sweep`), the loop itself emitted by the caller in its ``else:``; False when the
+        loop must run as written."""
+        from . import sweep
+
+        if not self.gen.batching or not self.gen.check_shapes or self.mem is not None or self.cube:
+            return False
+        plan = sweep.plan_sweep(s, self.fn, self.gen.program, self.types)
+        if plan is None:
+            return False
+        innermost = plan.loops[-1]
+        writes = ""
+        for slot, w in plan.writes:
+            parts = sweep._window_parts(w)
+            value = w.args[0] if w.op == "tile.store" else w.args[1]
+            shape = sweep._static_shape(self.types.get(value.id)) if isinstance(value, Name) else None
+            if parts is None or shape is None:
+                return False
+            offs = "[" + ", ".join(self.expr(o) for o in parts[0]) + "]"
+            writes += f"({self.py(innermost.iter_args[slot].name)}, {offs}, {shape!r}), "
+        ranges = "".join(f"({t.start}, {t.stop}, {t.step}), " for t in plan.trips)
+        self.emit(ind, f"_pl_sw = _pl_swp.Sweep(({ranges}), {plan.pop_first!r})", s.header_span)
+        for level, loop in enumerate(plan.loops):
+            assert loop.var is not None
+            self.emit(ind, f"{self.py(loop.var.name)} = _pl_sw.var({level})", loop.header_span)
+            if level > 0 and loop.iter_args:
+                inner = ", ".join(self.py(a.name) for a in loop.iter_args)
+                outer = ", ".join(self.py(a.name) for a in plan.loops[level - 1].iter_args)
+                self.emit(ind, f"{inner}, = ({outer},)", loop.header_span)
+        for _level, st in plan.scalars:
+            self.stmt(st, ind)
+        reads = "".join(self.py(n) + ", " for n in plan.reads)
+        self.emit(ind, f"if _pl_sw.ready(({reads}), ({writes})):", s.header_span)
+        self.emit(ind + 1, "while _pl_sw.next():", s.header_span)
+        self.sweep_mode, self.sweep_dead_ids = True, plan.dead
+        try:
+            self.block(plan.body, ind + 2)
+        finally:
+            self.sweep_mode = self.sweep_dead = False
+        for name, final in zip(carried, plan.finals, strict=True):
+            self.emit(ind + 1, f"{name} = {self.py(final)}", s.header_span)
+        for loop, trips in zip(plan.loops, plan.trips, strict=True):
+            assert loop.var is not None
+            self.emit(ind + 1, f"{self.py(loop.var.name)} = {trips[-1]}", loop.header_span)
+        self.emit(ind, "else:", s.header_span)
+        self.gen.uses_sweep = True
         return True
 
     def _window_spec(self, w: object, dtype: str) -> str:
@@ -682,7 +738,8 @@ class _FunctionGen:
         if not self.gen.check_shapes:
             return value if valid == "None" else f"_pl_rt.with_valid({value}, {valid})"
         shape = self.loose_dims(t.shape)
-        return f"_pl_chk({value}, {shape}, {self.gen.dtype(t.dtype)}, {valid}, {_literal(target.name)})"
+        check = "_pl_sw.chk" if self.sweep_mode else "_pl_chk"
+        return f"{check}({value}, {shape}, {self.gen.dtype(t.dtype)}, {valid}, {_literal(target.name)})"
 
     def loose_dims(self, dims: list[Expr]) -> str:
         """Like :meth:`dims` but unbound dims become None (not checked)."""
@@ -753,6 +810,8 @@ class _FunctionGen:
             args.append(f"_rtype={rt}")
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
             args.append(f"_site={self.gen.next_site()}")
+        if self.sweep_mode:  # over all iterations of a sweep (exec.sweep)
+            return f"_pl_sw.op({sym}, {_literal(e.op)}, {self.sweep_dead}, {', '.join(args)})"
         return f"{sym}({', '.join(args)})"
 
     def func_call(self, e: FuncCall) -> str:
@@ -893,11 +952,12 @@ class _ProgramGen:
         from . import batching
 
         # batched loops (see .batching): never traced, never exact, never with the memory model on placed tiles
-        placed = memory_plan is not None and batching.has_placements(program)  # memory model on
-        self.batching = not trace and not batching.exact(exact) and not placed
+        # (the memory model on a program whose plan places nothing leaves the script values-only)
+        self.batching = not trace and not batching.exact(exact) and self.memory_plan is None
         self.uses_batching = False
         self.uses_alloc_guard = False  # a site of a runtime-sized allocation (see alloc_guard)
         self.uses_pipebatch = False
+        self.uses_sweep = False
 
     def use_op(self, op: str) -> str:
         sym = self.ops.get(op)
@@ -954,6 +1014,8 @@ class _ProgramGen:
             head.append(("import pypto_lsp.ir.alloc_budget as _pl_ab", None))
         if self.uses_pipebatch:
             head.append(("import pypto_lsp.exec.pipebatch as _pl_pb", None))
+        if self.uses_sweep:
+            head.append(("import pypto_lsp.exec.sweep as _pl_swp", None))
         for name, sym in sorted(self.dtypes.items()):
             head.append((f"{sym} = _pl_rt.dtype({_literal(name)})", None))
         for op, sym in sorted(self.ops.items()):

@@ -438,6 +438,63 @@ class Runtime:
             return p0  # dual dispatch without split: both lanes push, the cube keeps lane 0's
         return merge_tiles(p0, p1, split)
 
+    # -- many tiles at once (a sweep, :mod:`.sweep`): no-split pipes only --------
+
+    def _pop_keys(self, op: str, split: int, lane: int, pid: int) -> list[_Key]:
+        """The FIFOs a no-split pop of ``op`` takes from (two for a cube popping dual lanes)."""
+        if split != 0:
+            raise ValueError(f"{op}: batched pipe transfers are no-split only, got split code {split}")
+        if op == "tile.tpop_from_aic":
+            return [self._lane_key("to_aiv", op, "pop", 0, lane, pid)]
+        if self.dual_nosplit:
+            return [("to_aic", 0, 0, pid), ("to_aic", 0, 1, pid)]
+        return [("to_aic", 0, None, pid)]
+
+    def ready_count(self, op: str, split: int, lane: int, pid: int) -> int:
+        """How many pops of ``op`` would not block now."""
+        return min(len(self._q(k)) for k in self._pop_keys(op, split, lane, pid))
+
+    def wait_ready(self, op: str, split: int, lane: int, pid: int) -> None:
+        """Until one pop of ``op`` would not block (the scheduler raises deadlocks in here)."""
+        self._wait(lambda: self.ready_count(op, split, lane, pid) > 0, op, split, lane)
+
+    def push_many_to_aic(self, copies: Callable[[], list[torch.Tensor]], split: int, lane: int, pid: int = 0) -> None:
+        """``tile.tpush_to_aic`` of many tiles in order, handing the turn on once at the end.
+
+        ``copies()`` returns the tiles as fresh copies (what a push queues), one call per FIFO.
+        """
+        op = "tile.tpush_to_aic"
+        if split != 0:
+            raise ValueError(f"{op}: batched pipe transfers are no-split only, got split code {split}")
+        q = self._q(self._lane_key("to_aic", op, "push", 0, lane, pid))
+        self._check_cancel()
+        q.extend(copies())
+        self._after_push(len(q))
+
+    def push_many_to_aiv(self, copies: Callable[[], list[torch.Tensor]], split: int, pid: int = 0) -> None:
+        """``tile.tpush_to_aiv`` of many tiles in order (each lane's FIFO gets its own copies from
+        ``copies()``), handing the turn on once at the end."""
+        if split != 0:
+            raise ValueError(f"tile.tpush_to_aiv: batched pipe transfers are no-split only, got split code {split}")
+        keys: list[_Key] = [("to_aiv", 0, 0, pid), ("to_aiv", 0, 1, pid)] if self.dual_nosplit else [("to_aiv", 0, None, pid)]
+        self._check_cancel()
+        for key in keys:
+            self._q(key).extend(copies())
+        self._after_push(max(len(self._q(k)) for k in keys))
+
+    def pop_many_from_aiv(self, split: int, pid: int, n: int) -> list[torch.Tensor]:
+        """``n`` no-split ``tile.tpop_from_aiv`` in a row (a dual-dispatch pair keeps lane 0's tile)."""
+        op = "tile.tpop_from_aiv"
+        keys = self._pop_keys(op, split, 0, pid)
+        qs = [self._q(k) for k in keys]
+        out: list[torch.Tensor] = []
+        while len(out) < n:
+            self._wait(lambda: all(len(q) > 0 for q in qs), op, split, 0)
+            while all(qs) and len(out) < n:
+                got = [q.popleft() for q in qs]
+                out.append(got[0])
+        return out
+
     # -- aic_gather / aiv_shard: the lanes meet ----------------------------
 
     def gather_exchange(self, part: torch.Tensor, code: int, lane: int) -> torch.Tensor:

@@ -20,8 +20,8 @@ accumulator::
 (several products / accumulators per iteration too). Each side runs as one call:
 
 * :func:`push_loop` computes every chunk product with one batched matmul (``torch.bmm`` over
-  the chunks) and pushes them in the loop's order, one push at a time, so the consumers get the
-  turn exactly when they would have (the pushes are the loop's only effects);
+  the chunks) and queues them in the loop's order all at once (the pushes are the loop's only
+  effects, and FIFOs are unbounded: the consumers pop the same sequence);
 * :func:`pop_accumulate` pops as the loop would (blocking whenever the FIFO is empty, so the
   scheduling is unchanged) and then applies the loop's checks and adds in the loop's order
   with the same kernels: the accumulators are bit for bit the loop's.
@@ -296,10 +296,31 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
         left = lhs.float().reshape(m, chunks, c).permute(1, 0, 2)
         right = rhs.float().reshape(chunks, c, p)
         products.append(torch.bmm(left, right))  # [chunks, M, P]: chunk i's product at [i]
-    rt = crosscore.get_runtime()
-    for i in range(chunks):
-        for j in order:
-            rt.push_to_aiv(products[j][i], 0, 0, 0)
+    # every push of the loop in its order, at once (FIFOs are unbounded: the consumers see the same
+    # sequence); each lane's FIFO gets its own copy of the products
+    stacked = torch.stack([products[j][i] for i in range(chunks) for j in order]) if len(order) > 1 else products[order[0]]
+    crosscore.get_runtime().push_many_to_aiv(lambda: list(stacked.clone().unbind(0)), 0, 0)
+    return True
+
+
+def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], ...]) -> bool:
+    """Whether every accumulator and popped tile already has its site's annotated shape and dtype
+    (the popped tiles without a valid region), and every step its own accumulator."""
+    import torch
+
+    from .values import get_valid
+
+    slots = [s[0] for s in steps]
+    if len(set(slots)) != len(slots):
+        return False
+    n = len(steps)
+    for j, (slot, p_shape, p_dt, _pv, _pn, _op, a_shape, a_dt, _av, _an, _first) in enumerate(steps):
+        init = inits[slot]
+        if p_shape != a_shape or p_dt != a_dt or init.dtype != a_dt or tuple(init.shape) != tuple(a_shape):
+            return False
+        for t in items[j::n]:
+            if type(t) is not torch.Tensor or t.dtype != p_dt or t.shape != p_shape or get_valid(t) is not None:
+                return False
     return True
 
 
@@ -320,11 +341,25 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
         return None
     items = crosscore.get_runtime().pop_many_from_aic(split, context.lane(), pid, chunks * len(steps))
     acc = list(inits)
-    k = 0
     adds = [kernel(s[5]) for s in steps]
+    if _uniform(acc, items, steps):
+        # every pop and every sum has the annotated shape and dtype already: each site is checked
+        # once (the checks would change nothing in between), the adds run in the loop's order
+        n = len(steps)
+        for j, ((slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first), add) in enumerate(
+            zip(steps, adds, strict=True)
+        ):
+            check_value(items[j], p_shape, p_dt, p_valid, p_name)
+            v = acc[slot]
+            for t in items[j::n]:
+                v = add(v, t) if first else add(t, v)
+            acc[slot] = check_value(v, a_shape, a_dt, a_valid, a_name)
+        return tuple(acc)
+    k = 0
     for _ in range(chunks):
         for (slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first), add in zip(steps, adds, strict=True):
-            t = check_value(fit_shape(items[k], p_shape), p_shape, p_dt, p_valid, p_name)
+            t = items[k]
+            t = check_value(t if t.shape == p_shape else fit_shape(t, p_shape), p_shape, p_dt, p_valid, p_name)
             k += 1
             v = add(acc[slot], t) if first else add(t, acc[slot])
             acc[slot] = check_value(v, a_shape, a_dt, a_valid, a_name)

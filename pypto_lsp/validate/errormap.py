@@ -284,7 +284,9 @@ def record_run(
     """Run a dump once with its writes into ``outputs`` (default: every input key) recorded."""
     t0 = time.perf_counter()
     context.reset()
-    comp = compile_text(text, filename, entry)
+    # exact: every write is one kernel call from its own line (the recorder follows those calls;
+    # a sweep, exec.sweep, writes all its tiles in one strided copy)
+    comp = compile_text(text, filename, entry, exact=True)
     if comp.error is not None or comp.generated is None or comp.code is None or comp.program is None:
         rec = Recorded(error=comp.error.message if comp.error else "cannot compile")
         rec.seconds = time.perf_counter() - t0

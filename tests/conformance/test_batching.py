@@ -1,4 +1,4 @@
-"""Batched loops (pypto_lsp.exec.batching, exec.pipebatch) against the loops as written, on every real dump.
+"""Batched loops (pypto_lsp.exec.batching, exec.pipebatch, exec.sweep) against the loops as written, on every real dump.
 
 For each fixture dump of verdicts.json (and the scale dumps at hidden 1024, whose goldens
 ``make_goldens.py`` writes into a temporary folder): the script with batching and with
@@ -27,8 +27,9 @@ from .conformance import FIXTURES
 
 pytestmark = pytest.mark.conformance
 
-# a batched K-chunk loop (exec.batching) or a batched loop on a cross-core pipe (exec.pipebatch)
-_BATCHED = re.compile(r"_pl_bt\.kchunk\(|_pl_pb\.(push_loop|pop_accumulate)\(")
+# a batched K-chunk loop (exec.batching), a batched loop on a cross-core pipe (exec.pipebatch) or a
+# loop nest run over all its iterations at once (exec.sweep)
+_BATCHED = re.compile(r"_pl_bt\.kchunk\(|_pl_pb\.(push_loop|pop_accumulate)\(|_pl_swp\.Sweep\(")
 
 
 def _cases(tmp_dir) -> list[tuple[str, list, dict, dict, float, float, str | None]]:

@@ -480,6 +480,18 @@ def test_case_keys_memory_and_backend(tmp_path) -> None:
         find_case(dump)
 
 
+def test_placed_tiles_keep_every_loop() -> None:
+    """With the memory model on, a program whose tiles are placed runs every loop as written (each
+    tile lands in its bytes in program order); its values-only script batches."""
+    from pypto_lsp.exec.codegen import generate
+
+    placed = parse_text(c2v_program(2048), "m.py").program
+    assert placed is not None
+    on, off = generate(placed).source, generate(placed, memory=False).source
+    assert "_pl_mem_session.frame(" in on and "_pl_swp" not in on and "_pl_pb" not in on
+    assert "_pl_swp.Sweep(" in off
+
+
 def test_no_hooks_before_the_first_memref() -> None:
     """A pipe ring alone (before InitMemRef) places nothing: the script is the values-only one."""
     from pypto_lsp.exec.codegen import generate

@@ -1,0 +1,881 @@
+"""Loop nests whose iterations are independent, run once over all iterations ("sweeps").
+
+The loop this recognises sweeps a window across a tensor: every iteration reads windows at
+offsets affine in the loop variables, computes, and writes its result into its own window of a
+tensor the loop carries (disjoint from every other iteration's), or hands tiles over a
+cross-core pipe. The down projection of a decoder layer after ExpandMixedKernel, both sides::
+
+    for dob, (d,) in pl.range(32, init_values=(d0,)):            # AIV: push, pop, add, store
+        for doff, (d2,) in pl.range(0, 128, 64, init_values=(d,)):
+            d1 = dob * 128 + doff
+            prev = pl.tile.load(d2, [0, d1], [16, 64], [16, 64])
+            pl.tile.tpush_to_aic(x, split=0)                     # x computed before the loop
+            t = pl.tile.tpop_from_aic(split=0)
+            nxt = pl.tile.add(prev, t)
+            d3 = pl.tile.store(nxt, [0, d1], d2)
+            pl.yield_(d3)
+        pl.yield_(...)
+
+    for ... (the same nest on the AIC):                          # AIC: pop, matmul, push
+            w = pl.tile.load(w_down, [o0, d1], [64, 64], [64, 64])
+            a = pl.tile.tpop_from_aiv(split=0)
+            t = pl.tile.matmul(pl.tile.move(a), pl.tile.move(w))
+            pl.tile.tpush_to_aiv(t, split=0)
+
+The codegen (:meth:`pypto_lsp.exec.codegen._FunctionGen.sweep_loop`) emits the body once with
+every value carrying a leading iteration axis: the loop variables and the scalars affine in them
+are :class:`Ix` (one int per iteration), tiles are :class:`Batch` (stacked, or a list when the
+items differ), what does not depend on the iteration is computed once. :meth:`Sweep.op` runs an
+op over all iterations: windows moving contiguously along one axis are one strided view, the
+elementwise ops and matmuls run on the stacked tiles in one call (the same kernel: torch
+broadcasts over the new axis), the writes into the carried tensor are one strided copy, pushes
+and pops move all iterations' tiles at once; any other case runs the kernel per iteration. The
+loop as written stays in the ``else`` branch: :meth:`Sweep.ready` takes it when the write
+windows overlap or a tensor the body reads shares storage with one it writes.
+
+Why the results are the loop's:
+
+* the iterations are independent: every write goes to a window of a carried tensor that no
+  other iteration writes (checked at run time), the carried tensor is read only in the window
+  the same iteration writes (checked when planning), and no other tensor the body reads shares
+  its storage (checked at run time);
+* pipe traffic keeps each FIFO's order: a body has at most one push and one pop per pipe. A
+  body that pushes before it pops pushes all iterations' tiles, then pops all (pushes never
+  block: FIFOs are unbounded, so the peer has at least what it had per iteration). A body that
+  pops first runs in chunks of as many iterations as the peer has already sent (it never waits
+  for a tile the peer would only send after one of this body's pushes). With a pipe in the
+  body the peer kernel of the group may not write GM, and the body reads GM only through
+  parameters declared ``In`` (or its own carried tensor), so no interleaving can change a read;
+* elementwise ops are exact per element whatever the batch; a batched matmul may sum in
+  another order than one matmul per tile (FP32 rounding only; the both-paths test in
+  ``tests/conformance/test_batching.py`` runs every fixture dump both ways);
+* checks: each site is checked for every iteration (at once when the items are stacked: one
+  dtype, one shape). A statement whose value nothing uses (dead code, e.g. the idle AIV lane's
+  add of tiles with an empty valid region) runs for the first iteration of each chunk only, to
+  check its site.
+
+Not used for traced runs, with ``exact``, or with the memory model on placed dumps (tiles are
+written into their bytes in program order): :mod:`.batching` decides for all three.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir.model import (
+    Assign,
+    BinOp,
+    Const,
+    DTypeRef,
+    EnumRef,
+    Expr,
+    ExprStmt,
+    For,
+    Function,
+    ListExpr,
+    Name,
+    OpCall,
+    Program,
+    ScalarType,
+    Stmt,
+    TensorType,
+    TileType,
+    TupleExpr,
+    Yield,
+    stmt_exprs,
+    stmt_targets,
+    walk_expr,
+    walk_stmts,
+)
+from .batching import _int, loop_range
+
+__all__ = ["SweepPlan", "plan_sweep", "Sweep", "Ix", "Batch"]
+
+# ops that write into their destination tensor (the result is that tensor): the destination
+# argument's position
+_WRITES = {"tile.store": 2, "tensor.assemble": 0, "tile.assemble": 0}
+_WINDOWS = {"tile.load", "tensor.slice", "tile.slice"}
+_PUSHES = {"tile.tpush_to_aic": "to_aic", "tile.tpush_to_aiv": "to_aiv"}
+_POPS = {"tile.tpop_from_aic": "to_aiv", "tile.tpop_from_aiv": "to_aic"}
+_FREES = {"system.tfree_to_aic", "system.tfree_to_aiv"}
+# ops never batched (state across iterations or cores besides the pipes handled here)
+_NEVER = ("system.", "tile.aic_gather", "tile.aiv_shard", "tensor.aic_gather", "tensor.aiv_shard")
+_WRITES_ANY = frozenset(
+    {"tile.store", "tensor.assemble", "tile.assemble", "tensor.write", "tile.write", "tile.scatter_update", "tensor.scatter_update"}
+)
+_AFFINE_OPS = {"+", "-", "*"}
+# the most iterations one sweep batches, and the most bytes one of its written windows may take over
+# all of them (a longer nest or a bigger window runs as written: the stacked tiles would not fit)
+MAX_ITERATIONS = 4096
+MAX_BATCH_BYTES = 256 << 20
+
+
+@dataclass(slots=True)
+class SweepPlan:
+    """What the codegen needs to emit a sweep of ``loops`` (outermost first)."""
+
+    loops: list[For]
+    trips: list[range]
+    scalars: list[tuple[int, Assign]]  # (nest level, statement): the affine scalars, in order
+    body: list[Stmt]  # the innermost body's other statements (no scalars, no trailing yield)
+    finals: list[str]  # per carried slot: the IR name holding its value after the last iteration
+    writes: list[tuple[int, OpCall]]  # (carried slot, write op)
+    reads: list[str]  # tensors the body reads that are neither carried nor made in the body
+    pop_first: tuple[str, int, int] | None  # the pipe a pop-first body is chunked by (op, split, id)
+    dead: set[int] = field(default_factory=set)  # ids of statements whose value nothing uses
+
+
+def _lit_int(e: Expr | None, default: int | None = None) -> int | None:
+    if e is None:
+        return default
+    return _int(e)
+
+
+def _pipe_kwargs(e: OpCall) -> tuple[int, int] | None:
+    """``(split, id)`` of a pipe op whose split is a literal 0 and id a literal (else None)."""
+    if set(e.kwargs) - {"split", "id"}:
+        return None
+    split = _lit_int(e.kwargs.get("split"), 0)
+    pid = _lit_int(e.kwargs.get("id"), 0)
+    if split != 0 or pid is None:
+        return None
+    return split, pid
+
+
+def _static_shape(t: Any) -> tuple[int, ...] | None:
+    if not isinstance(t, TensorType | TileType):
+        return None
+    dims = [_int(d) for d in t.shape]
+    return None if any(d is None for d in dims) else tuple(d for d in dims if d is not None)
+
+
+def _peer(program: Program, fn: Function) -> Function | None:
+    """The other kernel of ``fn``'s group (``g_aic`` <-> ``g_aiv``), if any."""
+    for mine, other in (("_aic", "_aiv"), ("_aiv", "_aic")):
+        if fn.name.endswith(mine):
+            base = fn.name[: -len(mine)]
+            if program.function(base) is not None:
+                return program.function(base + other)
+    return None
+
+
+def _writes_gm(fn: Function) -> bool:
+    for s in walk_stmts(fn.body):
+        for e in stmt_exprs(s):
+            for sub in walk_expr(e):
+                if isinstance(sub, OpCall) and sub.op in _WRITES_ANY:
+                    return True
+    return False
+
+
+def _names_in(e: Expr) -> Iterable[str]:
+    for sub in walk_expr(e):
+        if isinstance(sub, Name):
+            yield sub.id
+
+
+def _used_after(loop: For, fn: Function, names: set[str]) -> bool:
+    inside = {id(s) for s in walk_stmts(loop.body)}
+    for s in walk_stmts(fn.body):
+        if id(s) in inside or s is loop:
+            continue
+        for e in stmt_exprs(s):
+            if any(n in names for n in _names_in(e)):
+                return True
+    return False
+
+
+def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any]) -> SweepPlan | None:
+    """A :class:`SweepPlan` when ``loop`` (with the loops nested in it) is a sweep, else None.
+
+    ``types``: the function's IR types by name (parameters and annotated assignments).
+    """
+    # the nest: each level is scalars, the next loop, and a yield handing its results on
+    loops: list[For] = []
+    scalars: list[tuple[int, Assign]] = []
+    cur = loop
+    while True:
+        trips = loop_range(cur)
+        if trips is None or len(trips) == 0 or cur.var is None or len(cur.iter_args) != len(cur.init_values):
+            return None
+        if loops and [getattr(v, "id", None) for v in cur.init_values] != [a.name for a in loops[-1].iter_args]:
+            return None  # an inner level must start from the outer level's carried values, in order
+        loops.append(cur)
+        body = cur.body
+        inner = body[-2] if len(body) >= 2 and isinstance(body[-1], Yield) else (body[-1] if body and not cur.iter_args else None)
+        if not isinstance(inner, For) or not all(isinstance(s, Assign) for s in body[: body.index(inner)]):
+            break
+        if cur.iter_args:
+            tail = inner.body[-1] if inner.body else None
+            yld = body[-1]
+            if not isinstance(tail, Yield) or not isinstance(yld, Yield):
+                return None
+            if [getattr(v, "id", None) for v in yld.values] != [t.name for t in tail.targets] or len(yld.values) != len(cur.iter_args):
+                return None
+        elif len(inner.iter_args):
+            return None
+        scalars.extend((len(loops) - 1, s) for s in body[: body.index(inner)])  # type: ignore[misc]
+        cur = inner
+    trips_all = [loop_range(x) for x in loops]
+    n = math.prod(len(t) for t in trips_all if t is not None)
+    if n < 2 or n > MAX_ITERATIONS:
+        return None
+    inner_loop = loops[-1]
+    body = list(inner_loop.body)
+    yld: Yield | None = None
+    if inner_loop.iter_args:
+        if not body or not isinstance(body[-1], Yield) or len(body[-1].values) != len(inner_loop.iter_args):
+            return None
+        yld = body.pop()  # type: ignore[assignment]
+    # names: loop variables and affine scalars (per-iteration ints), carried slots, body values
+    ix: set[str] = {x.var.name for x in loops if x.var is not None}
+    slot_of: dict[str, int] = {}
+    for x in loops:
+        for j, a in enumerate(x.iter_args):
+            slot_of[a.name] = j
+    level_names = {a.name for a in inner_loop.iter_args}
+
+    def affine(e: Expr) -> bool:
+        if isinstance(e, Const):
+            return isinstance(e.value, int) and not isinstance(e.value, bool)
+        if isinstance(e, Name):
+            return e.id in ix or (e.id not in slot_of and isinstance(types.get(e.id), ScalarType) and e.id not in local)
+        if isinstance(e, BinOp):
+            return e.op in _AFFINE_OPS and affine(e.left) and affine(e.right)
+        return False
+
+    local: set[str] = set()
+    for _lvl, s in scalars:
+        if not affine(s.value) or s.target.name in ix:
+            return None
+        ix.add(s.target.name)
+    rest: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Assign) and not isinstance(s.value, OpCall) and not isinstance(s.value, Name) and affine(s.value):
+            if s.target.type is not None and not isinstance(s.target.type, ScalarType):
+                return None
+            scalars.append((len(loops) - 1, s))
+            ix.add(s.target.name)
+        else:
+            rest.append(s)
+    # the other statements
+    writes: list[tuple[int, OpCall]] = []
+    write_result: dict[str, int] = {}
+    alias: dict[str, int] = {}
+    windows_of_carried: list[tuple[int, OpCall]] = []
+    pipes: list[tuple[str, str, int, int]] = []  # (push|pop, fifo direction, split, id)
+    free: set[str] = set()
+
+    def check_expr(e: Expr, top: Assign | ExprStmt) -> bool:
+        """Ops allowed, carried names only where a sweep can keep them; collects free names."""
+        if isinstance(e, Name):
+            if e.id in slot_of:
+                return False  # a carried tensor anywhere but a window source or a write target
+            if e.id not in local and e.id not in ix:
+                free.add(e.id)
+            return True
+        if isinstance(e, Const | DTypeRef | EnumRef):
+            return True
+        if isinstance(e, ListExpr | TupleExpr):
+            return all(affine(i) or check_expr(i, top) for i in e.items)
+        if isinstance(e, BinOp):
+            return affine(e)
+        if not isinstance(e, OpCall):
+            return False
+        op = e.op
+        if op in _FREES:
+            return isinstance(top, ExprStmt) and all(check_expr(a, top) for a in e.args)
+        if op.startswith(_NEVER) or op in _WRITES_ANY and op not in _WRITES:
+            return False
+        args = list(e.args)
+        if op in _WRITES:
+            pos = _WRITES[op]
+            if not isinstance(top, Assign) or top.value is not e or len(args) != 3 or set(e.kwargs) - {"target_memory"}:
+                return False
+            dst = args[pos]
+            if not isinstance(dst, Name) or dst.id not in level_names:
+                return False
+            writes.append((slot_of[dst.id], e))
+            write_result[top.target.name] = slot_of[dst.id]
+            args = [a for i, a in enumerate(args) if i != pos]
+        elif op in _WINDOWS and args and isinstance(args[0], Name) and args[0].id in slot_of:
+            if args[0].id not in level_names:
+                return False
+            windows_of_carried.append((slot_of[args[0].id], e))
+            args = args[1:]
+        elif op in _PUSHES or op in _POPS:
+            kw = _pipe_kwargs(e)
+            if kw is None:
+                return False
+            if op in _POPS and not (isinstance(top, Assign) and top.value is e):
+                return False
+            pipes.append(("push" if op in _PUSHES else "pop", _PUSHES.get(op) or _POPS[op], kw[0], kw[1]))
+        return all(check_expr(a, top) for a in args) and all(check_expr(v, top) for v in e.kwargs.values())
+
+    for s in rest:
+        if isinstance(s, Assign):
+            if not isinstance(s.target.type, TensorType | TileType | type(None)) or s.target.name in slot_of:
+                return None
+            if isinstance(s.value, Name) and s.value.id in slot_of:
+                if s.value.id not in level_names:
+                    return None
+                alias[s.target.name] = slot_of[s.value.id]
+            elif not check_expr(s.value, s):
+                return None
+            local.add(s.target.name)
+        elif isinstance(s, ExprStmt):
+            if not isinstance(s.value, OpCall) or not check_expr(s.value, s):
+                return None
+        else:
+            return None
+    # carried: one write per slot at most; the carried tensor read only where this iteration writes
+    by_slot: dict[int, OpCall] = {}
+    for j, w in writes:
+        if j in by_slot:
+            return None
+        by_slot[j] = w
+    for j, win in windows_of_carried:
+        w = by_slot.get(j)
+        if w is None:
+            continue  # never written in the loop: read like any other tensor
+        if not _same_window(win, w):
+            return None
+    finals: list[str] = []
+    if yld is not None:
+        for j, (v, a) in enumerate(zip(yld.values, inner_loop.iter_args, strict=True)):
+            if not isinstance(v, Name):
+                return None
+            if v.id == a.name or alias.get(v.id) == j or write_result.get(v.id) == j:
+                finals.append(v.id)
+            else:
+                return None
+    elif writes:
+        return None
+    # pipes: at most one op per FIFO and direction; all pushes before all pops, or one pop first
+    keys = [(k, d, sp, pid) for k, d, sp, pid in pipes]
+    if len(set(keys)) != len(keys):
+        return None
+    kinds = [k for k, *_ in pipes]
+    pop_first: tuple[str, int, int] | None = None
+    if pipes:
+        if kinds[0] == "pop":
+            # one pop, then pushes: chunked by what the peer has sent
+            if kinds.count("pop") != 1:
+                return None
+            pop_op = next(e for s in rest for e in _ops_of(s) if e.op in _POPS)
+            pop_first = (pop_op.op, pipes[0][2], pipes[0][3])
+        elif "push" in kinds[kinds.index("pop") :] if "pop" in kinds else False:
+            return None  # a push after a pop: per iteration it may answer what the peer waits for
+        # concurrency with the peer kernel: this body reads GM only through parameters declared
+        # In (or its own carried tensor), and when it writes GM the peer writes none
+        peer = _peer(program, fn)
+        if writes and peer is not None and _writes_gm(peer):
+            return None
+        params = {p.name: p for p in fn.params}
+        for name in free:
+            p = params.get(name)
+            if p is not None and isinstance(p.type, TensorType) and p.direction != "in":
+                return None
+    # what the body computes is not used after the loop (the carried results aside)
+    tails = {t.name for x in loops for s in x.body[-1:] if isinstance(s, Yield) for t in s.targets}
+    made = {t.name for s in inner_loop.body for t in stmt_targets(s)} | ix
+    made |= {t.name for x in loops for s in x.body if isinstance(s, Assign) for t in stmt_targets(s)}
+    if _used_after(loop, fn, made - tails):
+        return None
+    reads = sorted(n for n in free if isinstance(types.get(n), TensorType | TileType) and n not in slot_of)
+    plan = SweepPlan(loops, [t for t in trips_all if t is not None], scalars, rest, finals, writes, reads, pop_first)
+    plan.dead = _dead(rest, set(finals))
+    return plan
+
+
+def _ops_of(s: Stmt) -> Iterable[OpCall]:
+    for e in stmt_exprs(s):
+        for sub in walk_expr(e):
+            if isinstance(sub, OpCall):
+                yield sub
+
+
+def _window_parts(e: OpCall) -> tuple[list[Expr], list[Expr]] | None:
+    """(offsets, shape) expressions of a window or write op."""
+    a = e.args
+    if e.op == "tile.load" and len(a) >= 3 and isinstance(a[1], ListExpr) and isinstance(a[2], ListExpr):
+        return list(a[1].items), list(a[2].items)
+    if e.op in ("tensor.slice", "tile.slice") and len(a) >= 3 and isinstance(a[1], ListExpr) and isinstance(a[2], ListExpr):
+        return list(a[2].items), list(a[1].items)
+    if e.op == "tile.store" and len(a) == 3 and isinstance(a[1], ListExpr):
+        return list(a[1].items), []
+    if e.op in ("tensor.assemble", "tile.assemble") and len(a) == 3 and isinstance(a[2], ListExpr):
+        return list(a[2].items), []
+    return None
+
+
+def _same_expr(x: Expr, y: Expr) -> bool:
+    if isinstance(x, Name) and isinstance(y, Name):
+        return x.id == y.id
+    if isinstance(x, Const) and isinstance(y, Const):
+        return x.value == y.value
+    if isinstance(x, BinOp) and isinstance(y, BinOp):
+        return x.op == y.op and _same_expr(x.left, y.left) and _same_expr(x.right, y.right)
+    return False
+
+
+def _same_window(win: OpCall, write: OpCall) -> bool:
+    """The window reads where the write writes (the same offsets; the shape is checked at run time)."""
+    a, b = _window_parts(win), _window_parts(write)
+    if a is None or b is None or len(a[0]) != len(b[0]):
+        return False
+    return all(_same_expr(x, y) for x, y in zip(a[0], b[0], strict=True))
+
+
+def _dead(body: list[Stmt], finals: set[str]) -> set[int]:
+    """Statements whose value is used by nothing that has an effect (pushes, pops, writes, results)."""
+    live = set(finals)
+    dead: set[int] = set()
+    for s in reversed(body):
+        effect = isinstance(s, ExprStmt) or any(e.op in _WRITES or e.op in _POPS for e in _ops_of(s))
+        if isinstance(s, Assign) and not effect and s.target.name not in live:
+            dead.add(id(s))
+            continue
+        for e in stmt_exprs(s):
+            live.update(_names_in(e))
+    return dead
+
+
+# ---------------------------------------------------------------------- run time
+
+
+class Ix:
+    """One int per iteration (a loop variable or a scalar affine in the loop variables)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: tuple[int, ...]) -> None:
+        self.v = v
+
+    def _map(self, other: Any, f: Callable[[int, int], int]) -> Ix:
+        if isinstance(other, Ix):
+            return Ix(tuple(f(a, b) for a, b in zip(self.v, other.v, strict=True)))
+        o = int(other)
+        return Ix(tuple(f(a, o) for a in self.v))
+
+    def __add__(self, o: Any) -> Ix:
+        return self._map(o, lambda a, b: a + b)
+
+    __radd__ = __add__
+
+    def __mul__(self, o: Any) -> Ix:
+        return self._map(o, lambda a, b: a * b)
+
+    __rmul__ = __mul__
+
+    def __sub__(self, o: Any) -> Ix:
+        return self._map(o, lambda a, b: a - b)
+
+    def __rsub__(self, o: Any) -> Ix:
+        return self._map(o, lambda a, b: b - a)
+
+    def __repr__(self) -> str:
+        return f"Ix{self.v[:4]}{'...' if len(self.v) > 4 else ''}"
+
+
+class Batch:
+    """One tile per iteration of the current chunk: stacked along a new first axis, or a list."""
+
+    __slots__ = ("t", "items")
+
+    def __init__(self, t: Any = None, items: list[Any] | None = None) -> None:
+        self.t = t
+        self.items = items
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0]) if self.items is None else len(self.items)
+
+    def item(self, i: int) -> Any:
+        return self.t[i] if self.items is None else self.items[i]
+
+    def all(self) -> list[Any]:
+        return list(self.t.unbind(0)) if self.items is None else self.items
+
+    def stacked(self) -> Any:
+        """The items as one tensor (None when they differ in shape, dtype or valid region)."""
+        if self.t is None and self.items:
+            import torch
+
+            from .values import get_valid
+
+            first = self.items[0]
+            if all(
+                isinstance(x, torch.Tensor) and x.shape == first.shape and x.dtype == first.dtype and get_valid(x) is None
+                for x in self.items
+            ):
+                self.t = torch.stack(self.items)
+                self.items = None
+        return self.t
+
+
+def _varies(a: Any) -> bool:
+    if isinstance(a, Batch | Ix):
+        return True
+    if type(a) is list or type(a) is tuple:
+        return any(_varies(x) for x in a)
+    return False
+
+
+class Sweep:
+    """The run of one sweep: its iterations, the current chunk and the batched ops."""
+
+    def __init__(self, ranges: tuple[tuple[int, int, int], ...], pop_first: tuple[str, int, int] | None) -> None:
+        trips = [range(*r) for r in ranges]
+        self.n = math.prod(len(t) for t in trips)
+        # per level, its variable's value at each iteration (outermost level varies slowest)
+        self.values: list[tuple[int, ...]] = []
+        inner = self.n
+        for t in trips:
+            inner //= len(t)
+            self.values.append(tuple(v for _ in range(self.n // (len(t) * inner)) for v in t for _ in range(inner)))
+        self.last = [t[-1] for t in trips]
+        self.pop_first = pop_first
+        self.lo = self.hi = 0
+
+    def var(self, level: int) -> Ix:
+        return Ix(self.values[level])
+
+    # -- go / no go -------------------------------------------------------------
+
+    def ready(self, reads: tuple[Any, ...], writes: tuple[tuple[Any, list[Any], tuple[int, ...]], ...]) -> bool:
+        """True when the writes of different iterations never overlap and no tensor the body
+        reads shares storage with one it writes (else the caller runs the loop as written)."""
+        import torch
+
+        targets = []
+        for dst, offs, shape in writes:
+            if not isinstance(dst, torch.Tensor) or dst.dim() != len(offs) or len(shape) != len(offs):
+                return False
+            if math.prod(shape) * self.n * max(dst.element_size(), 4) > MAX_BATCH_BYTES:
+                return False
+            boxes = []
+            for i in range(self.n):
+                box = []
+                for o, ext, size in zip(offs, shape, dst.shape, strict=True):
+                    start = o.v[i] if isinstance(o, Ix) else int(o)
+                    box.append((max(start, 0), max(min(start + ext, size), max(start, 0))))
+                boxes.append(box)
+            if not _disjoint(boxes):
+                return False
+            targets.append(dst)
+        ptrs = {t.untyped_storage().data_ptr() for t in targets}
+        if len(ptrs) != len(targets):
+            return False  # two carried tensors on one buffer
+        for r in reads:
+            if isinstance(r, torch.Tensor) and r.untyped_storage().data_ptr() in ptrs:
+                return False
+        return True
+
+    def next(self) -> bool:
+        """Advance to the next chunk of iterations (all at once unless the body pops first)."""
+        if self.hi >= self.n:
+            return False
+        self.lo = self.hi
+        if self.pop_first is None:
+            self.hi = self.n
+            return True
+        from . import context
+        from .crosscore import get_runtime
+
+        op, split, pid = self.pop_first
+        rt = get_runtime()
+        lane = context.lane()
+        rt.wait_ready(op, split, lane, pid)
+        self.hi = self.lo + min(rt.ready_count(op, split, lane, pid), self.n - self.lo)
+        return True
+
+    # -- ops --------------------------------------------------------------------
+
+    def _at(self, a: Any, i: int) -> Any:
+        if isinstance(a, Batch):
+            return a.item(i)
+        if isinstance(a, Ix):
+            return a.v[self.lo + i]
+        if type(a) is list:
+            return [self._at(x, i) for x in a]
+        if type(a) is tuple:
+            return tuple(self._at(x, i) for x in a)
+        return a
+
+    def op(self, kernel: Callable[..., Any], name: str, dead: bool, /, *args: Any, **kw: Any) -> Any:
+        """``kernel(*args, **kw)`` over the iterations of the current chunk."""
+        if name in _FREES:
+            return None  # a no-op
+        count = self.hi - self.lo
+        if name in _PUSHES:
+            return self._push(name, count, *args, **kw)
+        if name in _POPS:
+            return self._pop(name, count, **kw)
+        if not _varies(args) and not any(_varies(v) for v in kw.values()):
+            return kernel(*args, **kw)  # the same for every iteration: once
+        if dead:
+            return Batch(items=[kernel(*self._at(args, 0), **{k: self._at(v, 0) for k, v in kw.items()})])
+        fast = _FAST.get(name)
+        if fast is not None:
+            r = fast(self, kernel, name, count, args, kw)
+            if r is not None:
+                return r
+        out = None
+        items = []
+        for i in range(count):
+            out = kernel(*self._at(args, i), **{k: self._at(v, i) for k, v in kw.items()})
+            items.append(out)
+        if name in _WRITES:
+            return out  # the destination, written in iteration order
+        return Batch(items=items)
+
+    def chk(self, value: Any, shape: tuple[Any, ...], dt: Any, valid: Any, name: str) -> Any:
+        """The annotation check of one site, for every iteration."""
+        from .runtime import check_value
+        from .values import get_valid
+
+        if not isinstance(value, Batch):
+            return check_value(value, shape, dt, valid, name)
+        t = value.t
+        if (
+            t is not None
+            and valid is None
+            and t.dtype == dt
+            and t.dim() == len(shape) + 1
+            and all(d is None or d == s for d, s in zip(shape, t.shape[1:], strict=True))
+            and get_valid(t) is None
+        ):
+            return value
+        return Batch(items=[check_value(x, shape, dt, valid, name) for x in value.all()])
+
+    # -- pipes ----------------------------------------------------------------
+
+    def _push(self, name: str, count: int, tile: Any, *_extra: Any, split: Any = 0, id: Any = 0, **_kw: Any) -> None:
+        from . import context
+        from .crosscore import get_runtime, split_code
+
+        rt = get_runtime()
+        pid = int(id or 0)
+        copies = _copies(tile, count)
+        if name == "tile.tpush_to_aic":
+            rt.push_many_to_aic(copies, split_code(split), context.lane(), pid)
+        else:
+            rt.push_many_to_aiv(copies, split_code(split), pid)
+
+    def _pop(self, name: str, count: int, *, split: Any = 0, id: Any = 0, _rtype: Any = None, **_kw: Any) -> Batch:
+        from . import context
+        from .crosscore import fit_shape, get_runtime, split_code
+
+        rt = get_runtime()
+        pid = int(id or 0)
+        if name == "tile.tpop_from_aic":
+            got = rt.pop_many_from_aic(split_code(split), context.lane(), pid, count)
+        else:
+            got = rt.pop_many_from_aiv(split_code(split), pid, count)
+        shape = None if _rtype is None or _rtype.shape is None else tuple(_rtype.shape)
+        b = Batch(items=got if shape is None or all(t.shape == shape for t in got) else [fit_shape(t, shape) for t in got])
+        b.stacked()
+        return b
+
+
+def _copies(tile: Any, count: int) -> Callable[[], list[Any]]:
+    """Fresh copies of what ``count`` pushes of ``tile`` (a :class:`Batch` or one tile for every
+    iteration) queue: one buffer for all of them, each tile its own part of it."""
+    from .values import get_valid, with_valid
+
+    def make() -> list[Any]:
+        if isinstance(tile, Batch):
+            t = tile.stacked()
+            if t is not None:
+                return list(t.clone().unbind(0))
+            return [with_valid(x.clone(), get_valid(x)) for x in tile.all()]
+        valid = get_valid(tile)
+        parts = tile.unsqueeze(0).repeat((count,) + (1,) * tile.dim()).unbind(0)
+        return list(parts) if valid is None else [with_valid(x, valid) for x in parts]
+
+    return make
+
+
+def _disjoint(boxes: list[list[tuple[int, int]]]) -> bool:
+    """Whether no two non-empty boxes overlap (one moving axis sorted; small sets pairwise)."""
+    boxes = [b for b in boxes if all(hi > lo for lo, hi in b)]
+    if len(boxes) < 2:
+        return True
+    dims = len(boxes[0])
+    moving = [d for d in range(dims) if any(b[d] != boxes[0][d] for b in boxes)]
+    if len(moving) == 1:
+        d = moving[0]
+        spans = sorted(b[d] for b in boxes)
+        return all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
+    if not moving or len(boxes) > 64:
+        return False
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            if all(a[0] < b[1] and b[0] < a[1] for a, b in zip(boxes[i], boxes[j], strict=True)):
+                return False
+    return True
+
+
+def _moving(sw: Sweep, offs: Any, count: int) -> tuple[int, list[int], int] | None:
+    """(axis, offsets at the first iteration, step) when exactly one offset moves, by a constant step."""
+    if type(offs) is not list:
+        return None
+    axis = -1
+    first: list[int] = []
+    step = 0
+    for d, o in enumerate(offs):
+        if isinstance(o, Ix):
+            vals = o.v[sw.lo : sw.hi]
+            if all(v == vals[0] for v in vals):
+                first.append(vals[0])
+                continue
+            if axis >= 0:
+                return None
+            axis = d
+            step = vals[1] - vals[0]
+            if any(vals[i + 1] - vals[i] != step for i in range(count - 1)):
+                return None
+            first.append(vals[0])
+        elif type(o) is int:
+            first.append(o)
+        else:
+            return None
+    return (axis, first, step) if axis >= 0 else None
+
+
+def _strided(t: Any, first: list[int], shape: list[int], axis: int, count: int) -> Any:
+    """The ``count`` windows of ``t`` of ``shape`` from ``first``, side by side along ``axis``
+    (each step one window), as a ``[count, *shape]`` view; None when one leaves ``t``."""
+    if t.dim() != 2 or len(shape) != 2 or len(first) != 2:
+        return None
+    span = list(shape)
+    span[axis] *= count
+    if any(o < 0 or o + n > size for o, n, size in zip(first, span, t.shape, strict=True)):
+        return None
+    region = t[first[0] : first[0] + span[0], first[1] : first[1] + span[1]]
+    if axis == 0:
+        return region.unflatten(0, (count, shape[0]))
+    return region.unflatten(1, (count, shape[1])).transpose(0, 1)
+
+
+def _ints_list(x: Any) -> list[int] | None:
+    if type(x) is not list or not all(type(v) is int for v in x):
+        return None
+    return x
+
+
+def _fast_window(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
+    import torch
+
+    from .values import get_valid
+
+    if not args or not isinstance(args[0], torch.Tensor) or get_valid(args[0]) is not None:
+        return None
+    src = args[0]
+    if name == "tile.load":
+        if len(args) not in (3, 4) or set(kw) - {"target_memory", "_rtype"}:
+            return None
+        offs, shape = args[1], _ints_list(args[2])
+        if shape is None or (len(args) == 4 and args[3] != shape):
+            return None
+        rt = kw.get("_rtype")
+        if rt is not None and rt.shape is not None and len(rt.shape) != len(shape):
+            return None
+    else:  # tensor.slice / tile.slice: (x, shape, offset)
+        if len(args) != 3 or set(kw) - {"_rtype"}:
+            return None
+        shape, offs = _ints_list(args[1]), args[2]
+        if shape is None:
+            return None
+    mv = _moving(sw, offs, count)
+    if mv is None or mv[2] != shape[mv[0]]:
+        return None
+    view = _strided(src, mv[1], shape, mv[0], count)
+    if view is None:
+        return None
+    if name == "tile.load":
+        view = view.clone(memory_format=torch.contiguous_format)  # a load makes fresh tiles
+    return Batch(t=view)
+
+
+def _fast_write(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+    import torch
+
+    from .values import get_valid
+
+    if set(kw) - {"target_memory"} or len(args) != 3:
+        return None
+    if name == "tile.store":
+        value, offs, dst = args
+    else:
+        dst, value, offs = args
+    if not isinstance(value, Batch) or not isinstance(dst, torch.Tensor) or get_valid(dst) is not None:
+        return None
+    t = value.stacked()
+    if t is None or t.dim() != 3:
+        return None
+    shape = list(t.shape[1:])
+    mv = _moving(sw, offs, count)
+    if mv is None or mv[2] != shape[mv[0]]:
+        return None
+    view = _strided(dst, mv[1], shape, mv[0], count)
+    if view is None:
+        return None
+    view.copy_(t.to(dst.dtype))
+    return dst
+
+
+_ELEMENTWISE = {
+    f"{p}.{o}"
+    for p in ("tile", "tensor")
+    for o in ("add", "sub", "mul", "div", "maximum", "minimum", "adds", "subs", "muls", "divs", "maximums", "minimums")
+}
+_MATMULS = {"tile.matmul", "tensor.matmul"}
+
+
+def _fast_stacked(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
+    """The kernel once on the stacked tiles (torch broadcasts over the iteration axis)."""
+    import torch
+
+    from .values import get_valid
+
+    call = []
+    rank = None
+    for a in args:
+        if isinstance(a, Batch):
+            t = a.stacked()
+            if t is None:
+                return None
+            rank = t.dim() - 1 if rank is None else rank
+            call.append(t)
+        elif isinstance(a, torch.Tensor):
+            if get_valid(a) is not None:
+                return None
+            call.append(a)
+        elif isinstance(a, Ix) or type(a) in (list, tuple):
+            return None
+        else:
+            call.append(a)
+    if rank is None or any(_varies(v) for v in kw.values()):
+        return None
+    if any(isinstance(a, torch.Tensor) and not isinstance(b, Batch) and a.dim() > rank for a, b in zip(call, args, strict=True)):
+        return None
+    r = kernel(*call, **kw)
+    if not isinstance(r, torch.Tensor) or r.dim() != rank + 1 or r.shape[0] != count:
+        return None
+    return Batch(t=r)
+
+
+def _fast_move(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
+    return args[0] if args and isinstance(args[0], Batch) and not _varies(args[1:]) else None
+
+
+_FAST: dict[str, Callable[[Sweep, Callable[..., Any], str, int, tuple[Any, ...], dict[str, Any]], Any]] = {
+    **{op: _fast_window for op in _WINDOWS},
+    **{op: _fast_write for op in _WRITES},
+    **{op: _fast_stacked for op in _ELEMENTWISE | _MATMULS},
+    "tile.move": _fast_move,
+}
