@@ -579,7 +579,10 @@ class _FunctionGen:
             for (lhs, rhs), (ldt, rdt) in zip(push.products, push.dtypes, strict=True):
                 specs += "(" + self._window_spec(lhs, ldt) + ", " + self._window_spec(rhs, rdt) + "), "
             order = "".join(f"{i}, " for i in push.order)
-            self.emit(ind, f"if _pl_pb.push_loop(({specs}), ({order}), {len(trips)}):", s.header_span)
+            from .sweep import racy_peer
+
+            paced = ", paced=True" if racy_peer(self.gen.program, self.fn) else ""
+            self.emit(ind, f"if _pl_pb.push_loop(({specs}), ({order}), {len(trips)}{paced}):", s.header_span)
             self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
         else:
             pop = pipebatch.plan_pop_loop(s, self.fn) if carried else None
@@ -610,18 +613,18 @@ class _FunctionGen:
         plan = sweep.plan_sweep(s, self.fn, self.gen.program, self.types)
         if plan is None:
             return False
-        innermost = plan.loops[-1]
         writes = ""
-        for slot, w in plan.writes:
+        for written, w in plan.writes:
             parts = sweep._window_parts(w)
             value = w.args[0] if w.op == "tile.store" else w.args[1]
             shape = sweep._static_shape(self.types.get(value.id)) if isinstance(value, Name) else None
             if parts is None or shape is None:
                 return False
             offs = "[" + ", ".join(self.expr(o) for o in parts[0]) + "]"
-            writes += f"({self.py(innermost.iter_args[slot].name)}, {offs}, {shape!r}), "
+            writes += f"({self.py(written)}, {offs}, {shape!r}), "
         ranges = "".join(f"({t.start}, {t.stop}, {t.step}), " for t in plan.trips)
-        self.emit(ind, f"_pl_sw = _pl_swp.Sweep(({ranges}), {plan.pop_first!r})", s.header_span)
+        paced = ", paced=True" if plan.paced else ""
+        self.emit(ind, f"_pl_sw = _pl_swp.Sweep(({ranges}), {plan.pop_first!r}{paced})", s.header_span)
         for level, loop in enumerate(plan.loops):
             assert loop.var is not None
             self.emit(ind, f"{self.py(loop.var.name)} = _pl_sw.var({level})", loop.header_span)

@@ -21,7 +21,8 @@ accumulator::
 
 * :func:`push_loop` computes every chunk product with one batched matmul (``torch.bmm`` over
   the chunks) and queues them in the loop's order all at once (the pushes are the loop's only
-  effects, and FIFOs are unbounded: the consumers pop the same sequence);
+  effects, and FIFOs are unbounded: the consumers pop the same sequence), or one at a time when
+  the consumer lanes race (``paced``: each push hands them the turn as the loop's would);
 * :func:`pop_accumulate` pops as the loop would (blocking whenever the FIFO is empty, so the
   scheduling is unchanged) and then applies the loop's checks and adds in the loop's order
   with the same kernels: the accumulators are bit for bit the loop's.
@@ -272,7 +273,7 @@ def plan_pop_loop(loop: For, fn: Function) -> PopPlan | None:
 # ---------------------------------------------------------------------- run time
 
 
-def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks: int) -> bool:
+def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks: int, paced: bool = False) -> bool:
     """Every push of the loop, or False (nothing pushed) when the loop must run as written.
 
     ``specs``: per product ``(A, a_offsets, a_shape, a_dtype, B, b_offsets, b_shape, b_dtype)`` at the
@@ -296,10 +297,16 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
         left = lhs.float().reshape(m, chunks, c).permute(1, 0, 2)
         right = rhs.float().reshape(chunks, c, p)
         products.append(torch.bmm(left, right))  # [chunks, M, P]: chunk i's product at [i]
+    rt = crosscore.get_runtime()
+    if paced:  # the consumers race (exec.sweep.racy_peer): each push hands them the turn as the loop's would
+        for i in range(chunks):
+            for j in order:
+                rt.push_to_aiv(products[j][i], 0, 0, 0)
+        return True
     # every push of the loop in its order, at once (FIFOs are unbounded: the consumers see the same
     # sequence); each lane's FIFO gets its own copy of the products
     stacked = torch.stack([products[j][i] for i in range(chunks) for j in order]) if len(order) > 1 else products[order[0]]
-    crosscore.get_runtime().push_many_to_aiv(lambda: list(stacked.clone().unbind(0)), 0, 0)
+    rt.push_many_to_aiv(lambda: list(stacked.clone().unbind(0)), 0, 0)
     return True
 
 

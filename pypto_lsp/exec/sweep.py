@@ -60,6 +60,7 @@ written into their bytes in program order): :mod:`.batching` decides for all thr
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ from ..ir.model import (
     ExprStmt,
     For,
     Function,
+    If,
     ListExpr,
     Name,
     OpCall,
@@ -122,10 +124,11 @@ class SweepPlan:
     scalars: list[tuple[int, Assign]]  # (nest level, statement): the affine scalars, in order
     body: list[Stmt]  # the innermost body's other statements (no scalars, no trailing yield)
     finals: list[str]  # per carried slot: the IR name holding its value after the last iteration
-    writes: list[tuple[int, OpCall]]  # (carried slot, write op)
+    writes: list[tuple[str, OpCall]]  # (IR name of the tensor written, write op)
     reads: list[str]  # tensors the body reads that are neither carried nor made in the body
     pop_first: tuple[str, int, int] | None  # the pipe a pop-first body is chunked by (op, split, id)
     dead: set[int] = field(default_factory=set)  # ids of statements whose value nothing uses
+    paced: bool = False  # push one tile at a time (the consumers race: see racy_peer)
 
 
 def _lit_int(e: Expr | None, default: int | None = None) -> int | None:
@@ -160,6 +163,64 @@ def _peer(program: Program, fn: Function) -> Function | None:
             if program.function(base) is not None:
                 return program.function(base + other)
     return None
+
+
+def racy_peer(program: Program, fn: Function) -> bool:
+    """Whether ``fn``'s peer is an AIV kernel whose two lanes write GM outside a branch on the lane:
+    then the lanes' reads and writes interleave as the pushes hand them the turn, and the numbers
+    depend on it (a race on the hardware too), so pushes keep their one-at-a-time turns."""
+    peer = _peer(program, fn)
+    if peer is None or peer.kind != "AIV" or not _lanes_share(peer):
+        return False
+    for loop in [peer.body]:
+        for st in walk_stmts(loop):
+            if any(e.op in _WRITES_ANY for e in _ops_of(st)) and not _lane_exclusive(st, peer):
+                return True
+    return False
+
+
+def _lanes_share(fn: Function) -> bool:
+    """Whether both AIV lanes run ``fn`` (dual dispatch, or a pipe split between the lanes)."""
+    dual = fn.attrs.get("dual_aiv_dispatch")
+    if isinstance(dual, Const) and dual.value:
+        return True
+    for st in walk_stmts(fn.body):
+        for e in stmt_exprs(st):
+            for sub in walk_expr(e):
+                if isinstance(sub, OpCall) and "split" in sub.kwargs and _int(sub.kwargs["split"]) != 0:
+                    return True
+    return False
+
+
+def _lane_exclusive(loop: Stmt, fn: Function) -> bool:
+    """Whether ``loop`` sits in a branch on the lane (``if subblock_idx == k``): one lane runs it."""
+    lane_names = {
+        st.target.name
+        for st in walk_stmts(fn.body)
+        if isinstance(st, Assign) and isinstance(st.value, OpCall) and st.value.op.endswith("get_subblock_idx")
+    }
+
+    def is_lane_test(e: Expr) -> bool:
+        if not isinstance(e, BinOp) or e.op not in ("==", "!="):
+            return False
+        sides = (e.left, e.right)
+        lane = any(isinstance(x, Name) and x.id in lane_names or isinstance(x, OpCall) and x.op.endswith("get_subblock_idx") for x in sides)
+        return lane and any(isinstance(x, Const) for x in sides)
+
+    def find(body: list[Stmt], guarded: bool) -> bool | None:
+        for st in body:
+            if st is loop:
+                return guarded
+            for attr in ("body", "then", "orelse"):
+                inner = getattr(st, attr, None)
+                if isinstance(inner, list):
+                    g = guarded or (isinstance(st, If) and is_lane_test(st.cond))
+                    r = find(inner, g)
+                    if r is not None:
+                        return r
+        return None
+
+    return bool(find(fn.body, False))
 
 
 def _writes_gm(fn: Function) -> bool:
@@ -237,6 +298,20 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
         for j, a in enumerate(x.iter_args):
             slot_of[a.name] = j
     level_names = {a.name for a in inner_loop.iter_args}
+    # before ConvertToSSA a write rebinds the name it writes into (``d = pl.tensor.assemble(d, v, o)``,
+    # the same tensor, written in place): such a name is carried like an iter_arg, without a slot
+    counts: dict[str, int] = {}
+    for st in walk_stmts(loop.body):
+        for t in stmt_targets(st):
+            counts[t.name] = counts.get(t.name, 0) + 1
+    for st in body:
+        v = st.value if isinstance(st, Assign) else None
+        if isinstance(v, OpCall) and v.op in _WRITES and len(v.args) == 3:
+            dst = v.args[_WRITES[v.op]]
+            name = st.target.name  # type: ignore[union-attr]
+            if isinstance(dst, Name) and dst.id == name and counts.get(name) == 1 and name not in slot_of:
+                slot_of[name] = -1 - len(level_names)
+                level_names.add(name)
 
     def affine(e: Expr) -> bool:
         if isinstance(e, Const):
@@ -262,7 +337,7 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
         else:
             rest.append(s)
     # the other statements
-    writes: list[tuple[int, OpCall]] = []
+    writes: list[tuple[str, OpCall]] = []
     write_result: dict[str, int] = {}
     alias: dict[str, int] = {}
     windows_of_carried: list[tuple[int, OpCall]] = []
@@ -298,7 +373,7 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
             dst = args[pos]
             if not isinstance(dst, Name) or dst.id not in level_names:
                 return False
-            writes.append((slot_of[dst.id], e))
+            writes.append((dst.id, e))
             write_result[top.target.name] = slot_of[dst.id]
             args = [a for i, a in enumerate(args) if i != pos]
         elif op in _WINDOWS and args and isinstance(args[0], Name) and args[0].id in slot_of:
@@ -317,7 +392,8 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
 
     for s in rest:
         if isinstance(s, Assign):
-            if not isinstance(s.target.type, TensorType | TileType | type(None)) or s.target.name in slot_of:
+            rebinds = slot_of.get(s.target.name, 0) < 0  # a write rebinding the name it writes (pre-SSA)
+            if not isinstance(s.target.type, TensorType | TileType | type(None)) or s.target.name in slot_of and not rebinds:
                 return None
             if isinstance(s.value, Name) and s.value.id in slot_of:
                 if s.value.id not in level_names:
@@ -325,7 +401,8 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
                 alias[s.target.name] = slot_of[s.value.id]
             elif not check_expr(s.value, s):
                 return None
-            local.add(s.target.name)
+            if not rebinds:
+                local.add(s.target.name)
         elif isinstance(s, ExprStmt):
             if not isinstance(s.value, OpCall) or not check_expr(s.value, s):
                 return None
@@ -333,7 +410,8 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
             return None
     # carried: one write per slot at most; the carried tensor read only where this iteration writes
     by_slot: dict[int, OpCall] = {}
-    for j, w in writes:
+    for name, w in writes:
+        j = slot_of[name]
         if j in by_slot:
             return None
         by_slot[j] = w
@@ -352,7 +430,7 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
                 finals.append(v.id)
             else:
                 return None
-    elif writes:
+    elif any(slot_of[name] >= 0 for name, _ in writes):
         return None
     # pipes: at most one op per FIFO and direction; all pushes before all pops, or one pop first
     keys = [(k, d, sp, pid) for k, d, sp, pid in pipes]
@@ -374,6 +452,21 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
         peer = _peer(program, fn)
         if writes and peer is not None and _writes_gm(peer):
             return None
+        # the other AIV lane runs this loop too (a dual-dispatch or split kernel, outside a branch on
+        # the lane): its reads and writes of the same windows interleave with this lane's at every
+        # pipe op. A sweep keeps their order only in a round trip that reads the windows before it
+        # pushes and writes them after its pop: the cube answers iteration i once both lanes pushed
+        # it, so both lanes read window i before either writes it, batched or not.
+        if writes and fn.kind == "AIV" and _lanes_share(fn) and not _lane_exclusive(loop, fn):
+            order = [("push" if e.op in _PUSHES else "pop" if e.op in _POPS else "write" if e.op in _WRITES else "read")
+                     for st in rest for e in _ops_of(st)
+                     if e.op in _PUSHES or e.op in _POPS or e.op in _WRITES
+                     or (e.op in _WINDOWS and e.args and isinstance(e.args[0], Name) and e.args[0].id in slot_of)]
+            if "push" not in order or "pop" not in order:
+                return None
+            first_push, first_pop = order.index("push"), order.index("pop")
+            if "read" in order[first_push:] or "write" in order[:first_pop] or first_pop < first_push:
+                return None
         params = {p.name: p for p in fn.params}
         for name in free:
             p = params.get(name)
@@ -383,11 +476,12 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
     tails = {t.name for x in loops for s in x.body[-1:] if isinstance(s, Yield) for t in s.targets}
     made = {t.name for s in inner_loop.body for t in stmt_targets(s)} | ix
     made |= {t.name for x in loops for s in x.body if isinstance(s, Assign) for t in stmt_targets(s)}
-    if _used_after(loop, fn, made - tails):
+    if _used_after(loop, fn, made - tails - {n for n, j in slot_of.items() if j < 0}):
         return None
     reads = sorted(n for n in free if isinstance(types.get(n), TensorType | TileType) and n not in slot_of)
     plan = SweepPlan(loops, [t for t in trips_all if t is not None], scalars, rest, finals, writes, reads, pop_first)
     plan.dead = _dead(rest, set(finals))
+    plan.paced = "push" in kinds and racy_peer(program, fn)
     return plan
 
 
@@ -524,20 +618,27 @@ def _varies(a: Any) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=256)
+def _layout(ranges: tuple[tuple[int, int, int], ...]) -> tuple[int, list[tuple[int, ...]], list[int]]:
+    """Iteration count, per level its variable's value at each iteration (the outermost level
+    varies slowest), and the variables' last values of a nest of ``ranges``."""
+    trips = [range(*r) for r in ranges]
+    n = math.prod(len(t) for t in trips)
+    values: list[tuple[int, ...]] = []
+    inner = n
+    for t in trips:
+        inner //= len(t)
+        values.append(tuple(v for _ in range(n // (len(t) * inner)) for v in t for _ in range(inner)))
+    return n, values, [t[-1] for t in trips]
+
+
 class Sweep:
     """The run of one sweep: its iterations, the current chunk and the batched ops."""
 
-    def __init__(self, ranges: tuple[tuple[int, int, int], ...], pop_first: tuple[str, int, int] | None) -> None:
-        trips = [range(*r) for r in ranges]
-        self.n = math.prod(len(t) for t in trips)
-        # per level, its variable's value at each iteration (outermost level varies slowest)
-        self.values: list[tuple[int, ...]] = []
-        inner = self.n
-        for t in trips:
-            inner //= len(t)
-            self.values.append(tuple(v for _ in range(self.n // (len(t) * inner)) for v in t for _ in range(inner)))
-        self.last = [t[-1] for t in trips]
+    def __init__(self, ranges: tuple[tuple[int, int, int], ...], pop_first: tuple[str, int, int] | None, paced: bool = False) -> None:
+        self.n, self.values, self.last = _layout(ranges)
         self.pop_first = pop_first
+        self.paced = paced
         self.lo = self.hi = 0
 
     def var(self, level: int) -> Ix:
@@ -556,6 +657,9 @@ class Sweep:
                 return False
             if math.prod(shape) * self.n * max(dst.element_size(), 4) > MAX_BATCH_BYTES:
                 return False
+            if _strides_apart(offs, shape):
+                targets.append(dst)
+                continue
             boxes = []
             for i in range(self.n):
                 box = []
@@ -659,6 +763,14 @@ class Sweep:
 
         rt = get_runtime()
         pid = int(id or 0)
+        if self.paced:  # one push at a time: the consumers get the turn as they would per iteration
+            for i in range(count):
+                item = tile.item(i) if isinstance(tile, Batch) else tile
+                if name == "tile.tpush_to_aic":
+                    rt.push_to_aic(item, split_code(split), context.lane(), pid)
+                else:
+                    rt.push_to_aiv(item, split_code(split), 0, pid)
+            return
         copies = _copies(tile, count)
         if name == "tile.tpush_to_aic":
             rt.push_many_to_aic(copies, split_code(split), context.lane(), pid)
@@ -697,6 +809,17 @@ def _copies(tile: Any, count: int) -> Callable[[], list[Any]]:
         return list(parts) if valid is None else [with_valid(x, valid) for x in parts]
 
     return make
+
+
+def _strides_apart(offs: list[Any], shape: tuple[int, ...]) -> bool:
+    """Whether one offset moves by at least the window's extent each iteration (the same step every
+    time) and the others stay: then no two windows overlap."""
+    moving = [(d, o.v) for d, o in enumerate(offs) if isinstance(o, Ix) and len(set(o.v)) > 1]
+    if len(moving) != 1 or not all(isinstance(o, Ix | int) for o in offs):
+        return False
+    d, v = moving[0]
+    step = v[1] - v[0]
+    return abs(step) >= shape[d] and all(v[i + 1] - v[i] == step for i in range(len(v) - 1))
 
 
 def _disjoint(boxes: list[list[tuple[int, int]]]) -> bool:

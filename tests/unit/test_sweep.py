@@ -228,3 +228,67 @@ def test_a_pop_nobody_answers_is_still_a_deadlock_on_its_line() -> None:
     assert r.status == ERROR and r.error is not None and "deadlock" in r.error.message
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if "p: pl.Tile" in ln)
     assert r.error.line == line
+
+
+def _c2v(dual: bool, lane_branch: bool = False) -> str:
+    """The cube pushes one product per window; the vector lanes pop it and add it into o."""
+    aic = [
+        AIC,
+        f"def g_aic({SIG}):",
+        "    xm: pl.Tile[[16, 32], pl.BF16, pl.Mem.Mat] = pl.tile.load(x, [0, 0], [16, 32], [16, 32], target_memory=pl.Mem.Mat)",
+        "    xl: pl.Tile[[16, 32], pl.BF16, pl.Mem.Left] = pl.tile.move(xm, target_memory=pl.Mem.Left)",
+        "    for j in pl.range(4):",
+        "        c: pl.Scalar[pl.INDEX] = j * 32",
+        "        wt: pl.Tile[[32, 32], pl.BF16, pl.Mem.Mat] = pl.tile.load(w, [0, c], [32, 32], [32, 32], target_memory=pl.Mem.Mat)",
+        "        wr: pl.Tile[[32, 32], pl.BF16, pl.Mem.Right] = pl.tile.move(wt, target_memory=pl.Mem.Right)",
+        "        t: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(xl, wr)",
+        "        pl.tile.tpush_to_aiv(t, split=0)",
+    ]
+    v = "pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec]"
+    loop = [
+        "for j, (o1,) in pl.range(4, init_values=(o,)):",
+        "    c: pl.Scalar[pl.INDEX] = j * 32",
+        f"    prev: {v} = pl.tile.load(o1, [0, c], [16, 32], [16, 32], target_memory=pl.Mem.Vec)",
+        f"    p: {v} = pl.tile.tpop_from_aic(split=0)",
+        f"    nxt: {v} = pl.tile.add(prev, p)",
+        "    pl.system.tfree_to_aic(p, split=0)",
+        f"    o2: {OUT} = pl.tile.store(nxt, [0, c], o1)",
+        "    o3 = pl.yield_(o2)",
+    ]
+    aiv = [AIV, f"def g_aiv({SIG}) -> {OUT}:", *(['    pl.func_attr({"dual_aiv_dispatch": True})'] if dual else [])]
+    if lane_branch:
+        aiv += ["    lane: pl.Scalar[pl.INDEX] = pl.tile.get_subblock_idx()", "    if lane == 0:"]
+        aiv += ["        " + ln for ln in loop] + ["        return o3", "    else:"]
+        aiv += ["        for j2 in pl.range(4):", f"            q: {v} = pl.tile.tpop_from_aic(split=0)", "        return o"]
+    else:
+        aiv += ["    " + ln for ln in loop] + ["    return o3"]
+    group = [GROUP, f"def g({SIG}) -> {OUT}:", "    self.g_aic(x, w, o)", f"    r: {OUT} = self.g_aiv(x, w, o)", "    return r"]
+    orch = [ORCH, f"def main(self, {SIG}) -> {OUT}:", f"    r: {OUT} = self.g(x, w, o)", "    return r"]
+    return _class(aic, aiv, group, orch)
+
+
+def test_lanes_writing_the_same_windows_keep_the_loop() -> None:
+    """Two lanes read-modify-write o window by window: the order of their reads and writes (set by
+    the pops) is the result, so the vector loop runs as written; one lane alone, or the writing
+    loop in a branch on the lane, sweeps."""
+    assert _source(_c2v(dual=True)).count("_pl_swp.Sweep(") == 1  # the cube's loop only
+    assert _source(_c2v(dual=False)).count("_pl_swp.Sweep(") == 2
+    assert _source(_c2v(dual=True, lane_branch=True)).count("_pl_swp.Sweep(") == 3
+    for text in (_c2v(dual=False), _c2v(dual=True, lane_branch=True)):
+        assert torch.allclose(_rt_run(text, exact=False), _rt_run(text, exact=True), rtol=0, atol=1e-5)
+
+
+def test_racing_lanes_get_the_turn_per_push() -> None:
+    """Both lanes read-modify-write o: their numbers depend on when each push hands them the turn
+    (a race on the hardware too). The cube's sweep then pushes one tile at a time, and the run
+    gives the loop's numbers exactly."""
+    text = _c2v(dual=True)
+    assert "paced=True" in _source(text) and "paced" not in _source(_c2v(dual=True, lane_branch=True))
+    g = torch.Generator().manual_seed(9)
+    ins = {"x": torch.randn(16, 32, generator=g).bfloat16(), "w": torch.randn(32, 128, generator=g).bfloat16(), "o": torch.randn(16, 128, generator=g)}
+    outs = []
+    for exact in (False, True):
+        keep: dict[str, torch.Tensor] = {}
+        run_text(text, {k: v.clone() for k, v in ins.items()}, {"o": ins["o"]}, rtol=1e-5, atol=1e-4, exact=exact, keep=keep)
+        outs.append(keep["o"])
+    assert torch.equal(outs[0], outs[1])
