@@ -100,6 +100,7 @@ class Window:
 class Accumulation:
     lhs: Window
     rhs: Window
+    name: str | None = None  # before ConvertToSSA: the accumulator the body rebinds (no iter_args)
 
 
 _WINDOW_OPS = ("tensor.slice", "tile.load")
@@ -161,20 +162,48 @@ def loop_range(loop: For) -> range | None:
 def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
     """One :class:`Accumulation` per iter_arg when ``loop`` is a K-chunk accumulation, else None."""
     trips = loop_range(loop)
-    if trips is None or len(trips) < 2 or loop.var is None or not loop.iter_args or len(loop.iter_args) != len(loop.init_values):
+    if trips is None or len(trips) < 2 or loop.var is None or len(loop.iter_args) != len(loop.init_values):
         return None
     start, step = trips.start, trips.step
     body = loop.body
-    if not body or not isinstance(body[-1], Yield):
+    pre_ssa = not loop.iter_args  # before ConvertToSSA: ``acc = pl.tensor.add(acc, ...)`` rebinds acc
+    if pre_ssa:
+        if not body or any(isinstance(s, Yield) for s in body):
+            return None
+        body = [*body, Yield([], [], loop.header_span)]  # what the SSA form yields: see below
+    elif not body or not isinstance(body[-1], Yield):
         return None
     yld = body[-1]
     assigned = {t.name for s in body for t in stmt_targets(s)} | {loop.var.name} | {t.name for t in loop.iter_args}
     var = loop.var.name
+    if pre_ssa:
+        # the accumulators: names the body assigns once, from an add of themselves, and that exist before the loop
+        before = {p.name for p in fn.params}
+        for s in walk_stmts(fn.body):
+            if s is loop:
+                break
+            before.update(t.name for t in stmt_targets(s))
+        counts: dict[str, int] = {}
+        for s in body:
+            for t in stmt_targets(s):
+                counts[t.name] = counts.get(t.name, 0) + 1
+        accs = [
+            s.target.name
+            for s in body
+            if isinstance(s, Assign)
+            and isinstance(s.value, OpCall)
+            and s.value.op in _ADD_OPS
+            and any(isinstance(a, Name) and a.id == s.target.name for a in s.value.args)
+            and counts[s.target.name] == 1
+            and s.target.name in before
+        ]
+        if not accs:
+            return None
     affine: dict[str, tuple[int, int]] = {var: (1, 0)}  # name -> (a, b): a * var + b
     windows: dict[str, Window] = {}
     matmuls: dict[str, tuple[Window, Window]] = {}
     updates: dict[str, tuple[str, tuple[Window, Window]]] = {}  # target -> (iter_arg, operands)
-    carried = {t.name for t in loop.iter_args}
+    carried = {t.name for t in loop.iter_args} if not pre_ssa else set(accs)
 
     def invariant(e: Expr) -> bool:
         return loop_invariant(e, assigned)
@@ -263,10 +292,15 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
             updates[name] = (acc.id, mm)
         else:
             return None
+    plan: list[Accumulation] = []
+    if pre_ssa:
+        if set(updates) != carried or any(updates[a][0] != a for a in accs):
+            return None
+        plan = [Accumulation(*updates[a][1], name=a) for a in accs]
+        yld = Yield([], [], loop.header_span)
     # the yield hands each update back to its own iter_arg
     if len(yld.values) != len(loop.iter_args):
         return None
-    plan: list[Accumulation] = []
     for it, val in zip(loop.iter_args, yld.values, strict=True):
         if not isinstance(val, Name) or val.id not in updates or updates[val.id][0] != it.name:
             return None

@@ -503,7 +503,7 @@ class _FunctionGen:
             self._init_carried(ind, carried, s.iter_args, inits, s.init_values, s.header_span)
         var = self.py(s.var.name) if s.var is not None else "_pl_unused"
         outer = ind
-        if carried and self.batched_loop(s, carried, var, ind):
+        if self.batched_loop(s, carried, var, ind):
             ind += 1  # the loop as written runs in the else branch of the batched one
         elif self.pipe_loop(s, carried, var, ind):
             ind += 1  # likewise (exec.pipebatch)
@@ -549,6 +549,8 @@ class _FunctionGen:
         plan = batching.plan_loop(s, self.fn) if self.gen.batching else None
         if plan is None:
             return False
+        if not carried:  # before ConvertToSSA: the accumulators are the names the body rebinds
+            carried = [self.py(a.name) for a in plan if a.name is not None]
 
         def spec(w: batching.Window) -> str:
             offs = "".join((_literal(o) if isinstance(o, int) else self.expr(o)) + ", " for o in w.offsets)

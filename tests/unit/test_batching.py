@@ -161,3 +161,22 @@ def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None
     assert P.from_wire(P.ValidateFolderParams, P.to_wire(folder)).settings.exact is True
     cache = ResultCache(enabled=False)
     assert cache.key("t", "b", 0.1, 0.1, None, exact=True) != cache.key("t", "b", 0.1, 0.1, None, exact=False)
+
+
+def _pre_ssa(text: str) -> str:
+    """The same loop as printed before ConvertToSSA: the body rebinds its accumulator."""
+    text = text.replace("for kb, (acc,) in pl.range(4, init_values=(acc0,)):", "for kb in pl.range(4):")
+    text = text.replace("acc0: ", "acc: ").replace("acc1: pl.Tensor", "acc: pl.Tensor")
+    text = "\n".join(ln for ln in text.splitlines() if "pl.yield_" not in ln) + "\n"
+    return text.replace("assemble(y, acc_rv,", "assemble(y, acc,")
+
+
+def test_a_pre_ssa_accumulation_batches_too(tensors) -> None:
+    text = _pre_ssa(_program(256, 64))
+    assert "pl.yield_" not in text and "acc: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.add(acc," in text
+    assert _batched(text)
+    ins, exp = tensors
+    assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4).status == PASS
+    # an accumulator first made after the loop is no accumulator of it
+    late = text.replace("        acc: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full", "        acc9: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full")
+    assert not _batched(late)
