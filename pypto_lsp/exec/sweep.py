@@ -458,10 +458,15 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
         # pushes and writes them after its pop: the cube answers iteration i once both lanes pushed
         # it, so both lanes read window i before either writes it, batched or not.
         if writes and fn.kind == "AIV" and _lanes_share(fn) and not _lane_exclusive(loop, fn):
-            order = [("push" if e.op in _PUSHES else "pop" if e.op in _POPS else "write" if e.op in _WRITES else "read")
-                     for st in rest for e in _ops_of(st)
-                     if e.op in _PUSHES or e.op in _POPS or e.op in _WRITES
-                     or (e.op in _WINDOWS and e.args and isinstance(e.args[0], Name) and e.args[0].id in slot_of)]
+            order = [
+                ("push" if e.op in _PUSHES else "pop" if e.op in _POPS else "write" if e.op in _WRITES else "read")
+                for st in rest
+                for e in _ops_of(st)
+                if e.op in _PUSHES
+                or e.op in _POPS
+                or e.op in _WRITES
+                or (e.op in _WINDOWS and e.args and isinstance(e.args[0], Name) and e.args[0].id in slot_of)
+            ]
             if "push" not in order or "pop" not in order:
                 return None
             first_push, first_pop = order.index("push"), order.index("pop")

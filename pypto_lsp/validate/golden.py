@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -58,13 +57,19 @@ def _kind(mode: int) -> str:
 
 
 def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
-    """Load a ``dict[str, Tensor]``; never unpickles code. Regular files only; cached by content."""
+    """Load a ``dict[str, Tensor]``; never unpickles code. Regular files only; cached per file version."""
     p = Path(path)
-    raw = read_regular(p)
-    key = hashlib.blake2b(raw, digest_size=20).hexdigest() + p.suffix
-    hit = _CACHE.get(key)
+    # the process cache is keyed by the file's identity and change times: a rewrite changes the
+    # ctime, which no tool can set back (hashing the content cost ~0.4 s a run at hidden 4096)
+    try:
+        st = p.stat()
+        key = f"{p.resolve()}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    except OSError:
+        key = None
+    hit = _CACHE.get(key) if key is not None else None
     if hit is not None:
         return hit
+    raw = read_regular(p)
     try:
         if p.suffix == ".safetensors":
             from safetensors.torch import load as load_safetensors
@@ -85,7 +90,8 @@ def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
         out[k] = v
     if len(_CACHE) > 16:
         _CACHE.clear()
-    _CACHE[key] = out
+    if key is not None:
+        _CACHE[key] = out
     return out
 
 

@@ -178,5 +178,7 @@ def test_a_pre_ssa_accumulation_batches_too(tensors) -> None:
     ins, exp = tensors
     assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4).status == PASS
     # an accumulator first made after the loop is no accumulator of it
-    late = text.replace("        acc: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full", "        acc9: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full")
+    late = text.replace(
+        "        acc: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full", "        acc9: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full"
+    )
     assert not _batched(late)

@@ -178,7 +178,13 @@ def _round_trip(aiv_tail: str = "", dual: bool = False) -> str:
         "        o3 = pl.yield_(o2)",
         "    return o3",
     ]
-    group = [GROUP, f"def g({SIG}) -> {OUT}:", "    self.g_aic(x, w, o)", "    r: pl.Tensor[[16, 128], pl.FP32] = self.g_aiv(x, w, o)", "    return r"]
+    group = [
+        GROUP,
+        f"def g({SIG}) -> {OUT}:",
+        "    self.g_aic(x, w, o)",
+        "    r: pl.Tensor[[16, 128], pl.FP32] = self.g_aiv(x, w, o)",
+        "    return r",
+    ]
     orch = [ORCH, f"def main(self, {SIG}) -> {OUT}:", f"    r: {OUT} = self.g(x, w, o)", "    return r"]
     return _class(aic, aiv, group, orch)
 
@@ -285,7 +291,11 @@ def test_racing_lanes_get_the_turn_per_push() -> None:
     text = _c2v(dual=True)
     assert "paced=True" in _source(text) and "paced" not in _source(_c2v(dual=True, lane_branch=True))
     g = torch.Generator().manual_seed(9)
-    ins = {"x": torch.randn(16, 32, generator=g).bfloat16(), "w": torch.randn(32, 128, generator=g).bfloat16(), "o": torch.randn(16, 128, generator=g)}
+    ins = {
+        "x": torch.randn(16, 32, generator=g).bfloat16(),
+        "w": torch.randn(32, 128, generator=g).bfloat16(),
+        "o": torch.randn(16, 128, generator=g),
+    }
     outs = []
     for exact in (False, True):
         keep: dict[str, torch.Tensor] = {}
