@@ -19,10 +19,13 @@ the loop as written.
 
 Kept per iteration, always: loops with cross-core pipes, control flow or any other op in the
 body (nothing but windows, moves, matmuls and the accumulating adds is batched), traced runs
-(:mod:`pypto_lsp.validate.localize` compares values per assignment), and programs that carry
-memory placements (``pl.MemRef`` / ``tile.alloc``) while the memory model is on: it writes each
+(:mod:`pypto_lsp.validate.localize` compares values per assignment), and programs whose tiles
+the memory model places (its plan, from ``pl.MemRef`` / ``tile.alloc``) while it is on: it writes each
 placed tile into its core's arena in program order, which a batched loop would skip (their
-values-only runs, ``--memory off``, batch). The two ends of a cross-core pipe: :mod:`.pipebatch`.
+values-only runs, ``--memory off``, batch). The two ends of a cross-core pipe: :mod:`.pipebatch`;
+loop nests whose iterations are independent (a window swept across a tensor): :mod:`.sweep`.
+Before ConvertToSSA the loop has no iter_args and the body rebinds its accumulator
+(``acc = pl.tensor.add(acc, pl.tensor.matmul(a, b))``): the same plan, with the accumulator's name.
 ``exact`` turns batching off: a run setting (the CLI's ``--exact``, the case key ``exact``, the
 editor setting ``pypto-lsp.exact``) handed to :func:`pypto_lsp.validate.engine.run_text`;
 :func:`set_exact` sets the process default a run without the setting uses.
@@ -174,6 +177,7 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
     elif not body or not isinstance(body[-1], Yield):
         return None
     yld = body[-1]
+    assert isinstance(yld, Yield)
     assigned = {t.name for s in body for t in stmt_targets(s)} | {loop.var.name} | {t.name for t in loop.iter_args}
     var = loop.var.name
     if pre_ssa:

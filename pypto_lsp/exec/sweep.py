@@ -271,10 +271,11 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
             break
         if cur.iter_args:
             tail = inner.body[-1] if inner.body else None
-            yld = body[-1]
-            if not isinstance(tail, Yield) or not isinstance(yld, Yield):
+            level_yield = body[-1]
+            if not isinstance(tail, Yield) or not isinstance(level_yield, Yield):
                 return None
-            if [getattr(v, "id", None) for v in yld.values] != [t.name for t in tail.targets] or len(yld.values) != len(cur.iter_args):
+            handed = [getattr(v, "id", None) for v in level_yield.values]
+            if handed != [t.name for t in tail.targets] or len(level_yield.values) != len(cur.iter_args):
                 return None
         elif len(inner.iter_args):
             return None
@@ -288,9 +289,10 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
     body = list(inner_loop.body)
     yld: Yield | None = None
     if inner_loop.iter_args:
-        if not body or not isinstance(body[-1], Yield) or len(body[-1].values) != len(inner_loop.iter_args):
+        last = body.pop() if body else None
+        if not isinstance(last, Yield) or len(last.values) != len(inner_loop.iter_args):
             return None
-        yld = body.pop()  # type: ignore[assignment]
+        yld = last
     # names: loop variables and affine scalars (per-iteration ints), carried slots, body values
     ix: set[str] = {x.var.name for x in loops if x.var is not None}
     slot_of: dict[str, int] = {}
@@ -328,14 +330,14 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
             return None
         ix.add(s.target.name)
     rest: list[Stmt] = []
-    for s in body:
-        if isinstance(s, Assign) and not isinstance(s.value, OpCall) and not isinstance(s.value, Name) and affine(s.value):
-            if s.target.type is not None and not isinstance(s.target.type, ScalarType):
+    for st in body:
+        if isinstance(st, Assign) and not isinstance(st.value, OpCall) and not isinstance(st.value, Name) and affine(st.value):
+            if st.target.type is not None and not isinstance(st.target.type, ScalarType):
                 return None
-            scalars.append((len(loops) - 1, s))
-            ix.add(s.target.name)
+            scalars.append((len(loops) - 1, st))
+            ix.add(st.target.name)
         else:
-            rest.append(s)
+            rest.append(st)
     # the other statements
     writes: list[tuple[str, OpCall]] = []
     write_result: dict[str, int] = {}
@@ -390,7 +392,7 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
             pipes.append(("push" if op in _PUSHES else "pop", _PUSHES.get(op) or _POPS[op], kw[0], kw[1]))
         return all(check_expr(a, top) for a in args) and all(check_expr(v, top) for v in e.kwargs.values())
 
-    for s in rest:
+    for s in rest:  # type: ignore[assignment]
         if isinstance(s, Assign):
             rebinds = slot_of.get(s.target.name, 0) < 0  # a write rebinding the name it writes (pre-SSA)
             if not isinstance(s.target.type, TensorType | TileType | type(None)) or s.target.name in slot_of and not rebinds:
@@ -416,10 +418,10 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
             return None
         by_slot[j] = w
     for j, win in windows_of_carried:
-        w = by_slot.get(j)
-        if w is None:
+        written = by_slot.get(j)
+        if written is None:
             continue  # never written in the loop: read like any other tensor
-        if not _same_window(win, w):
+        if not _same_window(win, written):
             return None
     finals: list[str] = []
     if yld is not None:
