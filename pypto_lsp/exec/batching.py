@@ -357,5 +357,7 @@ def kchunk(inits: tuple[Any, ...], specs: tuple[tuple[Any, ...], ...], chunks: i
         if tuple(init.shape) != (a_shape[0], b_shape[1]):
             return None
         # DIVERGENCE from chunk-by-chunk order: one FP32 matmul over the whole contracted axis
-        out.append(init + torch.matmul(lhs.float(), rhs.float()))
+        from .values import as_f32
+
+        out.append(init + torch.matmul(as_f32(lhs), as_f32(rhs)))
     return tuple(out)

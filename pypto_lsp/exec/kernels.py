@@ -28,7 +28,7 @@ import torch
 from ..ir import catalogue
 from . import context, crosscore
 from .crosscore import fit_shape, merge_tiles, split_code, split_tile
-from .values import get_valid, valid_box, with_valid
+from .values import as_f32, get_valid, valid_box, with_valid
 
 __all__ = ["KERNELS", "NOOPS", "ResultType", "MemPtr"]
 
@@ -1275,7 +1275,7 @@ def _mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     rounded to BF16) and only then widens; the cube accumulates in FP32.
     """
     if a.dtype.is_floating_point or b.dtype.is_floating_point:
-        return torch.matmul(a.float(), b.float())
+        return torch.matmul(as_f32(a), as_f32(b))
     return torch.matmul(a.to(torch.int64), b.to(torch.int64)).to(torch.int32)
 
 

@@ -283,6 +283,7 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
 
     from . import crosscore
     from .batching import _window
+    from .values import as_f32
 
     products = []
     for a, a_off, a_shape, a_dt, b, b_off, b_shape, b_dt in specs:
@@ -294,8 +295,8 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
             return False
         m, c = a_shape
         p = b_shape[1]
-        left = lhs.float().reshape(m, chunks, c).permute(1, 0, 2)
-        right = rhs.float().reshape(chunks, c, p)
+        left = as_f32(lhs).reshape(m, chunks, c).permute(1, 0, 2)
+        right = as_f32(rhs).reshape(chunks, c, p)
         products.append(torch.bmm(left, right))  # [chunks, M, P]: chunk i's product at [i]
     rt = crosscore.get_runtime()
     if paced:  # the consumers race (exec.sweep.racy_peer): each push hands them the turn as the loop's would

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from ..exec.values import register_input
 from ..ir.model import Program
 
 __all__ = ["Loan", "lend"]
@@ -92,6 +93,7 @@ def lend(
     for k, v in inputs.items():
         if k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
             _pristine(v)  # once per process: what a write is undone from
+            register_input(v)  # its FP32 conversion may be kept for the next run
             out[k] = v
             loan.lent.append((k, v, v._version))
         else:

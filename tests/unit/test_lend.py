@@ -51,3 +51,20 @@ def test_an_input_only_read_is_not_copied_and_a_written_one_is_restored() -> Non
         assert r.status == PASS, (r.error, r.tensors)  # out from the written x; x compared as the dump left it
         assert torch.equal(x, before)
     assert torch.equal(ins["out"], torch.zeros(4, 8))  # outputs are never lent
+
+
+def test_a_lent_weight_is_converted_to_fp32_once_per_version() -> None:
+    """Matmuls read BF16 weights as FP32: a lent input's conversion is kept across runs, and a
+    write into the input (its version moves) makes a new one."""
+    from pypto_lsp.exec.values import as_f32, register_input
+
+    w = torch.randn(256, 512).bfloat16()
+    register_input(w)
+    win = w[:, 64:128]
+    a, b = as_f32(win), as_f32(w[:, 64:128])
+    assert torch.equal(a, win.float()) and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    w[0, 70] = 3.0  # in place: the version counter moves
+    c = as_f32(w[:, 64:128])
+    assert float(c[0, 6]) == 3.0 and c.untyped_storage().data_ptr() != a.untyped_storage().data_ptr()
+    other = torch.randn(256, 512).bfloat16()  # never lent: converted each time
+    assert as_f32(other).untyped_storage().data_ptr() != as_f32(other).untyped_storage().data_ptr()
