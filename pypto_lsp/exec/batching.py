@@ -56,7 +56,7 @@ from ..ir.model import (
     walk_stmts,
 )
 
-__all__ = ["set_exact", "exact", "has_placements", "Window", "Accumulation", "loop_range", "plan_loop", "kchunk"]
+__all__ = ["set_exact", "exact", "has_placements", "Window", "Accumulation", "loop_range", "plan_loop", "used_after", "kchunk"]
 
 _exact = False
 
@@ -311,16 +311,22 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
         lhs, rhs = updates[val.id][1]
         plan.append(Accumulation(lhs, rhs))
     # nothing the body computes may be read after the loop (only the yielded accumulators)
-    inside = {id(s) for s in walk_stmts(body)}
-    body_names = assigned - carried - {t.name for t in yld.targets}
+    if used_after(loop, fn, assigned - carried - {t.name for t in yld.targets}):
+        return None
+    return plan
+
+
+def used_after(loop: For, fn: Function, names: set[str]) -> bool:
+    """Whether a statement of ``fn`` outside ``loop`` reads any of ``names``."""
+    inside = {id(s) for s in walk_stmts(loop.body)}
     for s in walk_stmts(fn.body):
         if id(s) in inside or s is loop:
             continue
         for e in stmt_exprs(s):
             for sub in walk_expr(e):
-                if isinstance(sub, Name) and sub.id in body_names:
-                    return None
-    return plan
+                if isinstance(sub, Name) and sub.id in names:
+                    return True
+    return False
 
 
 # ---------------------------------------------------------------------- run time

@@ -53,12 +53,9 @@ from ..ir.model import (
     TensorType,
     TileType,
     Yield,
-    stmt_exprs,
     stmt_targets,
-    walk_expr,
-    walk_stmts,
 )
-from .batching import Window, _int, _ints, affine_in, loop_invariant, loop_range
+from .batching import Window, _int, _ints, affine_in, loop_invariant, loop_range, used_after
 
 __all__ = ["PushPlan", "PopPlan", "plan_push_loop", "plan_pop_loop", "push_loop", "pop_accumulate"]
 
@@ -97,18 +94,6 @@ def _split_kwargs(e: OpCall, allowed: frozenset[str]) -> tuple[int, int] | None:
     if split != 0 or pid is None:
         return None
     return split, pid
-
-
-def _used_after(loop: For, fn: Function, names: set[str]) -> bool:
-    inside = {id(s) for s in walk_stmts(loop.body)}
-    for s in walk_stmts(fn.body):
-        if id(s) in inside or s is loop:
-            continue
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, Name) and sub.id in names:
-                    return True
-    return False
 
 
 def plan_push_loop(loop: For, fn: Function) -> PushPlan | None:
@@ -192,7 +177,7 @@ def plan_push_loop(loop: For, fn: Function) -> PushPlan | None:
             plan.order.append(products[e.args[0].id])
         else:
             return None
-    if not plan.order or _used_after(loop, fn, assigned - {loop.var.name}):
+    if not plan.order or used_after(loop, fn, assigned - {loop.var.name}):
         return None
     return plan
 
@@ -265,7 +250,7 @@ def plan_pop_loop(loop: For, fn: Function) -> PopPlan | None:
         if not isinstance(v, Name) or updates.get(v.id) != i:
             return None
     body_names = {t.name for s in body[:-1] for t in stmt_targets(s)}
-    if _used_after(loop, fn, body_names):
+    if used_after(loop, fn, body_names):
         return None
     return PopPlan(steps, pipe[0], pipe[1])  # type: ignore[arg-type]
 

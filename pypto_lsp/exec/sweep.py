@@ -92,7 +92,7 @@ from ..ir.model import (
     walk_expr,
     walk_stmts,
 )
-from .batching import _int, loop_range
+from .batching import _int, loop_range, used_after
 
 __all__ = ["SweepPlan", "plan_sweep", "Sweep", "Ix", "Batch"]
 
@@ -236,17 +236,6 @@ def _names_in(e: Expr) -> Iterable[str]:
     for sub in walk_expr(e):
         if isinstance(sub, Name):
             yield sub.id
-
-
-def _used_after(loop: For, fn: Function, names: set[str]) -> bool:
-    inside = {id(s) for s in walk_stmts(loop.body)}
-    for s in walk_stmts(fn.body):
-        if id(s) in inside or s is loop:
-            continue
-        for e in stmt_exprs(s):
-            if any(n in names for n in _names_in(e)):
-                return True
-    return False
 
 
 def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any]) -> SweepPlan | None:
@@ -483,7 +472,7 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
     tails = {t.name for x in loops for s in x.body[-1:] if isinstance(s, Yield) for t in s.targets}
     made = {t.name for s in inner_loop.body for t in stmt_targets(s)} | ix
     made |= {t.name for x in loops for s in x.body if isinstance(s, Assign) for t in stmt_targets(s)}
-    if _used_after(loop, fn, made - tails - {n for n, j in slot_of.items() if j < 0}):
+    if used_after(loop, fn, made - tails - {n for n, j in slot_of.items() if j < 0}):
         return None
     reads = sorted(n for n in free if isinstance(types.get(n), TensorType | TileType) and n not in slot_of)
     plan = SweepPlan(loops, [t for t in trips_all if t is not None], scalars, rest, finals, writes, reads, pop_first)
@@ -891,6 +880,15 @@ def _strided(t: Any, first: list[int], shape: list[int], axis: int, count: int) 
     return region.unflatten(1, (count, shape[1])).transpose(0, 1)
 
 
+def _windows(sw: Sweep, t: Any, offs: Any, shape: list[int], count: int) -> Any:
+    """The current chunk's windows of ``t`` at ``offs`` as one ``[count, *shape]`` view, when they sit
+    side by side along one axis inside ``t`` (else None: the op runs per iteration)."""
+    mv = _moving(sw, offs, count)
+    if mv is None or mv[2] != shape[mv[0]]:
+        return None
+    return _strided(t, mv[1], shape, mv[0], count)
+
+
 def _ints_list(x: Any) -> list[int] | None:
     if type(x) is not list or not all(type(v) is int for v in x):
         return None
@@ -920,10 +918,7 @@ def _fast_window(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, a
         shape, offs = _ints_list(args[1]), args[2]
         if shape is None:
             return None
-    mv = _moving(sw, offs, count)
-    if mv is None or mv[2] != shape[mv[0]]:
-        return None
-    view = _strided(src, mv[1], shape, mv[0], count)
+    view = _windows(sw, src, offs, shape, count)
     if view is None:
         return None
     if name == "tile.load":
@@ -947,11 +942,7 @@ def _fast_write(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, ar
     t = value.stacked()
     if t is None or t.dim() != 3:
         return None
-    shape = list(t.shape[1:])
-    mv = _moving(sw, offs, count)
-    if mv is None or mv[2] != shape[mv[0]]:
-        return None
-    view = _strided(dst, mv[1], shape, mv[0], count)
+    view = _windows(sw, dst, offs, list(t.shape[1:]), count)
     if view is None:
         return None
     view.copy_(t.to(dst.dtype))
