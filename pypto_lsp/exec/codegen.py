@@ -14,6 +14,7 @@ import keyword
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..ir import alloc_budget, trace_keys
 from ..ir.catalogue import NEEDS_RESULT_TYPE, lookup
@@ -71,6 +72,9 @@ RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 _RESERVED = frozenset(
     {"range", "min", "max", "abs", "int", "float", "bool", "len", "None", "True", "False", "print", "self", "object", "type"}
 )
+
+if TYPE_CHECKING:
+    from .sweep import SweepPlan
 
 
 # ops whose result is an operand's buffer (a view or the same tensor): no allocation to check
@@ -162,6 +166,7 @@ class _FunctionGen:
         if self.mem is not None and self.mem.empty:
             self.mem = None
         self.mem_sites: list[str] = []  # site literals of this function's memory plan
+        self.mem_site_of: dict[int, int] = {}  # id(statement or op) -> its site (a body emitted twice shares them)
         for p in fn.params:
             self.defined.add(p.name)
             if p.type is not None:
@@ -297,14 +302,14 @@ class _FunctionGen:
                 value = f"_pl_tr({value}, {_literal(s.target.name)}, {s.span.line}, {ops})"
             elif self.gen.trace:  # a write into part of a tensor: what it depends on, not its value
                 value = f"_pl_tw({value}, ({_literal(s.target.name)},), {s.span.line}, {self._ops(s.value)})"
-            if self.mem is not None:
+            if self.mem is not None and not self.sweep_mode:  # a batched body leaves the arenas alone (exec.sweep)
                 value = self.mem_assign(s, value, ind)
             # (split_aiv functions run before InitMemRef, so cube values are never placed)
             if s.target.name in self.cube:
                 value = f"({value}) if _pl_cube else None"  # cube work: lane 0 alone
             self.alloc_guard(s, ind)
             self.emit(ind, f"{self.py(s.target.name)} = {value}", s.span)
-        elif isinstance(s, ExprStmt) and self.mem is not None and isinstance(s.value, OpCall):
+        elif isinstance(s, ExprStmt) and self.mem is not None and not self.sweep_mode and isinstance(s.value, OpCall):
             self.mem_read_stmt(s.value, s.span, ind)
             self.emit(ind, self.expr(s.value), s.span)
         elif isinstance(s, Unpack):
@@ -372,7 +377,9 @@ class _FunctionGen:
     def mem_read_stmt(self, e: OpCall, span: Span, ind: int) -> None:
         py, names, scratch = self.mem_reads(e, span.line)
         if py:
-            idx = self.mem_site("r", e.op, span.line, "", 0, 0, "", (), "", names, scratch, False, None)
+            idx = self.mem_site_of.get(id(e))
+            if idx is None:
+                idx = self.mem_site_of[id(e)] = self.mem_site("r", e.op, span.line, "", 0, 0, "", (), "", names, scratch, False, None)
             self.emit(ind, f"_pl_m.rd({idx}, {', '.join(py)})", span)
 
     def mem_assign(self, s: Assign, value: str, ind: int) -> str:
@@ -381,6 +388,10 @@ class _FunctionGen:
         site = self.mem.sites.get(id(s))
         pop = self.mem.pops.get(id(s))
         py, names, scratch = self.mem_reads(s.value, s.span.line)
+        known = self.mem_site_of.get(id(s))
+        if known is not None and (site is not None or pop is not None):
+            call = "wr" if site is not None else "pop"
+            return f"_pl_m.{call}({value}, {known}{''.join(', ' + p for p in py) if site is not None else ''})"
         if site is not None:
             v = s.value
             view = isinstance(v, OpCall) and v.op in VIEW_OPS and bool(v.args) and isinstance(v.args[0], Name) and bool(names)
@@ -400,6 +411,7 @@ class _FunctionGen:
                 view,
                 None,
             )
+            self.mem_site_of[id(s)] = idx
             return f"_pl_m.wr({value}, {idx}{''.join(', ' + p for p in py)})"
         if pop is not None:
             r = self.mem.reserves[pop.reserve]
@@ -419,6 +431,7 @@ class _FunctionGen:
                 False,
                 (pop.reserve, r.slot_size, r.slot_num),
             )
+            self.mem_site_of[id(s)] = idx
             return f"_pl_m.pop({value}, {idx})"
         if py and isinstance(s.value, OpCall):
             self.mem_read_stmt(s.value, s.span, ind)
@@ -610,7 +623,7 @@ class _FunctionGen:
         loop must run as written."""
         from . import sweep
 
-        if not self.gen.batching or not self.gen.check_shapes or self.mem is not None or self.cube:
+        if not self.gen.sweeps or not self.gen.check_shapes or self.cube:
             return False
         plan = sweep.plan_sweep(s, self.fn, self.gen.program, self.types)
         if plan is None:
@@ -627,31 +640,62 @@ class _FunctionGen:
         ranges = "".join(f"({t.start}, {t.stop}, {t.step}), " for t in plan.trips)
         paced = ", paced=True" if plan.paced else ""
         self.emit(ind, f"_pl_sw = _pl_swp.Sweep(({ranges}), {plan.pop_first!r}{paced})", s.header_span)
-        for level, loop in enumerate(plan.loops):
-            assert loop.var is not None
-            self.emit(ind, f"{self.py(loop.var.name)} = _pl_sw.var({level})", loop.header_span)
-            if level > 0 and loop.iter_args:
-                inner = ", ".join(self.py(a.name) for a in loop.iter_args)
-                outer = ", ".join(self.py(a.name) for a in plan.loops[level - 1].iter_args)
-                self.emit(ind, f"{inner}, = ({outer},)", loop.header_span)
-        for _level, st in plan.scalars:
-            self.stmt(st, ind)
+        self._sweep_head(plan, ind, per_item=None)
         reads = "".join(self.py(n) + ", " for n in plan.reads)
         self.emit(ind, f"if _pl_sw.ready(({reads}), ({writes})):", s.header_span)
-        self.emit(ind + 1, "while _pl_sw.next():", s.header_span)
-        self.sweep_mode, self.sweep_dead_ids = True, plan.dead
-        try:
-            self.block(plan.body, ind + 2)
-        finally:
-            self.sweep_mode = self.sweep_dead = False
-        for name, final in zip(carried, plan.finals, strict=True):
-            self.emit(ind + 1, f"{name} = {self.py(final)}", s.header_span)
+        if self.mem is None:
+            self._sweep_batched(plan, carried, ind + 1, s)
+        else:
+            # placed tiles: the first and last iterations run one by one in the arenas, the middle
+            # batched when the first ones met no hazard (see Sweep.peeled)
+            peel_at = len(self.gen.lines)
+            self.emit(ind + 1, "", s.header_span)  # filled in once the pop sites are known
+            self.emit(ind + 2, "if _pl_it is None:", s.header_span)
+            self._sweep_head(plan, ind + 3, per_item=None)
+            self._sweep_batched(plan, carried, ind + 3, s)
+            self.emit(ind + 2, "else:", s.header_span)
+            self._sweep_head(plan, ind + 3, per_item="_pl_it")
+            self.block(plan.body, ind + 3)
+            for name, final in zip(carried, plan.finals, strict=True):
+                self.emit(ind + 3, f"{name} = {self.py(final)}", s.header_span)
+            pops = "".join(f"{self.mem_site_of[id(st)]}, " for st in plan.body if id(st) in self.mem.pops and id(st) in self.mem_site_of)
+            self.gen.lines[peel_at] = (
+                "    " * (ind + 1) + f"for _pl_it in _pl_sw.peeled(_pl_mem_session, _pl_m, ({pops})):",
+                s.header_span,
+            )
         for loop, trips in zip(plan.loops, plan.trips, strict=True):
             assert loop.var is not None
             self.emit(ind + 1, f"{self.py(loop.var.name)} = {trips[-1]}", loop.header_span)
         self.emit(ind, "else:", s.header_span)
         self.gen.uses_sweep = True
         return True
+
+    def _sweep_head(self, plan: SweepPlan, ind: int, per_item: str | None) -> None:
+        """A sweep's loop variables (all iterations, or one: ``per_item`` names the tuple of its
+        values), each inner level's carried values handed on from its outer level, the scalars."""
+        names = [self.py(loop.var.name) for loop in plan.loops if loop.var is not None]
+        if per_item is not None:
+            self.emit(ind, f"{', '.join(names)}, = {per_item}", plan.loops[0].header_span)
+        for level, loop in enumerate(plan.loops):
+            if per_item is None:
+                self.emit(ind, f"{names[level]} = _pl_sw.var({level})", loop.header_span)
+            if level > 0 and loop.iter_args:
+                inner = ", ".join(self.py(a.name) for a in loop.iter_args)
+                outer = ", ".join(self.py(a.name) for a in plan.loops[level - 1].iter_args)
+                self.emit(ind, f"{inner}, = ({outer},)", loop.header_span)
+        for _level, st in plan.scalars:
+            self.stmt(st, ind)
+
+    def _sweep_batched(self, plan: SweepPlan, carried: list[str], ind: int, s: For) -> None:
+        """A sweep's body over its iterations, chunk by chunk; the carried values after it."""
+        self.emit(ind, "while _pl_sw.next():", s.header_span)
+        self.sweep_mode, self.sweep_dead_ids = True, plan.dead
+        try:
+            self.block(plan.body, ind + 1)
+        finally:
+            self.sweep_mode = self.sweep_dead = False
+        for name, final in zip(carried, plan.finals, strict=True):
+            self.emit(ind, f"{name} = {self.py(final)}", s.header_span)
 
     def _window_spec(self, w: object, dtype: str) -> str:
         from .batching import Window
@@ -959,6 +1003,8 @@ class _ProgramGen:
         # batched loops (see .batching): never traced, never exact, never with the memory model on placed tiles
         # (the memory model on a program whose plan places nothing leaves the script values-only)
         self.batching = not trace and not batching.exact(exact) and self.memory_plan is None
+        # sweeps run on placed dumps too: their first and last iterations in the arenas (Sweep.peeled)
+        self.sweeps = not trace and not batching.exact(exact)
         self.uses_batching = False
         self.uses_alloc_guard = False  # a site of a runtime-sized allocation (see alloc_guard)
         self.uses_pipebatch = False

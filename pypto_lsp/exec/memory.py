@@ -162,6 +162,7 @@ class Session:
     def __init__(self) -> None:
         self.writes: list[tuple[_Site, int, str]] = []  # write id -> (site, slot, core)
         self.findings: list[Finding] = []
+        self.events = 0  # hazards met, a repeat of a reported one included (see Sweep.peeled)
         self._seen: set[tuple[Any, ...]] = set()
         self.frames = 0
         # (plan, core) -> (arenas, views): invocations of one kernel on one core run one after the
@@ -183,6 +184,7 @@ class Session:
         rng: tuple[int, int],
         message: str,
     ) -> None:
+        self.events += 1
         other_line = other[0].line if other else None
         other_name = other[0].name if other else None
         key = (kind, line, name, other_line, core)
@@ -340,6 +342,13 @@ class Frame:
 
     def rd(self, site_idx: int, *ops: Any) -> None:
         self._operands(self.plan.sites[site_idx], ops)
+
+    def skip_pops(self, sites: tuple[int, ...], count: int) -> None:
+        """``count`` pops of each of ``sites`` ran without the arenas (a sweep's batched middle):
+        the next pop of their pipes lands in the slot it would have after them."""
+        for i in sites:
+            pipe = self.plan.sites[i].pipe
+            self.pops[pipe] = self.pops.get(pipe, 0) + count
 
     def pop(self, value: Any, site_idx: int) -> Any:
         s = self.plan.sites[site_idx]

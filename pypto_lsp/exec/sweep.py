@@ -636,6 +636,7 @@ class Sweep:
         self.pop_first = pop_first
         self.paced = paced
         self.lo = self.hi = 0
+        self.end = self.n  # the batched chunks stop here (the iterations after it run one by one)
 
     def var(self, level: int) -> Ix:
         return Ix(self.values[level])
@@ -674,13 +675,45 @@ class Sweep:
                 return False
         return True
 
+    def peeled(self, session: Any, frame: Any, pops: tuple[int, ...]) -> Iterable[tuple[int, ...] | None]:
+        """With the memory model on placed tiles: the iterations to run one by one in the arenas
+        (their loop variables' values), and ``None`` where the caller runs the batched middle.
+
+        The first ``S + 1`` iterations and the last ``S`` run one by one (``S``: the least common
+        multiple of the ring sizes of the body's pops, 1 without). Every iteration runs the same
+        straight-line body on the same static placements, so from the second one on each meets the
+        same checks in the same arena state (which site last wrote each byte), up to the pop's slot,
+        which repeats every ``S`` iterations: when the first ``S + 1`` met no hazard (a repeat of
+        one already reported included), neither would the middle ones, and their values are the
+        values-only ones. The last ``S`` leave the arenas and the pipe rings as the loop would. A
+        hazard met: every iteration one by one, as written."""
+        slots = 1
+        for i in pops:
+            slots = math.lcm(slots, max(1, int(frame.plan.sites[i].slot_num)))
+        head, tail = slots + 1, slots
+        items = list(zip(*self.values, strict=True))
+        events = session.events
+        k = 0
+        while k < min(head, self.n):
+            yield items[k]
+            k += 1
+        if self.n - tail > k and session.events == events:
+            self.lo = self.hi = k
+            self.end = self.n - tail
+            yield None
+            frame.skip_pops(pops, self.end - k)
+            k = self.end
+        while k < self.n:
+            yield items[k]
+            k += 1
+
     def next(self) -> bool:
         """Advance to the next chunk of iterations (all at once unless the body pops first)."""
-        if self.hi >= self.n:
+        if self.hi >= self.end:
             return False
         self.lo = self.hi
         if self.pop_first is None:
-            self.hi = self.n
+            self.hi = self.end
             return True
         from . import context
         from .crosscore import get_runtime
@@ -689,7 +722,7 @@ class Sweep:
         rt = get_runtime()
         lane = context.lane()
         rt.wait_ready(op, split, lane, pid)
-        self.hi = self.lo + min(rt.ready_count(op, split, lane, pid), self.n - self.lo)
+        self.hi = self.lo + min(rt.ready_count(op, split, lane, pid), self.end - self.lo)
         return True
 
     # -- ops --------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 For each fixture dump of verdicts.json (and the scale dumps at hidden 1024, whose goldens
 ``make_goldens.py`` writes into a temporary folder): the script with batching and with
-``--exact`` (values only for dumps with memory placements: the memory model keeps those tile by
-tile); where they differ, both are run and must reach the same verdict, every output within
+``--exact``, with the memory model on (placed dumps: sweeps run their first and last iterations in
+the arenas, the memory findings must be the same) and, for placed dumps, values only too; where they differ, both are run and must reach the same verdict, every output within
 the other by FP32 accumulation order only (carried through the program's own BF16 roundings:
 within 4 ulps of the output dtype at the largest output). Prints how many dumps batching changed
 and the largest difference.
@@ -84,39 +84,48 @@ def test_batched_and_exact_paths_reach_the_same_verdicts(tmp_path, capsys):
     total = 0
     worst = (0.0, "")
     problems = []
+    placed_runs = 0  # of them, placed dumps with the memory model on (sweeps peeled)
+    placed_on = False
     for case, files, ins_p, exp_p, rtol, atol, entry in _cases(tmp_path):
         ins = load_bundle(ins_p if str(ins_p).startswith("/") else FIXTURES / ins_p)
         exp = load_bundle(exp_p if str(exp_p).startswith("/") else FIXTURES / exp_p)
         for f in files:
             text = f.read_text()
             total += 1
-            comp = engine.compile_text(text, entry=entry)
-            memory = True
-            if comp.generated is not None and "_pl_mem_session" in comp.generated.source:
-                # the memory model keeps placed dumps tile by tile: their values-only runs batch
-                memory = False
-                comp = engine.compile_text(text, entry=entry, memory=False)
-            if comp.generated is None or not _BATCHED.search(comp.generated.source):
-                continue  # no batched loop: the script is the exact one
-            changed += 1
-            a, out_a = _run(text, ins, exp, rtol, atol, entry, exact=True, memory=memory)
-            b, out_b = _run(text, ins, exp, rtol, atol, entry, exact=False, memory=memory)
-            if a.status != b.status:
-                problems.append(f"{case}/{f.name}: exact {a.status}, batched {b.status}")
-            for k, ta in out_a.items():
-                tb = out_b[k]
-                x, y = ta.double(), tb.double()
-                d = float((x - y).abs().max()) if x.numel() else 0.0
-                # FP32 accumulation order; where the program rounds an intermediate to BF16 (normed,
-                # the MLP activation) a last-bit FP32 difference can flip one BF16 rounding there and
-                # reach the output through the next matmul: bounded normwise, by 4 ulps of the
-                # output dtype at the output's largest magnitude
-                scale = float(torch.maximum(x.abs().max(), y.abs().max())) if x.numel() else 0.0
-                if d > 4 * torch.finfo(ta.dtype).eps * scale + 1e-6:
-                    problems.append(f"{case}/{f.name}:{k}: batched and exact outputs differ by {d:.3e} (max |out| {scale:.3g})")
-                if d > worst[0]:
-                    worst = (d, f"{case}/{f.name}:{k}")
+            for memory in (True, False):
+                comp = engine.compile_text(text, entry=entry, memory=memory)
+                placed = comp.generated is not None and "_pl_mem_session" in comp.generated.source
+                if memory is False and not placed_on:
+                    break  # unplaced: the memory-on script was the values-only one
+                placed_on = placed
+                if comp.generated is None or not _BATCHED.search(comp.generated.source):
+                    continue  # no batched loop: the script is the exact one
+                changed += 1
+                placed_runs += memory and placed
+                a, out_a = _run(text, ins, exp, rtol, atol, entry, exact=True, memory=memory)
+                b, out_b = _run(text, ins, exp, rtol, atol, entry, exact=False, memory=memory)
+                where = f"{case}/{f.name}{' (memory on)' if memory and placed else ''}"
+                if a.status != b.status:
+                    problems.append(f"{where}: exact {a.status}, batched {b.status}")
+                if a.memory != b.memory:  # peeled sweeps (exec.sweep.Sweep.peeled): the same findings
+                    problems.append(f"{where}: exact memory findings {a.memory}, batched {b.memory}")
+                for k, ta in out_a.items():
+                    tb = out_b[k]
+                    x, y = ta.double(), tb.double()
+                    d = float((x - y).abs().max()) if x.numel() else 0.0
+                    # FP32 accumulation order; where the program rounds an intermediate to BF16 (normed,
+                    # the MLP activation) a last-bit FP32 difference can flip one BF16 rounding there and
+                    # reach the output through the next matmul: bounded normwise, by 4 ulps of the
+                    # output dtype at the output's largest magnitude
+                    scale = float(torch.maximum(x.abs().max(), y.abs().max())) if x.numel() else 0.0
+                    if d > 4 * torch.finfo(ta.dtype).eps * scale + 1e-6:
+                        problems.append(f"{where}:{k}: batched and exact outputs differ by {d:.3e} (max |out| {scale:.3g})")
+                    if d > worst[0]:
+                        worst = (d, f"{where}:{k}")
     with capsys.disabled():
-        print(f"\nbatching changed {changed} of {total} dumps; largest |exact - batched| of an output: {worst[0]:.3e} ({worst[1] or '-'})")
+        print(
+            f"\nbatching changed {changed} runs of {total} dumps ({placed_runs} with the memory model on placed tiles); largest |exact - batched| of an output: {worst[0]:.3e} ({worst[1] or '-'})"
+        )
     assert changed > 0, "no fixture dump has a batched loop: the test would prove nothing"
+    assert placed_runs > 0, "no placed dump has a peeled sweep: the memory-on half would prove nothing"
     assert not problems, "\n".join(problems)

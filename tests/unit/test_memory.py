@@ -480,16 +480,92 @@ def test_case_keys_memory_and_backend(tmp_path) -> None:
         find_case(dump)
 
 
-def test_placed_tiles_keep_every_loop() -> None:
-    """With the memory model on, a program whose tiles are placed runs every loop as written (each
-    tile lands in its bytes in program order); its values-only script batches."""
+def test_placed_tiles_sweep_peeled() -> None:
+    """With the memory model on, a placed program's sweeps run their first and last iterations in
+    the arenas (``Sweep.peeled``); the other batched loops (K-chunks, pipe loops) run as written."""
     from pypto_lsp.exec.codegen import generate
 
     placed = parse_text(c2v_program(2048), "m.py").program
     assert placed is not None
     on, off = generate(placed).source, generate(placed, memory=False).source
-    assert "_pl_mem_session.frame(" in on and "_pl_swp" not in on and "_pl_pb" not in on
-    assert "_pl_swp.Sweep(" in off
+    assert "_pl_mem_session.frame(" in on and "_pl_sw.peeled(_pl_mem_session, _pl_m, " in on and "_pl_pb" not in on
+    assert "_pl_swp.Sweep(" in off and "peeled" not in off
+
+
+W = "pl.Tensor[[16, 128], pl.FP32]"
+
+
+def sweep_program(y_off: int, pre_read: bool = False) -> str:
+    """An AIV sweep over 8 column windows: z = x + y stored into o's window. ``y_off`` 0 puts y on
+    x's bytes (overwritten before the add reads it, every iteration); ``pre_read``: a tile loaded
+    before the loop at Vec [8192, +1024) is added in, and the body's last tile lands on it, so only
+    the second iteration on reads it overwritten."""
+    last = 8192 if pre_read else 5120
+    body = [
+        f"k: {tile('Vec', 'mem_vec_3', 8192)} = pl.tile.load(b, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        "for j, (o_it,) in pl.range(8, init_values=(o,)):",
+        "    c0: pl.Scalar[pl.INDEX] = j * 16",
+        f"    x: {tile('Vec', 'mem_vec_0', 0)} = pl.tile.load(a, [0, c0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        f"    y: {tile('Vec', 'mem_vec_1', y_off)} = pl.tile.load(b, [0, c0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        f"    z: {tile('Vec', 'mem_vec_2', 4096)} = pl.tile.add(x, y)",
+        f"    w: {tile('Vec', 'mem_vec_4', 6144)} = pl.tile.add(z, k)"
+        if pre_read
+        else f"    w: {tile('Vec', 'mem_vec_4', 6144)} = pl.tile.adds(z, 0.0)",
+        f"    v: {tile('Vec', 'mem_vec_5', last)} = pl.tile.adds(w, 1.0)",
+        f"    o2: {W} = pl.tile.store(v, [0, c0], o_it)",
+        f"    o_rv: {W} = pl.yield_(o2)",
+        "return o_rv",
+    ]
+    allocs = {f"mem_vec_{i}": ("Vec", 1024) for i in range(6)}
+    head = [AIV, f"def k(a: {W}, b: {W}, o: pl.Out[{W}]) -> {W}:"]
+    head += [f"    {n}: pl.Ptr = pl.tile.alloc(pl.Mem.{sp}, {size})" for n, (sp, size) in allocs.items()]
+    entry = [ORCH, f"def main(self, a: {W}, b: {W}, o: pl.Out[{W}]) -> {W}:", f"    r: {W} = self.k(a, b, o)", "    return r"]
+    return program(head + ["    " + ln for ln in body], entry)
+
+
+def _run_sweep(text: str, exact: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[object, torch.Tensor, int]:
+    """The run, its output and how many batched chunks it ran (``Sweep.next`` counted, not replaced)."""
+    from pypto_lsp.exec import sweep
+
+    chunks = [0]
+    real = sweep.Sweep.next
+
+    def counted(self: sweep.Sweep) -> bool:
+        more = real(self)
+        chunks[0] += more
+        return more
+
+    monkeypatch.setattr(sweep.Sweep, "next", counted)
+    torch.manual_seed(0)
+    a, b = torch.randn(16, 128), torch.randn(16, 128)
+    keep: dict[str, torch.Tensor] = {}
+    fr = run_text(text, {"a": a, "b": b, "o": torch.zeros(16, 128)}, {"o": a + b + 1}, filename="m.py", exact=exact, keep=keep)
+    monkeypatch.setattr(sweep.Sweep, "next", real)
+    return fr, keep["o"], chunks[0]
+
+
+def test_peeled_sweep_batches_the_middle_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = sweep_program(1024)
+    fr, out, chunks = _run_sweep(text, False, monkeypatch)
+    ref, ref_out, ref_chunks = _run_sweep(text, True, monkeypatch)
+    assert fr.status == PASS and fr.memory == {"checked": True, "hazards": []}  # type: ignore[attr-defined]
+    assert chunks == 1 and ref_chunks == 0  # iterations 2..6 in one chunk; 0, 1 and 7 in the arenas
+    assert torch.equal(out, ref_out)
+
+
+@pytest.mark.parametrize("pre_read", [False, True])
+def test_peeled_sweep_with_a_hazard_runs_every_iteration_in_the_arenas(pre_read: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An overwrite met in the first iterations (in the second only, for a tile loaded before the
+    loop and overwritten late in the body): no batched chunk, the findings and the garbage values
+    exactly those of the loop run one by one."""
+    text = sweep_program(1024 if pre_read else 0, pre_read=pre_read)
+    fr, out, chunks = _run_sweep(text, False, monkeypatch)
+    ref, ref_out, _ = _run_sweep(text, True, monkeypatch)
+    assert chunks == 0
+    assert fr.status == FAIL and fr.memory == ref.memory and hazards(fr, "overwrite")  # type: ignore[attr-defined]
+    assert torch.equal(out, ref_out)
+    reader = line(text, "w: ") if pre_read else line(text, "z: ")
+    assert {h["line"] for h in hazards(fr, "overwrite")} == {reader}  # type: ignore[arg-type]
 
 
 def test_no_hooks_before_the_first_memref() -> None:
