@@ -21,8 +21,10 @@ Kept per iteration, always: loops with cross-core pipes, control flow or any oth
 body (nothing but windows, moves, matmuls and the accumulating adds is batched), traced runs
 (:mod:`pypto_lsp.validate.localize` compares values per assignment), and programs whose tiles
 the memory model places (its plan, from ``pl.MemRef`` / ``tile.alloc``) while it is on: it writes each
-placed tile into its core's arena in program order, which a batched loop would skip (their
-values-only runs, ``--memory off``, batch). The two ends of a cross-core pipe: :mod:`.pipebatch`;
+placed tile into its core's arena in program order, which one matmul over all chunks would skip
+(their values-only runs, ``--memory off``, batch; the pipe loops and sweeps of placed programs run
+their middle iterations batched between ones run in the arenas: ``pipebatch.Peel``,
+``sweep.Sweep.peeled``). The two ends of a cross-core pipe: :mod:`.pipebatch`;
 loop nests whose iterations are independent (a window swept across a tensor): :mod:`.sweep`.
 Before ConvertToSSA the loop has no iter_args and the body rebinds its accumulator
 (``acc = pl.tensor.add(acc, pl.tensor.matmul(a, b))``): the same plan, with the accumulator's name.

@@ -162,6 +162,7 @@ class _FunctionGen:
         self.sweep_mode = False  # emitting a sweep's body (see sweep_loop): ops over all iterations
         self.sweep_dead = False  # ... a statement of it whose value nothing uses
         self.sweep_dead_ids: set[int] = set()
+        self.peel_lines: list[tuple[int, str]] = []  # see pipe_loop
         self.mem = gen.memory_plan.functions.get(fn.name) if gen.memory_plan is not None else None
         if self.mem is not None and self.mem.empty:
             self.mem = None
@@ -516,12 +517,30 @@ class _FunctionGen:
             self._init_carried(ind, carried, s.iter_args, inits, s.init_values, s.header_span)
         var = self.py(s.var.name) if s.var is not None else "_pl_unused"
         outer = ind
+        peel: bool | str = False
         if self.batched_loop(s, carried, var, ind):
             ind += 1  # the loop as written runs in the else branch of the batched one
-        elif self.pipe_loop(s, carried, var, ind):
+        elif (peel := self.pipe_loop(s, carried, var, ind)) is True:
             ind += 1  # likewise (exec.pipebatch)
-        elif self.sweep_loop(s, carried, ind):
+        elif not peel and self.sweep_loop(s, carried, ind):
             ind += 1  # likewise (exec.sweep)
+        if isinstance(peel, str):  # placed tiles: a Peel iterates the range (exec.pipebatch.Peel)
+            start = self.expr(s.start) if s.start is not None else "0"
+            step = self.expr(s.step) if s.step is not None else "1"
+            peel_at = len(self.gen.lines)
+            self.emit(ind, "", s.header_span)  # filled in once the pop sites are known
+            self.emit(ind, f"for {var} in {peel}:", s.header_span)
+            for d, t in self.peel_lines:
+                self.emit(ind + d, t, s.header_span)
+            self.frames.append(_Frame("loop", carried, s.iter_args))
+            self.block(s.body, ind + 1)
+            self.frames.pop()
+            assert self.mem is not None
+            pops = "".join(f"{self.mem_site_of[id(st)]}, " for st in s.body if id(st) in self.mem.pops and id(st) in self.mem_site_of)
+            rng = f"range({start}, {self.expr(s.stop)}, {step})"
+            self.gen.lines[peel_at] = ("    " * ind + f"{peel} = _pl_pb.Peel({rng}, _pl_mem_session, _pl_m, ({pops}))", s.header_span)
+            self._after_loop(trailing_yield(s.body), carried, outer, s.header_span, s.iter_args)
+            return
         if s.kind == "spmd":
             it = f"_pl_rt.spmd_blocks({self.expr(s.stop)})"
         elif s.kind == "split_aiv":
@@ -580,16 +599,24 @@ class _FunctionGen:
         self.gen.uses_batching = True
         return True
 
-    def pipe_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool:
+    def pipe_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool | str:
         """A loop on one end of a cross-core pipe as one call (see :mod:`.pipebatch`), the loop
-        itself emitted by the caller in its ``else:``; False when the loop must run as written."""
+        itself emitted by the caller in its ``else:``; False when the loop must run as written.
+
+        With the memory model on placed tiles: the name of a :class:`.pipebatch.Peel` the caller
+        iterates instead of the range (``self.peel_lines``: the batched call at the top of the body)."""
         from . import pipebatch
 
-        if not self.gen.batching or not self.gen.check_shapes or self.mem is not None or self.cube:
+        if not self.gen.sweeps or not self.gen.check_shapes or self.cube or (self.mem is None and not self.gen.batching):
             return False
         trips = pipebatch.loop_range(s)
+        peel = f"_pl_pk{len(self.gen.lines)}" if self.mem is not None else None
+        chunks = f"{peel}.count" if peel is not None else str(len(trips or ()))
         push = pipebatch.plan_push_loop(s, self.fn) if not carried else None
-        if push is not None and trips is not None:
+        pop = None if push is not None else pipebatch.plan_pop_loop(s, self.fn) if carried else None
+        if trips is None or (push is None and pop is None):
+            return False
+        if push is not None:
             specs = ""
             for (lhs, rhs), (ldt, rdt) in zip(push.products, push.dtypes, strict=True):
                 specs += "(" + self._window_spec(lhs, ldt) + ", " + self._window_spec(rhs, rdt) + "), "
@@ -597,24 +624,30 @@ class _FunctionGen:
             from .sweep import racy_peer
 
             paced = ", paced=True" if racy_peer(self.gen.program, self.fn) else ""
-            self.emit(ind, f"if _pl_pb.push_loop(({specs}), ({order}), {len(trips)}{paced}):", s.header_span)
-            self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
+            first = f", first={peel}.first" if peel is not None else ""
+            call = [(0, f"if _pl_pb.push_loop(({specs}), ({order}), {chunks}{paced}{first}):")]
         else:
-            pop = pipebatch.plan_pop_loop(s, self.fn) if carried else None
-            if pop is None or trips is None:
-                return False
+            assert pop is not None
             steps = ""
-            for slot, p_name, p_type, op, a_name, a_type, first in pop.steps:
+            for slot, p_name, p_type, op, a_name, a_type, first_ in pop.steps:
                 steps += f"({slot}, {self._check_args(p_type)}, {_literal(p_name)}, {_literal(op)}, "
-                steps += f"{self._check_args(a_type)}, {_literal(a_name)}, {first}), "
+                steps += f"{self._check_args(a_type)}, {_literal(a_name)}, {first_}), "
             inits = "".join(c + ", " for c in carried)
-            call = f"_pl_pb.pop_accumulate(({inits}), {len(trips)}, ({steps}), {pop.split}, {pop.pid})"
-            self.emit(ind, f"_pl_b = {call}", s.header_span)
-            self.emit(ind, "if _pl_b is not None:", s.header_span)
-            self.emit(ind + 1, f"{', '.join(carried)}, = _pl_b", s.header_span)
-            self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
-        self.emit(ind, "else:", s.header_span)
+            call = [
+                (0, f"_pl_b = _pl_pb.pop_accumulate(({inits}), {chunks}, ({steps}), {pop.split}, {pop.pid})"),
+                (0, "if _pl_b is not None:"),
+                (1, f"{', '.join(carried)}, = _pl_b"),
+            ]
         self.gen.uses_pipebatch = True
+        if peel is not None:
+            # placed tiles: the first and last iterations run in the arenas, the middle batched
+            # when they met no hazard (see pipebatch.Peel); the call sits at the top of the body
+            self.peel_lines = [(1, f"if {peel}.batch:")] + [(d + 2, t) for d, t in call] + [(3, f"{peel}.take()"), (3, "continue")]
+            return peel
+        for d, t in call:
+            self.emit(ind + d, t, s.header_span)
+        self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
+        self.emit(ind, "else:", s.header_span)
         return True
 
     def sweep_loop(self, s: For, carried: list[str], ind: int) -> bool:

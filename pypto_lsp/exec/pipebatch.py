@@ -32,8 +32,9 @@ sum differently from ``matmul`` (FP32 rounding only; the both-paths test in
 ``tests/conformance/test_batching.py`` covers it). A window out of bounds, a source with a valid
 region or an unexpected dtype runs the loop as written (decided before any push).
 
-Not used with the memory model on (placed tiles are written into their bytes in program
-order), for traced runs, or with ``exact``: the codegen emits the loops as written.
+With the memory model on, a placed program's pipe loops run their first and last iterations
+one by one in the arenas and the middle ones batched (:class:`Peel`). Not used for traced runs or
+with ``exact``: the codegen emits the loops as written.
 """
 
 from __future__ import annotations
@@ -258,11 +259,58 @@ def plan_pop_loop(loop: For, fn: Function) -> PopPlan | None:
 # ---------------------------------------------------------------------- run time
 
 
-def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks: int, paced: bool = False) -> bool:
+class Peel:
+    """A pipe loop on placed tiles (memory model on): iterates the loop's range, the first ``S + 1``
+    and last ``S`` iterations one by one in the arenas (``S``: the least common multiple of the
+    ring sizes of its pops, 1 without); at the first middle iteration ``batch`` is set and the
+    body's batched call runs the ``count`` middle ones at once (``take``), unless the first ones
+    met a hazard or the call declines: then every iteration runs as written. Why the arenas end
+    as the loop leaves them and the findings are the loop's: :meth:`.sweep.Sweep.peeled` (an
+    accumulator carried through its bytes is read each iteration from the one before: the same
+    check every iteration from the second on; the tail's first reads the batched sum, unplaced)."""
+
+    def __init__(self, items: range, session: Any, frame: Any, pops: tuple[int, ...]) -> None:
+        import math
+
+        slots = 1
+        for i in pops:
+            slots = math.lcm(slots, max(1, int(frame.plan.sites[i].slot_num)))
+        self.items, self.session, self.frame, self.pops = items, session, frame, pops
+        self.head, self.tail = slots + 1, slots
+        self.batch = False
+        self.first = self.count = 0
+        self.taken = False
+
+    def take(self) -> None:
+        self.taken = True
+
+    def __iter__(self) -> Any:
+        items, n = self.items, len(self.items)
+        events = self.session.events
+        k = 0
+        while k < min(self.head, n):
+            yield items[k]
+            k += 1
+        if n - self.tail > k and self.session.events == events:
+            self.batch, self.first, self.count = True, k, n - self.tail - k
+            yield items[k]
+            self.batch = False
+            if self.taken:
+                self.frame.skip_pops(self.pops, self.count)
+                k = n - self.tail
+            else:
+                k += 1  # declined: that iteration ran as written
+        while k < n:
+            yield items[k]
+            k += 1
+
+
+def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks: int, paced: bool = False, first: int = 0) -> bool:
     """Every push of the loop, or False (nothing pushed) when the loop must run as written.
 
     ``specs``: per product ``(A, a_offsets, a_shape, a_dtype, B, b_offsets, b_shape, b_dtype)`` at the
-    first chunk; ``order``: the products one iteration pushes.
+    loop's first chunk; ``order``: the products one iteration pushes; ``first``: the chunk to start
+    from (a :class:`Peel`'s middle).
     """
     import torch
 
@@ -272,6 +320,9 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
 
     products = []
     for a, a_off, a_shape, a_dt, b, b_off, b_shape, b_dt in specs:
+        if first:  # the windows move along K by one extent a chunk
+            a_off = (a_off[0], a_off[1] + first * a_shape[1])
+            b_off = (b_off[0] + first * b_shape[0], b_off[1])
         lhs = _window(a, a_off, a_shape, 1, chunks)
         rhs = _window(b, b_off, b_shape, 0, chunks)
         if lhs is None or rhs is None or lhs.dtype != a_dt or rhs.dtype != b_dt:

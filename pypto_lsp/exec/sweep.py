@@ -54,8 +54,10 @@ Why the results are the loop's:
   add of tiles with an empty valid region) runs for the first iteration of each chunk only, to
   check its site.
 
-Not used for traced runs, with ``exact``, or with the memory model on placed dumps (tiles are
-written into their bytes in program order): :mod:`.batching` decides for all three.
+With the memory model on a placed program, :meth:`Sweep.peeled` runs the first and last
+iterations one by one in the arenas (each placed tile written into its bytes, every operand
+checked) and the middle ones batched when the first met no hazard. Not used for traced runs or
+with ``exact``: :mod:`.batching` decides for both.
 """
 
 from __future__ import annotations

@@ -580,3 +580,101 @@ def test_no_hooks_before_the_first_memref() -> None:
     assert generate(r.program).source == generate(r.program, memory=False).source
     placed = parse_text(text, "m.py").program
     assert placed is not None and "_pl_mem_session.frame(" in generate(placed).source
+
+
+A = "pl.Tensor[[16, 128], pl.FP32]"
+B = "pl.Tensor[[128, 16], pl.FP32]"
+
+
+def kchunk_pipe_program(acc_off: int) -> str:
+    """The cube pushes a[:, 16k:16k+16] @ b[16k:16k+16, :] for k < 8 (a batched push loop); the
+    vector pops each into its 2-slot ring at Vec [0, 2048) and adds it into an accumulator at
+    Vec ``acc_off`` (a batched pop loop): o = a @ b. ``acc_off`` 1024 puts it in ring slot 1."""
+    sig = f"a: {A}, b: {B}, o: pl.Out[{T}]"
+    aic = [
+        AIC,
+        f"def g_aic({sig}) -> {T}:",
+        *(
+            f"    {n}: pl.Ptr = pl.tile.alloc(pl.Mem.{sp}, 1024)"
+            for n, sp in (
+                ("mem_mat_0", "Mat"),
+                ("mem_mat_1", "Mat"),
+                ("mem_left_2", "Left"),
+                ("mem_right_3", "Right"),
+                ("mem_acc_4", "Acc"),
+            )
+        ),
+        "    imp: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name='ring', peer_func='g_aiv')",
+        "    pl.system.aic_initialize_pipe(imp, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=2)",
+        "    for kb in pl.range(8):",
+        "        k0: pl.Scalar[pl.INDEX] = kb * 16",
+        f"        am: {tile('Mat', 'mem_mat_0', 0)} = pl.tile.load(a, [0, k0], [16, 16], [16, 16], target_memory=pl.Mem.Mat)",
+        f"        bm: {tile('Mat', 'mem_mat_1', 1024)} = pl.tile.load(b, [k0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Mat)",
+        f"        al: {tile('Left', 'mem_left_2', 0)} = pl.tile.move(am, target_memory=pl.Mem.Left)",
+        f"        br: {tile('Right', 'mem_right_3', 0)} = pl.tile.move(bm, target_memory=pl.Mem.Right)",
+        f"        c: {tile('Acc', 'mem_acc_4', 0)} = pl.tile.matmul(al, br)",
+        "        pl.tile.tpush_to_aiv(c, split=0)",
+        "    return o",
+    ]
+    aiv = [
+        AIV,
+        f"def g_aiv({sig}) -> {T}:",
+        *(f"    mem_vec_{i}: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 1024)" for i in range(2)),
+        "    ring: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name='ring', size=2048, base=0)",
+        "    pl.system.aiv_initialize_pipe(ring, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=2)",
+        f"    acc0: {tile('Vec', 'mem_vec_0', acc_off)} = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)",
+        "    for kb, (acc,) in pl.range(8, init_values=(acc0,)):",
+        "        p: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)",
+        f"        acc1: {tile('Vec', 'mem_vec_0', acc_off)} = pl.tile.add(acc, p)",
+        "        pl.system.tfree_to_aic(p, split=0)",
+        "        acc_rv = pl.yield_(acc1)",
+        f"    o1: {T} = pl.tile.store(acc_rv, [0, 0], o)",
+        "    return o1",
+    ]
+    group = [GROUP, f"def g({sig}) -> {T}:", "    self.g_aic(a, b, o)", "    self.g_aiv(a, b, o)", "    return o"]
+    main = [ORCH, f"def main(self, {sig}) -> {T}:", f"    r: {T} = self.g(a, b, o)", "    return r"]
+    return program(aic, aiv, group, main)
+
+
+def _run_peel(text: str, exact: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[object, torch.Tensor, int]:
+    """The run, its output and how many batched calls a Peel took (``Peel.take`` counted, not replaced)."""
+    from pypto_lsp.exec import pipebatch
+
+    taken = [0]
+    real = pipebatch.Peel.take
+
+    def counted(self: pipebatch.Peel) -> None:
+        taken[0] += 1
+        real(self)
+
+    monkeypatch.setattr(pipebatch.Peel, "take", counted)
+    torch.manual_seed(0)
+    a, b = torch.randn(16, 128), torch.randn(128, 16)
+    keep: dict[str, torch.Tensor] = {}
+    fr = run_text(text, {"a": a, "b": b, "o": torch.zeros(16, 16)}, {"o": a @ b}, filename="m.py", exact=exact, keep=keep)
+    monkeypatch.setattr(pipebatch.Peel, "take", real)
+    return fr, keep["o"], taken[0]
+
+
+def test_peeled_pipe_loops_batch_the_middle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ends of a K-chunk round trip on placed tiles: the push loop and the pop-accumulate loop
+    run iterations 3..5 batched (a 2-slot ring: 3 first, 2 last in the arenas), the same numbers and
+    findings as one by one."""
+    text = kchunk_pipe_program(2048)
+    fr, out, taken = _run_peel(text, False, monkeypatch)
+    ref, ref_out, ref_taken = _run_peel(text, True, monkeypatch)
+    assert fr.status == PASS and fr.memory == {"checked": True, "hazards": []}  # type: ignore[attr-defined]
+    assert taken == 2 and ref_taken == 0
+    assert torch.allclose(out, ref_out, rtol=0, atol=1e-5)  # one bmm for the middle products: FP32 order only
+
+
+def test_peeled_pipe_loop_with_a_hazard_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The accumulator in ring slot 1: the second pop overwrites it. The vector's loop runs every
+    iteration in the arenas (the cube's, clean, still batches): the findings and the garbage are
+    those of the loop run one by one."""
+    text = kchunk_pipe_program(1024)
+    fr, out, taken = _run_peel(text, False, monkeypatch)
+    ref, ref_out, _ = _run_peel(text, True, monkeypatch)
+    assert taken == 1
+    assert fr.status == FAIL and fr.memory == ref.memory and hazards(fr, "overwrite")  # type: ignore[attr-defined]
+    assert torch.allclose(out, ref_out, rtol=0, atol=1e-5)
