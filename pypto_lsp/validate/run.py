@@ -273,7 +273,10 @@ def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
 
 
 def _child_init() -> None:
+    from ..exec.values import convert_threads
+
     torch.set_num_threads(1)
+    convert_threads(1)  # the pool's processes share the cores already
 
 
 def _run_parallel(
