@@ -3,6 +3,8 @@ still computes with what it wrote, and the next run sees the input as it was."""
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 from pypto_lsp.validate.engine import run_text
@@ -68,3 +70,22 @@ def test_a_lent_weight_is_converted_to_fp32_once_per_version() -> None:
     assert float(c[0, 6]) == 3.0 and c.untyped_storage().data_ptr() != a.untyped_storage().data_ptr()
     other = torch.randn(256, 512).bfloat16()  # never lent: converted each time
     assert as_f32(other).untyped_storage().data_ptr() != as_f32(other).untyped_storage().data_ptr()
+
+
+def test_a_big_weight_converts_on_the_machines_cores_and_leaves_the_engine_on_one() -> None:
+    """Above 4 M elements the one conversion may use several threads; the engine's setting (one
+    intra-op thread, see validate.engine.configure_torch) is back afterwards, the values exact."""
+    from pypto_lsp.exec.values import as_f32, convert_threads, register_input
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        w = torch.randn(2048, 2048 + 64).bfloat16()
+        register_input(w)
+        convert_threads(2)
+        got = as_f32(w[:, 64:])
+        assert torch.get_num_threads() == 1
+        assert torch.equal(got, w[:, 64:].float())
+    finally:
+        convert_threads(min(4, os.cpu_count() or 1))
+        torch.set_num_threads(before)
