@@ -269,10 +269,10 @@
         return null;
     }
 
-    /* Wrap the view's tooltip handler: over the map, the cell under the pointer, found by position. */
-    function hoverByPosition(view, m, img) {
-        var inner = view.tooltip(), R = m.view[0], C = m.view[1];
-        view.tooltip(function (handler, event, item, value) {
+    /* The tooltip handler ``inner`` wrapped: over the map, the cell under the pointer, found by position. */
+    function hoverByPosition(view, inner, m, img) {
+        var R = m.view[0], C = m.view[1];
+        return function (handler, event, item, value) {
             if (value != null && event && handler.getItemBoundingClientRect) {
                 var item0 = findItem(view.scenegraph().root, 'cells_marks');
                 var r = item0 && handler.getItemBoundingClientRect(item0);
@@ -282,7 +282,18 @@
                 }
             }
             return inner.call(this, handler, event, item, value);
-        });
+        };
+    }
+
+    /* A Vega View whose tooltip handler (vega-embed's, set before the first render) is wrapped by
+     * hoverByPosition: setting a handler on a drawn view resets its renderer and draws it again. */
+    function hoverViewClass(m, img) {
+        return class extends root.vega.View {
+            tooltip(handler) {
+                if (!arguments.length) { return super.tooltip(); }
+                return super.tooltip(handler ? hoverByPosition(this, handler, m, img) : handler);
+            }
+        };
     }
 
     function errorMapSpec(m, t, maxWidth) {
@@ -350,17 +361,14 @@
     /* Vector marks stay SVG (inspectable, testable) unless the tile outlines are many. */
     var SVG_MAX_TILES = 1500;
 
-    function embed(el, spec, onClick, renderer, after) {
+    function embed(el, spec, onClick, renderer, viewClass) {
         var opts = { renderer: renderer || 'svg', actions: false, tooltip: { theme: theme().dark ? 'dark' : 'light' } };
+        if (viewClass) { opts.viewClass = viewClass; }
         return root.vegaEmbed(el, spec, opts).then(function (res) {
             if (onClick) {
                 res.view.addEventListener('click', function (_ev, item) {
                     if (item && item.datum && item.datum.file) { onClick(item.datum); }
                 });
-            }
-            if (after) {
-                after(res.view);
-                return res.view.runAsync();  // a new tooltip handler resets the renderer: draw again
             }
             return res.view;
         });
@@ -388,7 +396,7 @@
             var drawn = errorMapSpec(m, t, options.maxWidth);
             d.setAttribute('data-cells', String(m.cells.count));
             d.setAttribute('data-raster', drawn.raster.w + 'x' + drawn.raster.h);
-            jobs.push(embed(d, drawn.spec, null, m.tiles.length > SVG_MAX_TILES ? 'canvas' : 'svg', function (view) { hoverByPosition(view, m, drawn.raster); }));
+            jobs.push(embed(d, drawn.spec, null, m.tiles.length > SVG_MAX_TILES ? 'canvas' : 'svg', hoverViewClass(m, drawn.raster)));
         });
         return Promise.all(jobs).then(function () {
             host.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));

@@ -5,7 +5,8 @@ every network request refused, and the DOM Chromium leaves after the scripts ran
 the pass chart has one point per pass and the first divergent pass marked, the error map one
 rectangle per tile. The map's cells are one raster image: a checker script (added to a copy of
 the report, never to the report itself) reads its pixels back from the drawn <image> and where
-they land on the page, so the test sees which cells were drawn red and where. A screenshot is
+they land on the page, so the test sees which cells were drawn red and where, and hovers one
+element to read its tooltip. A screenshot is
 kept (``PYPTO_PICTURES_OUT`` or the test's tmp folder).
 """
 
@@ -74,6 +75,14 @@ CHECKER = """<script>
       map.setAttribute('data-check', JSON.stringify({ w: w, h: h, red: red, box: [box.top, box.bottom, box.left, box.right], tiles: tiles }));
     };
     im.src = img.getAttribute('href');
+    // hover element [40, 5] (second row tile, over tolerance): what the tooltip says of it
+    var ev = { clientX: box.left + 5.5 * box.width / 128, clientY: box.top + 40.5 * box.height / 64, bubbles: true };
+    img.dispatchEvent(new PointerEvent('pointermove', ev));
+    img.dispatchEvent(new MouseEvent('mousemove', ev));
+    setTimeout(function () {
+      var tip = document.getElementById('vg-tooltip-element');
+      map.setAttribute('data-hover', tip ? tip.textContent : 'no tooltip');
+    }, 100);
   });
 })();
 </script>"""
@@ -160,3 +169,26 @@ def test_screenshot(report: tuple[Path, str, Path]) -> None:
     assert r.returncode == 0, r.stderr[-2000:]
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000  # a drawn page, not a blank one
+
+
+@needs_chromium
+def test_hovering_an_element_names_it_its_values_and_its_store(report: tuple[Path, str, Path]) -> None:
+    """The map's tooltip, looked up by the pointer's position over the raster: the element's
+    index, both values, |Δ|, the verdict and the store (IR line) that wrote it."""
+    _, dom, _ = report
+    m = re.search(r'data-hover="([^"]*)"', dom)
+    assert m is not None, "the checker did not hover the map"
+    tip = m.group(1)
+    data = json.loads(re.search(r'<script type="application/json" id="pypto-data">(.*?)</script>', dom, re.S).group(1))  # type: ignore[union-attr]
+    from pypto_lsp.validate.errormap import decode_cells
+
+    emap = data["maps"][0]
+    cells = decode_cells(emap)
+    k = next(i for i, (r, c) in enumerate(zip(cells["r"], cells["c"], strict=True)) if (r, c) == (40, 5))
+    store = emap["stores"][cells["s"][k]]
+    assert tip.startswith("[40, 5]"), tip
+    for key in ("this pass", "golden", "|Δ|", "verdict", "written by"):
+        assert key in tip, (key, tip)
+    assert "over tolerance" in tip and f"{store['op']} at line {store['line']}" in tip
+    a, e = float(cells["a"][k]), float(cells["e"][k])
+    assert f"{a:.4g}"[:4] in tip and f"{e:.4g}"[:4] in tip and a != e
