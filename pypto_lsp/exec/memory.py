@@ -26,6 +26,7 @@ cost is a few list operations and one ``copy_``.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from typing import Any
 
@@ -342,6 +343,17 @@ class Frame:
 
     def rd(self, site_idx: int, *ops: Any) -> None:
         self._operands(self.plan.sites[site_idx], ops)
+
+    def peel(self, pops: tuple[int, ...]) -> tuple[int, int]:
+        """How many iterations of a batched loop whose body pops at ``pops`` run one by one in the
+        arenas, first and last: ``(S + 1, S)``, ``S`` the least common multiple of their rings'
+        slot counts (1 without pops): the slot a pop lands in repeats every ``S`` iterations, and
+        the first iteration may meet the arenas as the code before the loop left them (see
+        :meth:`pypto_lsp.exec.sweep.Sweep.peeled`)."""
+        slots = 1
+        for i in pops:
+            slots = math.lcm(slots, max(1, int(self.plan.sites[i].slot_num)))
+        return slots + 1, slots
 
     def skip_pops(self, sites: tuple[int, ...], count: int) -> None:
         """``count`` pops of each of ``sites`` ran without the arenas (a sweep's batched middle):

@@ -270,13 +270,8 @@ class Peel:
     check every iteration from the second on; the tail's first reads the batched sum, unplaced)."""
 
     def __init__(self, items: range, session: Any, frame: Any, pops: tuple[int, ...]) -> None:
-        import math
-
-        slots = 1
-        for i in pops:
-            slots = math.lcm(slots, max(1, int(frame.plan.sites[i].slot_num)))
         self.items, self.session, self.frame, self.pops = items, session, frame, pops
-        self.head, self.tail = slots + 1, slots
+        self.head, self.tail = frame.peel(pops)
         self.batch = False
         self.first = self.count = 0
         self.taken = False

@@ -689,10 +689,7 @@ class Sweep:
         one already reported included), neither would the middle ones, and their values are the
         values-only ones. The last ``S`` leave the arenas and the pipe rings as the loop would. A
         hazard met: every iteration one by one, as written."""
-        slots = 1
-        for i in pops:
-            slots = math.lcm(slots, max(1, int(frame.plan.sites[i].slot_num)))
-        head, tail = slots + 1, slots
+        head, tail = frame.peel(pops)
         items = list(zip(*self.values, strict=True))
         events = session.events
         k = 0
