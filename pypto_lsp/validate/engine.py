@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import time
@@ -277,9 +278,25 @@ def _run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     if t.is_alive():
         _stop_thread(t)
         raise TimeoutError(f"run did not finish within {timeout:g} s (an endless loop in the IR?)")
+    _wait_gone(t)
     if "exc" in box:
         raise box["exc"]
     return box.get("value")
+
+
+def _wait_gone(t: threading.Thread, limit: float = 1.0) -> None:
+    """Until the run's OS thread has ended (Linux; elsewhere nothing). ``join`` returns once the
+    thread's Python state is gone, before the thread runs its native exit handlers: MKL frees its
+    per-thread buffers there, under a lock, and a process forked in that window (the CLI's worker
+    pool, right after the no-goldens reference run) inherits the lock held and spins on it forever
+    at its first matmul. Usually already gone; a few hundred microseconds at most."""
+    tid = getattr(t, "native_id", None)
+    task = f"/proc/self/task/{tid}"
+    if tid is None or not os.path.isdir("/proc/self/task"):
+        return
+    deadline = time.monotonic() + limit
+    while os.path.exists(task) and time.monotonic() < deadline:
+        time.sleep(0.0002)
 
 
 class _RunAbandoned(BaseException):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import stat
 import sys
@@ -256,7 +257,8 @@ def broken_workspace(case: Broken, dst: Path, files: list[str] | None = None) ->
 
 def big_workspace(case: Broken, dst: Path, at_least: int = 96) -> Path:
     """A long pass list (folder runs that take long enough to cancel): the fixture as it is; the
-    example's few dumps repeated in order, renumbered, until there are ``at_least``."""
+    example's few dumps repeated in order, renumbered, until there are ``at_least``, each copy's
+    program class renamed (identical texts would be validated once and the run end at once)."""
     broken_workspace(case, dst)
     folder = dst / "passes_dump"
     files = sorted(folder.glob("*.py"))
@@ -267,6 +269,7 @@ def big_workspace(case: Broken, dst: Path, at_least: int = 96) -> Path:
         f.unlink()
     for k in range(at_least):
         name, text = texts[k % len(texts)]
+        text = re.sub(r"^class (\w+):", rf"class \1_{k}:", text, count=1, flags=re.M)
         (folder / f"{k:02d}_{name}").write_text(text, encoding="utf-8")
     return dst
 
