@@ -346,14 +346,14 @@ class Frame:
 
     def peel(self, pops: tuple[int, ...]) -> tuple[int, int]:
         """How many iterations of a batched loop whose body pops at ``pops`` run one by one in the
-        arenas, first and last: ``(S + 1, S)``, ``S`` the least common multiple of their rings'
+        arenas, first and last: ``(S + 1, 1)``, ``S`` the least common multiple of their rings'
         slot counts (1 without pops): the slot a pop lands in repeats every ``S`` iterations, and
-        the first iteration may meet the arenas as the code before the loop left them (see
-        :meth:`pypto_lsp.exec.sweep.Sweep.peeled`)."""
+        the first iteration may meet the arenas as the code before the loop left them; the last
+        places again what the loop leaves placed (see :meth:`pypto_lsp.exec.sweep.Sweep.peeled`)."""
         slots = 1
         for i in pops:
             slots = math.lcm(slots, max(1, int(self.plan.sites[i].slot_num)))
-        return slots + 1, slots
+        return slots + 1, 1
 
     def skip_pops(self, sites: tuple[int, ...], count: int) -> None:
         """``count`` pops of each of ``sites`` ran without the arenas (a sweep's batched middle):

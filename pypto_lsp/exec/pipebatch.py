@@ -261,11 +261,11 @@ def plan_pop_loop(loop: For, fn: Function) -> PopPlan | None:
 
 class Peel:
     """A pipe loop on placed tiles (memory model on): iterates the loop's range, the first ``S + 1``
-    and last ``S`` iterations one by one in the arenas (``S``: the least common multiple of the
+    and the last iterations one by one in the arenas (``S``: the least common multiple of the
     ring sizes of its pops, 1 without); at the first middle iteration ``batch`` is set and the
     body's batched call runs the ``count`` middle ones at once (``take``), unless the first ones
-    met a hazard or the call declines: then every iteration runs as written. Why the arenas end
-    as the loop leaves them and the findings are the loop's: :meth:`.sweep.Sweep.peeled` (an
+    met a hazard or the call declines: then every iteration runs as written. Why the findings are
+    the loop's: :meth:`.sweep.Sweep.peeled` (an
     accumulator carried through its bytes is read each iteration from the one before: the same
     check every iteration from the second on; the tail's first reads the batched sum, unplaced)."""
 

@@ -681,14 +681,17 @@ class Sweep:
         """With the memory model on placed tiles: the iterations to run one by one in the arenas
         (their loop variables' values), and ``None`` where the caller runs the batched middle.
 
-        The first ``S + 1`` iterations and the last ``S`` run one by one (``S``: the least common
-        multiple of the ring sizes of the body's pops, 1 without). Every iteration runs the same
-        straight-line body on the same static placements, so from the second one on each meets the
-        same checks in the same arena state (which site last wrote each byte), up to the pop's slot,
-        which repeats every ``S`` iterations: when the first ``S + 1`` met no hazard (a repeat of
-        one already reported included), neither would the middle ones, and their values are the
-        values-only ones. The last ``S`` leave the arenas and the pipe rings as the loop would. A
-        hazard met: every iteration one by one, as written."""
+        The first ``S + 1`` iterations and the last one run one by one (``S``: the least common
+        multiple of the ring sizes of the body's pops, 1 without; :meth:`.memory.Frame.peel`).
+        Every iteration runs the same straight-line body on the same static placements, so from the
+        second one on each meets the same checks in the same arena state (which site last wrote each
+        byte), up to the pop's slot, which repeats every ``S`` iterations: when the first ``S + 1``
+        met no hazard (a repeat of one already reported included), neither would the middle ones,
+        and their values are the values-only ones. After the last, every byte the body writes has
+        the owner (its site) it has after the loop, and what the loop leaves placed (a carried
+        accumulator) is placed again; a ring slot other than the last one's holds an earlier
+        iteration's tile than after the loop, which only a read the sanitizer reports as an
+        overwrite could see. A hazard met: every iteration one by one, as written."""
         head, tail = frame.peel(pops)
         items = list(zip(*self.values, strict=True))
         events = session.events

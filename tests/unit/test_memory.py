@@ -658,7 +658,7 @@ def _run_peel(text: str, exact: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[
 
 def test_peeled_pipe_loops_batch_the_middle(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both ends of a K-chunk round trip on placed tiles: the push loop and the pop-accumulate loop
-    run iterations 3..5 batched (a 2-slot ring: 3 first, 2 last in the arenas), the same numbers and
+    run iterations 3..6 batched (a 2-slot ring: 3 first, 1 last in the arenas), the same numbers and
     findings as one by one."""
     text = kchunk_pipe_program(2048)
     fr, out, taken = _run_peel(text, False, monkeypatch)
