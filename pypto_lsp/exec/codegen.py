@@ -162,7 +162,6 @@ class _FunctionGen:
         self.sweep_mode = False  # emitting a sweep's body (see sweep_loop): ops over all iterations
         self.sweep_dead = False  # ... a statement of it whose value nothing uses
         self.sweep_dead_ids: set[int] = set()
-        self.peel_lines: list[tuple[int, str]] = []  # see pipe_loop
         self.mem = gen.memory_plan.functions.get(fn.name) if gen.memory_plan is not None else None
         if self.mem is not None and self.mem.empty:
             self.mem = None
@@ -214,9 +213,7 @@ class _FunctionGen:
         self.emit(1, f"_pl_calls[{_literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         if self.cube:
             self.emit(1, "_pl_cube = _pl_rt.runs_cube()", fn.name_span)
-        plan_at = len(self.gen.lines)
-        if self.mem is not None:
-            self.emit(1, "", fn.name_span)  # the frame line, filled in once the sites are known
+        plan_at = self.placeholder(1, fn.name_span) if self.mem is not None else -1  # the frame line: once the sites are known
         body_start = len(self.gen.lines)
         if self.gen.entry is fn:
             for p in fn.params:
@@ -244,7 +241,7 @@ class _FunctionGen:
             core = _literal(self.mem.core)
             sites = "(" + "".join(x + ", " for x in self.mem_sites) + ")"
             plan = self.gen.constant(f"_pl_mem.Plan({_literal(fn.name)}, {core}, {sites})")
-            self.gen.lines[plan_at] = (f"    _pl_m = _pl_mem_session.frame({plan})", fn.name_span)
+            self.fill(plan_at, 1, f"_pl_m = _pl_mem_session.frame({plan})")
 
     # ------------------------------------------------------------------ statements
 
@@ -257,6 +254,7 @@ class _FunctionGen:
 
     def mem_site(
         self,
+        key: int,
         kind: str,
         name: str,
         line: int,
@@ -271,7 +269,11 @@ class _FunctionGen:
         view_op: bool,
         pipe: tuple[int, int, int] | None,
     ) -> int:
-        """Add a site literal to this function's memory plan; its index."""
+        """Add a site literal to this function's memory plan; its index. ``key``: the id of the
+        statement or op it belongs to (a body emitted twice, as a peeled loop is, shares its sites)."""
+        known = self.mem_site_of.get(key)
+        if known is not None:
+            return known
         ops = "(" + "".join(_literal(o) + ", " for o in operands) + ")"
         scr = "(" + "".join(f"{i}, " for i in scratch) + ")"
         shp = "(" + "".join(f"{d}, " for d in shape) + ")"
@@ -280,6 +282,7 @@ class _FunctionGen:
             f"({_literal(kind)}, {_literal(name)}, {line}, {_literal(space)}, {start}, {nbytes}, {_literal(dtype)}, {shp}, "
             f"{_literal(memref)}, {ops}, {scr}, {view_op}, {pp})"
         )
+        self.mem_site_of[key] = len(self.mem_sites) - 1
         return len(self.mem_sites) - 1
 
     def mem_reads(self, e: Expr, line: int) -> tuple[list[str], list[str], list[int]]:
@@ -378,9 +381,7 @@ class _FunctionGen:
     def mem_read_stmt(self, e: OpCall, span: Span, ind: int) -> None:
         py, names, scratch = self.mem_reads(e, span.line)
         if py:
-            idx = self.mem_site_of.get(id(e))
-            if idx is None:
-                idx = self.mem_site_of[id(e)] = self.mem_site("r", e.op, span.line, "", 0, 0, "", (), "", names, scratch, False, None)
+            idx = self.mem_site(id(e), "r", e.op, span.line, "", 0, 0, "", (), "", names, scratch, False, None)
             self.emit(ind, f"_pl_m.rd({idx}, {', '.join(py)})", span)
 
     def mem_assign(self, s: Assign, value: str, ind: int) -> str:
@@ -389,15 +390,12 @@ class _FunctionGen:
         site = self.mem.sites.get(id(s))
         pop = self.mem.pops.get(id(s))
         py, names, scratch = self.mem_reads(s.value, s.span.line)
-        known = self.mem_site_of.get(id(s))
-        if known is not None and (site is not None or pop is not None):
-            call = "wr" if site is not None else "pop"
-            return f"_pl_m.{call}({value}, {known}{''.join(', ' + p for p in py) if site is not None else ''})"
         if site is not None:
             v = s.value
             view = isinstance(v, OpCall) and v.op in VIEW_OPS and bool(v.args) and isinstance(v.args[0], Name) and bool(names)
             view = view and isinstance(v, OpCall) and isinstance(v.args[0], Name) and names[0] == v.args[0].id
             idx = self.mem_site(
+                id(s),
                 "w",
                 site.name,
                 site.line,
@@ -412,12 +410,12 @@ class _FunctionGen:
                 view,
                 None,
             )
-            self.mem_site_of[id(s)] = idx
             return f"_pl_m.wr({value}, {idx}{''.join(', ' + p for p in py)})"
         if pop is not None:
             r = self.mem.reserves[pop.reserve]
             memref = f"pipe '{r.name}'"
             idx = self.mem_site(
+                id(s),
                 "p",
                 pop.name,
                 pop.line,
@@ -432,7 +430,6 @@ class _FunctionGen:
                 False,
                 (pop.reserve, r.slot_size, r.slot_num),
             )
-            self.mem_site_of[id(s)] = idx
             return f"_pl_m.pop({value}, {idx})"
         if py and isinstance(s.value, OpCall):
             self.mem_read_stmt(s.value, s.span, ind)
@@ -517,28 +514,23 @@ class _FunctionGen:
             self._init_carried(ind, carried, s.iter_args, inits, s.init_values, s.header_span)
         var = self.py(s.var.name) if s.var is not None else "_pl_unused"
         outer = ind
-        peel: bool | str = False
+        peel: bool | tuple[str, list[tuple[int, str]]] = False
         if self.batched_loop(s, carried, var, ind):
             ind += 1  # the loop as written runs in the else branch of the batched one
         elif (peel := self.pipe_loop(s, carried, var, ind)) is True:
             ind += 1  # likewise (exec.pipebatch)
         elif not peel and self.sweep_loop(s, carried, ind):
             ind += 1  # likewise (exec.sweep)
-        if isinstance(peel, str):  # placed tiles: a Peel iterates the range (exec.pipebatch.Peel)
-            start = self.expr(s.start) if s.start is not None else "0"
-            step = self.expr(s.step) if s.step is not None else "1"
-            peel_at = len(self.gen.lines)
-            self.emit(ind, "", s.header_span)  # filled in once the pop sites are known
-            self.emit(ind, f"for {var} in {peel}:", s.header_span)
-            for d, t in self.peel_lines:
+        if isinstance(peel, tuple):  # placed tiles: a Peel iterates the range (exec.pipebatch.Peel)
+            name, batched_call = peel
+            peel_at = self.placeholder(ind, s.header_span)
+            self.emit(ind, f"for {var} in {name}:", s.header_span)
+            for d, t in batched_call:
                 self.emit(ind + d, t, s.header_span)
             self.frames.append(_Frame("loop", carried, s.iter_args))
             self.block(s.body, ind + 1)
             self.frames.pop()
-            assert self.mem is not None
-            pops = "".join(f"{self.mem_site_of[id(st)]}, " for st in s.body if id(st) in self.mem.pops and id(st) in self.mem_site_of)
-            rng = f"range({start}, {self.expr(s.stop)}, {step})"
-            self.gen.lines[peel_at] = ("    " * ind + f"{peel} = _pl_pb.Peel({rng}, _pl_mem_session, _pl_m, ({pops}))", s.header_span)
+            self.fill(peel_at, ind, f"{name} = _pl_pb.Peel({self._range(s)}, _pl_mem_session, _pl_m, {self._pop_sites(s.body)})")
             self._after_loop(trailing_yield(s.body), carried, outer, s.header_span, s.iter_args)
             return
         if s.kind == "spmd":
@@ -548,9 +540,7 @@ class _FunctionGen:
             code = SPLIT_MODE_CODE.get(mode.member, 0) if isinstance(mode, EnumRef) else 0
             it = f"_pl_rt.split_aiv_lanes({self.expr(s.stop)}, {code})"
         else:
-            start = self.expr(s.start) if s.start is not None else "0"
-            step = self.expr(s.step) if s.step is not None else "1"
-            it = f"range({start}, {self.expr(s.stop)}, {step})"
+            it = self._range(s)
         counter = None
         if self.gen.trace and s.kind not in ("spmd", "split_aiv"):
             # how often the loop ran is compared too (localisation): keyed by its variable
@@ -572,6 +562,24 @@ class _FunctionGen:
         if counter is not None:
             self.emit(ind, f"{counter}.done()", s.header_span)
         self._after_loop(trailing_yield(s.body), carried, outer, s.header_span, s.iter_args)
+
+    def _range(self, s: For) -> str:
+        start = self.expr(s.start) if s.start is not None else "0"
+        step = self.expr(s.step) if s.step is not None else "1"
+        return f"range({start}, {self.expr(s.stop)}, {step})"
+
+    def placeholder(self, ind: int, span: Span) -> int:
+        """An empty line to :meth:`fill` once what it needs is known (the memory sites of a body)."""
+        self.emit(ind, "", span)
+        return len(self.gen.lines) - 1
+
+    def fill(self, at: int, ind: int, text: str) -> None:
+        self.gen.lines[at] = ("    " * ind + text, self.gen.lines[at][1])
+
+    def _pop_sites(self, body: list[Stmt]) -> str:
+        """The memory sites of the pops of ``body`` (emitted already), as a tuple literal."""
+        assert self.mem is not None
+        return "(" + "".join(f"{self.mem_site_of[id(st)]}, " for st in body if id(st) in self.mem.pops and id(st) in self.mem_site_of) + ")"
 
     def batched_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool:
         """A K-chunk accumulation loop as one batched call (see :mod:`.batching`), the loop
@@ -599,12 +607,13 @@ class _FunctionGen:
         self.gen.uses_batching = True
         return True
 
-    def pipe_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool | str:
+    def pipe_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool | tuple[str, list[tuple[int, str]]]:
         """A loop on one end of a cross-core pipe as one call (see :mod:`.pipebatch`), the loop
         itself emitted by the caller in its ``else:``; False when the loop must run as written.
 
         With the memory model on placed tiles: the name of a :class:`.pipebatch.Peel` the caller
-        iterates instead of the range (``self.peel_lines``: the batched call at the top of the body)."""
+        iterates instead of the range, and the lines (indent, text) of the batched call the caller
+        puts at the top of the body."""
         from . import pipebatch
 
         if not self.gen.sweeps or not self.gen.check_shapes or self.cube or (self.mem is None and not self.gen.batching):
@@ -642,8 +651,7 @@ class _FunctionGen:
         if peel is not None:
             # placed tiles: the first and last iterations run in the arenas, the middle batched
             # when they met no hazard (see pipebatch.Peel); the call sits at the top of the body
-            self.peel_lines = [(1, f"if {peel}.batch:")] + [(d + 2, t) for d, t in call] + [(3, f"{peel}.take()"), (3, "continue")]
-            return peel
+            return peel, [(1, f"if {peel}.batch:")] + [(d + 2, t) for d, t in call] + [(3, f"{peel}.take()"), (3, "continue")]
         for d, t in call:
             self.emit(ind + d, t, s.header_span)
         self.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
@@ -681,8 +689,7 @@ class _FunctionGen:
         else:
             # placed tiles: the first and last iterations run one by one in the arenas, the middle
             # batched when the first ones met no hazard (see Sweep.peeled)
-            peel_at = len(self.gen.lines)
-            self.emit(ind + 1, "", s.header_span)  # filled in once the pop sites are known
+            peel_at = self.placeholder(ind + 1, s.header_span)
             self.emit(ind + 2, "if _pl_it is None:", s.header_span)
             self._sweep_head(plan, ind + 3, per_item=None)
             self._sweep_batched(plan, carried, ind + 3, s)
@@ -691,11 +698,7 @@ class _FunctionGen:
             self.block(plan.body, ind + 3)
             for name, final in zip(carried, plan.finals, strict=True):
                 self.emit(ind + 3, f"{name} = {self.py(final)}", s.header_span)
-            pops = "".join(f"{self.mem_site_of[id(st)]}, " for st in plan.body if id(st) in self.mem.pops and id(st) in self.mem_site_of)
-            self.gen.lines[peel_at] = (
-                "    " * (ind + 1) + f"for _pl_it in _pl_sw.peeled(_pl_mem_session, _pl_m, ({pops})):",
-                s.header_span,
-            )
+            self.fill(peel_at, ind + 1, f"for _pl_it in _pl_sw.peeled(_pl_mem_session, _pl_m, {self._pop_sites(plan.body)}):")
         for loop, trips in zip(plan.loops, plan.trips, strict=True):
             assert loop.var is not None
             self.emit(ind + 1, f"{self.py(loop.var.name)} = {trips[-1]}", loop.header_span)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -344,16 +345,27 @@ class Frame:
     def rd(self, site_idx: int, *ops: Any) -> None:
         self._operands(self.plan.sites[site_idx], ops)
 
-    def peel(self, pops: tuple[int, ...]) -> tuple[int, int]:
-        """How many iterations of a batched loop whose body pops at ``pops`` run one by one in the
-        arenas, first and last: ``(S + 1, 1)``, ``S`` the least common multiple of their rings'
-        slot counts (1 without pops): the slot a pop lands in repeats every ``S`` iterations, and
-        the first iteration may meet the arenas as the code before the loop left them; the last
-        places again what the loop leaves placed (see :meth:`pypto_lsp.exec.sweep.Sweep.peeled`)."""
+    def peeled(self, session: Session, n: int, pops: tuple[int, ...]) -> Iterator[int | range]:
+        """The iterations of a batched loop of ``n`` whose body pops at ``pops`` (this frame's
+        sites): an index each for one to run one by one in the arenas, and once a ``range``, the
+        middle the caller may run batched (then it calls :meth:`skip_pops`). The first ``S + 1``
+        and the last run one by one, ``S`` the least common multiple of the pops' rings' slot counts
+        (1 without pops): the slot a pop lands in repeats every ``S`` iterations, and the first
+        iteration may meet the arenas as the code before the loop left them; the last places again
+        what the loop leaves placed. No middle when the first ones met a hazard (``session.events``,
+        a repeat of one already reported included). Why that is exact:
+        :meth:`pypto_lsp.exec.sweep.Sweep.peeled`."""
         slots = 1
         for i in pops:
             slots = math.lcm(slots, max(1, int(self.plan.sites[i].slot_num)))
-        return slots + 1, 1
+        head = min(slots + 1, n)
+        events = session.events
+        yield from range(head)
+        if n - 1 > head and session.events == events:
+            yield range(head, n - 1)
+            yield n - 1
+        else:
+            yield from range(head, n)
 
     def skip_pops(self, sites: tuple[int, ...], count: int) -> None:
         """``count`` pops of each of ``sites`` ran without the arenas (a sweep's batched middle):

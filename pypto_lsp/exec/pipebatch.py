@@ -271,7 +271,6 @@ class Peel:
 
     def __init__(self, items: range, session: Any, frame: Any, pops: tuple[int, ...]) -> None:
         self.items, self.session, self.frame, self.pops = items, session, frame, pops
-        self.head, self.tail = frame.peel(pops)
         self.batch = False
         self.first = self.count = 0
         self.taken = False
@@ -280,24 +279,18 @@ class Peel:
         self.taken = True
 
     def __iter__(self) -> Any:
-        items, n = self.items, len(self.items)
-        events = self.session.events
-        k = 0
-        while k < min(self.head, n):
-            yield items[k]
-            k += 1
-        if n - self.tail > k and self.session.events == events:
-            self.batch, self.first, self.count = True, k, n - self.tail - k
-            yield items[k]
+        items = self.items
+        for step in self.frame.peeled(self.session, len(items), self.pops):
+            if not isinstance(step, range):
+                yield items[step]
+                continue
+            self.batch, self.first, self.count = True, step.start, len(step)
+            yield items[step.start]
             self.batch = False
             if self.taken:
-                self.frame.skip_pops(self.pops, self.count)
-                k = n - self.tail
-            else:
-                k += 1  # declined: that iteration ran as written
-        while k < n:
-            yield items[k]
-            k += 1
+                self.frame.skip_pops(self.pops, len(step))
+            else:  # declined: that iteration ran as written, so do the others
+                yield from (items[k] for k in step[1:])
 
 
 def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks: int, paced: bool = False, first: int = 0) -> bool:

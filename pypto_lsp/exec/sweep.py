@@ -682,7 +682,7 @@ class Sweep:
         (their loop variables' values), and ``None`` where the caller runs the batched middle.
 
         The first ``S + 1`` iterations and the last one run one by one (``S``: the least common
-        multiple of the ring sizes of the body's pops, 1 without; :meth:`.memory.Frame.peel`).
+        multiple of the ring sizes of the body's pops, 1 without; :meth:`.memory.Frame.peeled`).
         Every iteration runs the same straight-line body on the same static placements, so from the
         second one on each meets the same checks in the same arena state (which site last wrote each
         byte), up to the pop's slot, which repeats every ``S`` iterations: when the first ``S + 1``
@@ -692,22 +692,15 @@ class Sweep:
         accumulator) is placed again; a ring slot other than the last one's holds an earlier
         iteration's tile than after the loop, which only a read the sanitizer reports as an
         overwrite could see. A hazard met: every iteration one by one, as written."""
-        head, tail = frame.peel(pops)
         items = list(zip(*self.values, strict=True))
-        events = session.events
-        k = 0
-        while k < min(head, self.n):
-            yield items[k]
-            k += 1
-        if self.n - tail > k and session.events == events:
-            self.lo = self.hi = k
-            self.end = self.n - tail
-            yield None
-            frame.skip_pops(pops, self.end - k)
-            k = self.end
-        while k < self.n:
-            yield items[k]
-            k += 1
+        for step in frame.peeled(session, self.n, pops):
+            if isinstance(step, range):
+                self.lo = self.hi = step.start
+                self.end = step.stop
+                yield None
+                frame.skip_pops(pops, len(step))
+            else:
+                yield items[step]
 
     def next(self) -> bool:
         """Advance to the next chunk of iterations (all at once unless the body pops first)."""

@@ -85,19 +85,18 @@ def test_batched_and_exact_paths_reach_the_same_verdicts(tmp_path, capsys):
     worst = (0.0, "")
     problems = []
     placed_runs = 0  # of them, placed dumps with the memory model on (sweeps peeled)
-    placed_on = False
     for case, files, ins_p, exp_p, rtol, atol, entry in _cases(tmp_path):
         ins = load_bundle(ins_p if str(ins_p).startswith("/") else FIXTURES / ins_p)
         exp = load_bundle(exp_p if str(exp_p).startswith("/") else FIXTURES / exp_p)
         for f in files:
             text = f.read_text()
             total += 1
-            for memory in (True, False):
-                comp = engine.compile_text(text, entry=entry, memory=memory)
-                placed = comp.generated is not None and "_pl_mem_session" in comp.generated.source
-                if memory is False and not placed_on:
-                    break  # unplaced: the memory-on script was the values-only one
-                placed_on = placed
+            comp = engine.compile_text(text, entry=entry, memory=True)
+            placed = comp.generated is not None and "_pl_mem_session" in comp.generated.source
+            # unplaced: the memory-on script is the values-only one
+            for memory in (True, False) if placed else (True,):
+                if not memory:
+                    comp = engine.compile_text(text, entry=entry, memory=False)
                 if comp.generated is None or not _BATCHED.search(comp.generated.source):
                     continue  # no batched loop: the script is the exact one
                 changed += 1
