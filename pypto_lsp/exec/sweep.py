@@ -692,7 +692,6 @@ class Sweep:
         accumulator) is placed again; a ring slot other than the last one's holds an earlier
         iteration's tile than after the loop, which only a read the sanitizer reports as an
         overwrite could see. A hazard met: every iteration one by one, as written."""
-        items = list(zip(*self.values, strict=True))
         for step in frame.peeled(session, self.n, pops):
             if isinstance(step, range):
                 self.lo = self.hi = step.start
@@ -700,7 +699,7 @@ class Sweep:
                 yield None
                 frame.skip_pops(pops, len(step))
             else:
-                yield items[step]
+                yield tuple(v[step] for v in self.values)
 
     def next(self) -> bool:
         """Advance to the next chunk of iterations (all at once unless the body pops first)."""
