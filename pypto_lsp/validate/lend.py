@@ -58,19 +58,20 @@ class Loan:
     """The tensors lent to one run and their versions when lent."""
 
     def __init__(self) -> None:
-        self.lent: list[tuple[str, torch.Tensor, int]] = []
+        # (key, the tensor, its version when lent, its pristine copy: held here, the process-wide
+        # table may drop it while the run goes on)
+        self.lent: list[tuple[str, torch.Tensor, int, torch.Tensor]] = []
 
     def settle(self, run_tensors: dict[str, torch.Tensor]) -> list[str]:
         """After the run: an input the dump wrote keeps its written state in ``run_tensors`` (a
         copy) and is restored for the next run. The keys restored."""
         restored = []
-        for key, t, version in self.lent:
+        for key, t, version, copy in self.lent:
             if t._version != version:
                 run_tensors[key] = t.clone()
-                ref, _, copy = _PRISTINE[id(t)]
                 with torch.no_grad():
                     t.copy_(copy)
-                _PRISTINE[id(t)] = (ref, t._version, copy)
+                _PRISTINE[id(t)] = (weakref.ref(t), t._version, copy)
                 restored.append(key)
         self.lent = []
         return restored
@@ -92,10 +93,10 @@ def lend(
     out: dict[str, torch.Tensor] = {}
     for k, v in inputs.items():
         if k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
-            _pristine(v)  # once per process: what a write is undone from
+            copy = _pristine(v)  # once per process: what a write is undone from
             register_input(v)  # its FP32 conversion may be kept for the next run
             out[k] = v
-            loan.lent.append((k, v, v._version))
+            loan.lent.append((k, v, v._version, copy))
         else:
             out[k] = v.clone()
     return out, loan

@@ -89,3 +89,24 @@ def test_a_big_weight_converts_on_the_machines_cores_and_leaves_the_engine_on_on
     finally:
         convert_threads(min(4, os.cpu_count() or 1))
         torch.set_num_threads(before)
+
+
+def test_a_written_input_is_restored_when_the_copies_table_was_emptied_meanwhile() -> None:
+    """The process keeps at most 64 pristine copies and empties its table beyond: a lend of several
+    inputs (or another run) may empty it between a run's lend and its settle. The loan holds its
+    own copies, so a written input is still restored (it was a KeyError)."""
+    from pypto_lsp.ir.parser import parse_text
+    from pypto_lsp.validate import lend as lend_mod
+
+    program = parse_text(_program(True), "lend.py").program
+    assert program is not None
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    before = x.clone()
+    run_tensors, loan = lend_mod.lend(program, "main", {"x": x, "out": torch.zeros(4, 8)})
+    assert run_tensors["x"] is x
+    others = [torch.zeros(1) for _ in range(70)]
+    for t in others:  # fills the table past its bound: it is emptied on the way
+        lend_mod._pristine(t)
+    x.add_(1.0)  # the run writes its input
+    assert loan.settle(run_tensors) == ["x"]
+    assert torch.equal(x, before) and torch.equal(run_tensors["x"], before + 1)
