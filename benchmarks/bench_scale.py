@@ -5,7 +5,11 @@
 Per size:
 
 * golden: the program's math in eager torch (the formula of ``scale/make_goldens.py``), one
-  intra-op thread like the engine, best of ``--repeat``;
+  intra-op thread like the engine, best of ``--repeat`` in this process (warm: its FP32 weight
+  copies reuse the heap pages of the call before);
+* golden, one call: the same math called once in a fresh process with torch's default threads,
+  as issue 16's table measures it ("eager torch, one call"; best of ``--repeat`` processes): the
+  weights' FP32 copies fault their pages in, as a cold ``validate`` does;
 * folder cold: ``pypto-lsp validate passes_dump --no-cache --no-localize`` in a fresh process
   (``summary.seconds``, 2 worker processes by default);
 * last dump cold: the same for ``49_after_...`` alone (``summary.seconds``: parse, checks,
@@ -59,6 +63,25 @@ def golden_math(t: dict[str, Any]) -> Any:
     gate, up = normed @ x["w_gate"], normed @ x["w_up"]
     mlp = (gate * torch.sigmoid(gate) * up).bfloat16().float()
     return (mlp @ x["w_down"] + resid1).bfloat16()
+
+
+def golden_one_call(inputs: Path, repeat: int) -> float:
+    """Best wall seconds of ``golden_math`` called once in a fresh process (``--golden-once``)."""
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        p = subprocess.run([sys.executable, __file__, "--golden-once", str(inputs)], capture_output=True, text=True, check=True)
+        best = min(best, float(p.stdout.split()[-1]))
+    return best
+
+
+def _golden_once(inputs: str) -> int:
+    import torch
+
+    t = torch.load(inputs, map_location="cpu", weights_only=True)
+    w0 = time.perf_counter()
+    golden_math(t)
+    print(f"{time.perf_counter() - w0:.6f}")
+    return 0
 
 
 def best_of(fn: Any, repeat: int) -> tuple[float, float]:
@@ -130,7 +153,10 @@ def main() -> int:
     ap.add_argument("--json", default=None, help="write the figures here")
     ap.add_argument("--exact", action="store_true", help="pass --exact (every loop tile by tile)")
     ap.add_argument("--memory", choices=("on", "off", "both"), default="both", help="the memory model (both: the two, and their ratio)")
+    ap.add_argument("--golden-once", default=None, metavar="BUNDLE", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.golden_once:
+        return _golden_once(args.golden_once)
     if not FIXTURES.is_dir():
         print(f"shared fixtures not found at {FIXTURES}")
         return 0
@@ -144,8 +170,8 @@ def main() -> int:
     modes = ["on", "off"] if args.memory == "both" else [args.memory]
     print(f"load average at start: {os.getloadavg()[0]:.1f}; memory model: {', '.join(modes)}; {'exact' if args.exact else 'batched'}")
     print(
-        f"{'case':<26} {'hidden':>6} {'memory':>6} {'golden':>9} {'folder cold':>11} {'(cpu)':>8} {'last cold':>9} {'(cpu)':>8}"
-        f" {'last run':>9} {'(cpu)':>8} {'x golden':>8} {'calls':>7} {'µs/call':>8} {'load':>5}"
+        f"{'case':<26} {'hidden':>6} {'memory':>6} {'golden':>9} {'1 call':>9} {'folder cold':>11} {'(cpu)':>8} {'last cold':>9}"
+        f" {'(cpu)':>8} {'last run':>9} {'(cpu)':>8} {'x golden':>8} {'x 1 call':>8} {'calls':>7} {'µs/call':>8} {'load':>5}"
     )
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for name, case, hidden in CASES:
@@ -162,6 +188,7 @@ def main() -> int:
                 ins, exp = out_dir / "tensors.pt", out_dir / "expected.pt"
             inputs, expected = load_bundle(ins), load_bundle(exp)
             gold_wall, _ = best_of(lambda inputs=inputs: golden_math(inputs), args.repeat)
+            gold_once = golden_one_call(ins, args.repeat)
             files = sorted((case / "passes_dump").glob("*.py"))
             last = files[-1]
             text = last.read_text()
@@ -193,6 +220,7 @@ def main() -> int:
                     "memory": memory,
                     "exact": args.exact,
                     "golden_s": gold_wall,
+                    "golden_one_call_s": gold_once,
                     "folder_cold_s": folder,
                     "folder_cold_cpu_s": folder_cpu,
                     "last_cold_s": last_cold,
@@ -205,8 +233,9 @@ def main() -> int:
                     "load": os.getloadavg()[0],
                 }
                 print(
-                    f"{name:<26} {hidden:>6} {mode:>6} {gold_wall * 1e3:6.1f} ms {folder:9.2f} s {folder_cpu:6.2f} s {last_cold:7.3f} s"
-                    f" {last_cpu:6.2f} s {run_wall:7.3f} s {run_cpu:6.3f} s {last_cold / gold_wall:7.1f}x {calls:>7} {per_call:8.1f}"
+                    f"{name:<26} {hidden:>6} {mode:>6} {gold_wall * 1e3:6.1f} ms {gold_once * 1e3:6.1f} ms {folder:9.2f} s"
+                    f" {folder_cpu:6.2f} s {last_cold:7.3f} s {last_cpu:6.2f} s {run_wall:7.3f} s {run_cpu:6.3f} s"
+                    f" {last_cold / gold_wall:7.1f}x {last_cold / gold_once:7.1f}x {calls:>7} {per_call:8.1f}"
                     f" {os.getloadavg()[0]:5.1f}",
                     flush=True,
                 )

@@ -34,6 +34,7 @@ no other core exists to fill it.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import deque
 from collections.abc import Callable
@@ -55,6 +56,7 @@ __all__ = [
     "split_tile",
     "merge_tiles",
     "fit_shape",
+    "parts_view",
     "split_code",
     "run_lanes",
 ]
@@ -131,8 +133,35 @@ def _axis(code: int, rank: int) -> int:
     return rank - 2 if code in (1, 3) else rank - 1
 
 
+# what a dual-dispatch no-split lane 1 queues towards the cube in a bulk push (never read)
+_UNREAD = torch.empty(0)
+
+
 def _clone(t: torch.Tensor) -> torch.Tensor:
     return with_valid(t.clone(), get_valid(t))
+
+
+def parts_view(items: list[torch.Tensor]) -> torch.Tensor | None:
+    """``items``, popped in a row from one FIFO, as one ``[n, ...]`` view of the buffer one bulk
+    push queued them from (``push_many_*``: the parts of one fresh buffer, in a row, nothing
+    between), or None. The first and the last are ``n - 1`` parts apart in one buffer, so the
+    ones between are that push's too: O(1), whatever ``n``."""
+    n = len(items)
+    if n < 2:
+        return None
+    first, last = items[0], items[-1]
+    base = first._base
+    if base is None or last._base is not base or base.dim() != first.dim() + 1 or base.shape[1:] != first.shape:
+        return None
+    if base.stride()[1:] != first.stride() or get_valid(first) is not None or get_valid(last) is not None:
+        return None
+    row = int(base.stride(0))
+    if row <= 0:
+        return None
+    i0, rem = divmod(int(first.storage_offset()) - int(base.storage_offset()), row)
+    if rem or last.storage_offset() != first.storage_offset() + (n - 1) * row or i0 + n > base.shape[0]:
+        return None
+    return base[i0 : i0 + n]
 
 
 def _pad_to(t: torch.Tensor, axis: int, size: int) -> torch.Tensor:
@@ -458,17 +487,24 @@ class Runtime:
         """Until one pop of ``op`` would not block (the scheduler raises deadlocks in here)."""
         self._wait(lambda: self.ready_count(op, split, lane, pid) > 0, op, split, lane)
 
-    def push_many_to_aic(self, copies: Callable[[], list[torch.Tensor]], split: int, lane: int, pid: int = 0) -> None:
+    def push_many_to_aic(
+        self, copies: Callable[[], list[torch.Tensor]], split: int, lane: int, pid: int = 0, count: int | None = None
+    ) -> None:
         """``tile.tpush_to_aic`` of many tiles in order, handing the turn on once at the end.
 
         ``copies()`` returns the tiles as fresh copies (what a push queues), one call per FIFO.
+        With ``count`` (how many) and a dual-dispatch no-split pipe, lane 1 queues that many
+        placeholders instead: the cube keeps lane 0's tile of each pair and never reads lane 1's.
         """
         op = "tile.tpush_to_aic"
         if split != 0:
             raise ValueError(f"{op}: batched pipe transfers are no-split only, got split code {split}")
         q = self._q(self._lane_key("to_aic", op, "push", 0, lane, pid))
         self._check_cancel()
-        q.extend(copies())
+        if count is not None and self.dual_nosplit and lane != 0:
+            q.extend(itertools.repeat(_UNREAD, count))
+        else:
+            q.extend(copies())
         self._after_push(len(q))
 
     def push_many_to_aiv(self, copies: Callable[[], list[torch.Tensor]], split: int, pid: int = 0) -> None:

@@ -37,7 +37,7 @@ from ..ir.memory import DTYPE_BITS, Finding
 from . import context
 from .values import DTYPES
 
-__all__ = ["Plan", "Session", "Frame", "Finding"]
+__all__ = ["Plan", "Session", "Frame", "Unplaced", "UNPLACED", "Finding"]
 
 _TAG = "_pl_mem"  # on a tensor: (frame, space, atom_lo, atom_hi, write_id, start, end)
 _VALID = "_pl_valid"
@@ -95,9 +95,12 @@ class Plan:
     ``"p"`` (pop: ``start`` is the ring's base, ``pipe`` = (index, slot_size, slot_num)).
     """
 
-    def __init__(self, function: str, core: str, sites: tuple[tuple[Any, ...], ...]) -> None:
+    def __init__(self, function: str, core: str, sites: tuple[tuple[Any, ...], ...], same_path: bool = False) -> None:
         self.function = function
         self.core = core
+        # every call of the kernel on one core runs the same statements in the same order
+        # (:func:`pypto_lsp.ir.invariance.same_path_every_call`): see Session.frame
+        self.same_path = same_path
         self.sites: list[_Site] = []
         bounds: dict[str, set[int]] = {}
         for t in sites:
@@ -170,10 +173,30 @@ class Session:
         # (plan, core) -> (arenas, views): invocations of one kernel on one core run one after the
         # other (SPMD blocks, calls in a loop) and reuse its memory, as the hardware does
         self.pool: dict[tuple[int, str], tuple[dict[str, torch.Tensor], dict[tuple[int, int], torch.Tensor]]] = {}
+        self.started: dict[tuple[int, str], int] = {}  # (plan, core) -> events when its last call began
+        self.proven: set[tuple[int, str]] = set()  # (plan, core) whose calls need no arenas
 
-    def frame(self, plan: Plan) -> Frame:
+    def frame(self, plan: Plan) -> Frame | Unplaced:
+        """The memory of one call of ``plan``'s kernel on the current core.
+
+        A kernel whose every call takes the same path (``plan.same_path``) is followed in the arenas
+        until one call met no hazard, and nothing else did while it ran (``events`` unchanged from
+        its start to the next call's: calls of one kernel on one core never overlap); its later
+        calls run values only (:data:`UNPLACED`). Exact: a call's checks start from a fresh write
+        log (``Frame.own``), its placements are static and the same path meets the same checks in
+        the same order, so every later call would meet no hazard either, and a run without one
+        computes the values-only values. Not used for traced runs or with ``exact`` (codegen)."""
         self.frames += 1
-        return Frame(plan, self)
+        core = "AIC" if plan.core == "AIC" else f"AIV{context.lane()}"
+        key = (id(plan), core)
+        if key in self.proven:
+            return UNPLACED
+        began = self.started.get(key)
+        if plan.same_path and began is not None and began == self.events:
+            self.proven.add(key)
+            return UNPLACED
+        self.started[key] = self.events
+        return Frame(plan, self, core)
 
     def report(
         self,
@@ -201,10 +224,10 @@ class Frame:
 
     __slots__ = ("plan", "session", "core", "arenas", "own", "views", "pops", "counts")
 
-    def __init__(self, plan: Plan, session: Session) -> None:
+    def __init__(self, plan: Plan, session: Session, core: str) -> None:
         self.plan = plan
         self.session = session
-        self.core = "AIC" if plan.core == "AIC" else f"AIV{context.lane()}"
+        self.core = core
         pooled = session.pool.get((id(plan), self.core))
         if pooled is None:
             pooled = session.pool[(id(plan), self.core)] = (
@@ -381,6 +404,32 @@ class Frame:
         j = k % s.slot_num
         start, lo, hi = s.slots[j]
         return self._write(value, site_idx, s, start, lo, hi, j + 1)
+
+
+class Unplaced:
+    """A kernel call the memory model need not follow (:meth:`Session.frame`): values only, every
+    loop batched whole."""
+
+    __slots__ = ()
+
+    def wr(self, value: Any, site_idx: int, *ops: Any) -> Any:
+        return value
+
+    def rd(self, site_idx: int, *ops: Any) -> None:
+        return None
+
+    def pop(self, value: Any, site_idx: int) -> Any:
+        return value
+
+    def peeled(self, session: Session, n: int, pops: tuple[int, ...]) -> Iterator[int | range]:
+        if n > 0:
+            yield range(0, n)
+
+    def skip_pops(self, sites: tuple[int, ...], count: int) -> None:
+        return None
+
+
+UNPLACED = Unplaced()
 
 
 def _where(s: _Site, slot: int) -> str:

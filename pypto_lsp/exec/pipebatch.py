@@ -24,12 +24,14 @@ accumulator::
   effects, and FIFOs are unbounded: the consumers pop the same sequence), or one at a time when
   the consumer lanes race (``paced``: each push hands them the turn as the loop's would);
 * :func:`pop_accumulate` pops as the loop would (blocking whenever the FIFO is empty, so the
-  scheduling is unchanged) and then applies the loop's checks and adds in the loop's order
-  with the same kernels: the accumulators are bit for bit the loop's.
+  scheduling is unchanged), checks each site once and adds to each accumulator the sum of its
+  popped tiles (one reduction, over a view of the buffer the pushes queued when they came in
+  one bulk push); tiles of mixed shapes or with a valid region take the loop's adds one by one.
 
 The chunk products are each the same FP32 matmul as the loop's; ``bmm`` may order a product's
-sum differently from ``matmul`` (FP32 rounding only; the both-paths test in
-``tests/conformance/test_batching.py`` covers it). A window out of bounds, a source with a valid
+sum differently from ``matmul``, and the reduction sums the chunks in another order than the
+loop's adds (FP32 rounding only, as a K-chunk accumulation run as one matmul; the both-paths
+test in ``tests/conformance/test_batching.py`` covers it). A window out of bounds, a source with a valid
 region or an unexpected dtype runs the loop as written (decided before any push).
 
 With the memory model on, a placed program's pipe loops run their first and last iterations
@@ -335,9 +337,10 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
     return True
 
 
-def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], ...]) -> bool:
+def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], ...], view: Any) -> bool:
     """Whether every accumulator and popped tile already has its site's annotated shape and dtype
-    (the popped tiles without a valid region), and every step its own accumulator."""
+    (the popped tiles without a valid region), and every step its own accumulator. ``view``: the
+    popped tiles as one view (:func:`.crosscore.parts_view`: one shape and dtype, no valid region), or None."""
     import torch
 
     from .values import get_valid
@@ -350,6 +353,10 @@ def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], .
         init = inits[slot]
         if p_shape != a_shape or p_dt != a_dt or init.dtype != a_dt or tuple(init.shape) != tuple(a_shape):
             return False
+        if view is not None:
+            if view.shape[1:] != p_shape or view.dtype != p_dt:
+                return False
+            continue
         for t in items[j::n]:
             if type(t) is not torch.Tensor or t.dtype != p_dt or t.shape != p_shape or get_valid(t) is not None:
                 return False
@@ -357,7 +364,7 @@ def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], .
 
 
 def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, ...], ...], split: int, pid: int) -> tuple[Any, ...] | None:
-    """The accumulators after the loop: its pops, then its checks and adds in its order (None,
+    """The accumulators after the loop: its pops, then its checks and adds (None,
     nothing popped: an accumulator is no tensor, the loop runs as written).
 
     ``steps``: per pop of one iteration ``(accumulator, pop shape, pop dtype, pop valid, pop name,
@@ -366,7 +373,7 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     import torch
 
     from . import context, crosscore
-    from .crosscore import fit_shape
+    from .crosscore import fit_shape, parts_view
     from .runtime import check_value, kernel
 
     if not all(isinstance(v, torch.Tensor) for v in inits):
@@ -374,18 +381,20 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     items = crosscore.get_runtime().pop_many_from_aic(split, context.lane(), pid, chunks * len(steps))
     acc = list(inits)
     adds = [kernel(s[5]) for s in steps]
-    if _uniform(acc, items, steps):
+    view = parts_view(items)
+    if _uniform(acc, items, steps, view):
         # every pop and every sum has the annotated shape and dtype already: each site is checked
-        # once (the checks would change nothing in between), the adds run in the loop's order
+        # once (the checks would change nothing in between); each accumulator adds the sum of its
+        # tiles (one reduction over the popped tiles, in place of the loop's one add per tile: FP32
+        # rounding only, as a K-chunk matmul run as one)
         n = len(steps)
+        popped = view if view is not None else torch.stack(items)
         for j, ((slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first), add) in enumerate(
             zip(steps, adds, strict=True)
         ):
             check_value(items[j], p_shape, p_dt, p_valid, p_name)
-            v = acc[slot]
-            for t in items[j::n]:
-                v = add(v, t) if first else add(t, v)
-            acc[slot] = check_value(v, a_shape, a_dt, a_valid, a_name)
+            part = popped[j::n].sum(0)
+            acc[slot] = check_value(add(acc[slot], part) if first else add(part, acc[slot]), a_shape, a_dt, a_valid, a_name)
         return tuple(acc)
     k = 0
     for _ in range(chunks):

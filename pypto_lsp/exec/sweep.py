@@ -574,25 +574,44 @@ class Ix:
 
 
 class Batch:
-    """One tile per iteration of the current chunk: stacked along a new first axis, or a list."""
+    """One tile per iteration of the current chunk: stacked along a new first axis, or a list.
 
-    __slots__ = ("t", "items")
+    Stacked tiles may share one valid region (``valid``: e.g. an idle lane's ``[0, 0]`` tiles); the
+    items then carry it, and :meth:`stacked` is None (the batched forms take whole tiles only).
+    """
 
-    def __init__(self, t: Any = None, items: list[Any] | None = None) -> None:
+    __slots__ = ("t", "items", "valid")
+
+    def __init__(self, t: Any = None, items: list[Any] | None = None, valid: tuple[int, ...] | None = None) -> None:
         self.t = t
         self.items = items
+        self.valid = valid
 
     def __len__(self) -> int:
         return int(self.t.shape[0]) if self.items is None else len(self.items)
 
     def item(self, i: int) -> Any:
-        return self.t[i] if self.items is None else self.items[i]
+        if self.items is not None:
+            return self.items[i]
+        if self.valid is None:
+            return self.t[i]
+        from .values import with_valid
+
+        return with_valid(self.t[i], self.valid)
 
     def all(self) -> list[Any]:
-        return list(self.t.unbind(0)) if self.items is None else self.items
+        if self.items is not None:
+            return self.items
+        if self.valid is None:
+            return list(self.t.unbind(0))
+        from .values import with_valid
+
+        return [with_valid(x, self.valid) for x in self.t.unbind(0)]
 
     def stacked(self) -> Any:
-        """The items as one tensor (None when they differ in shape, dtype or valid region)."""
+        """The items as one tensor (None when they differ in shape, dtype or valid region, or carry one)."""
+        if self.valid is not None:
+            return None
         if self.t is None and self.items:
             import torch
 
@@ -769,13 +788,19 @@ class Sweep:
         t = value.t
         if (
             t is not None
-            and valid is None
+            and value.items is None
             and t.dtype == dt
             and t.dim() == len(shape) + 1
             and all(d is None or d == s for d, s in zip(shape, t.shape[1:], strict=True))
             and get_valid(t) is None
         ):
-            return value
+            # every item has the annotated shape and dtype: only the valid region to attach
+            if valid is None:
+                return value  # (as check_value: what the items carry stays)
+            region: tuple[int, ...] | None = tuple(int(v) for v in valid)
+            if region == tuple(t.shape[1:]):
+                region = None  # (the whole tile: stored as none, as with_valid does)
+            return value if region == value.valid else Batch(t=t, valid=region)
         return Batch(items=[check_value(x, shape, dt, valid, name) for x in value.all()])
 
     # -- pipes ----------------------------------------------------------------
@@ -796,13 +821,13 @@ class Sweep:
             return
         copies = _copies(tile, count)
         if name == "tile.tpush_to_aic":
-            rt.push_many_to_aic(copies, split_code(split), context.lane(), pid)
+            rt.push_many_to_aic(copies, split_code(split), context.lane(), pid, count)
         else:
             rt.push_many_to_aiv(copies, split_code(split), pid)
 
     def _pop(self, name: str, count: int, *, split: Any = 0, id: Any = 0, _rtype: Any = None, **_kw: Any) -> Batch:
         from . import context
-        from .crosscore import fit_shape, get_runtime, split_code
+        from .crosscore import fit_shape, get_runtime, parts_view, split_code
 
         rt = get_runtime()
         pid = int(id or 0)
@@ -811,6 +836,9 @@ class Sweep:
         else:
             got = rt.pop_many_from_aiv(split_code(split), pid, count)
         shape = None if _rtype is None or _rtype.shape is None else tuple(_rtype.shape)
+        view = parts_view(got)
+        if view is not None and (shape is None or view.shape[1:] == shape):
+            return Batch(t=view)  # the peer pushed them at once: one view of its buffer
         b = Batch(items=got if shape is None or all(t.shape == shape for t in got) else [fit_shape(t, shape) for t in got])
         b.stacked()
         return b

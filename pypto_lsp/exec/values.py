@@ -78,12 +78,13 @@ def with_valid(t: torch.Tensor, shape: Sequence[Any] | None) -> torch.Tensor:
     """
     if not isinstance(t, torch.Tensor):
         return t
-    if shape is None and getattr(t, _VALID_ATTR, None) is None:
-        return t
+    cur = getattr(t, _VALID_ATTR, None)
+    if cur == shape and (cur is None or type(shape) is tuple):
+        return t  # already so (a tuple attached is normalised: never the full shape)
     norm = _norm(shape)
     if norm is not None and norm == tuple(t.shape):
         norm = None
-    if getattr(t, _VALID_ATTR, None) == norm:
+    if cur == norm:
         return t
     alias = t.detach()  # a fresh alias of the same storage (nothing here needs autograd; cheaper than view_as)
     if norm is not None:

@@ -497,3 +497,54 @@ def test_aiv_shard_and_gather_in_concurrent_lane_threads() -> None:
 
     run_group("shard", _nothing, aiv, (), split=2, dual_aiv_dispatch=False)
     assert torch.allclose(got[0], qk + 1) and torch.allclose(got[1], qk + 1)
+
+
+# ---------------------------------------------------------------------- bulk transfers (sweeps, pipe loops)
+
+
+def test_a_bulk_push_popped_in_a_row_is_one_view_of_its_buffer() -> None:
+    t = torch.randn(6, 4, 4)
+    got: dict[str, object] = {}
+
+    def aic():
+        crosscore.get_runtime().push_many_to_aiv(lambda: list(t.clone().unbind(0)), 0)  # one buffer
+        crosscore.get_runtime().push_many_to_aiv(lambda: list(t.clone().unbind(0)), 0)  # another
+
+    def aiv():
+        rt = crosscore.get_runtime()
+        got["first"] = rt.pop_many_from_aic(0, 0, 0, 4)
+        got["rest"] = rt.pop_many_from_aic(0, 0, 0, 4)  # two of each buffer
+
+    run_group("bulk", aic, aiv, (), split=0, dual_aiv_dispatch=False)
+    first, rest = got["first"], got["rest"]
+    view = crosscore.parts_view(first)  # type: ignore[arg-type]
+    assert view is not None and torch.equal(view, t[:4]) and view.data_ptr() == first[0].data_ptr()  # type: ignore[index]
+    assert torch.equal(crosscore.parts_view(first[1:3]), t[1:3])  # type: ignore[arg-type,index]
+    assert crosscore.parts_view(rest) is None  # type: ignore[arg-type]  # across two buffers: a stack is needed
+    assert crosscore.parts_view(first[:1]) is None  # type: ignore[index]
+    assert crosscore.parts_view([first[0], first[2]]) is None  # type: ignore[index]  # not in a row
+    assert crosscore.parts_view([with_valid(x, (2, 2)) for x in first]) is None  # type: ignore[union-attr]
+
+
+def test_a_dual_lane_bulk_push_to_the_cube_queues_lane_1_without_copies() -> None:
+    """A dual-dispatch no-split pair: the cube keeps lane 0's tile of each pair, so lane 1's bulk
+    push queues placeholders (its copies are never made) and the pops count them alike."""
+    made: list[int] = []
+    got: dict[str, list[torch.Tensor]] = {}
+    tiles = {0: torch.ones(3, 4, 4), 1: torch.full((3, 4, 4), 7.0)}
+
+    def aic():
+        got["cube"] = crosscore.get_runtime().pop_many_from_aiv(0, 0, 3)
+
+    def aiv():
+        lane = lane_idx()
+
+        def copies() -> list[torch.Tensor]:
+            made.append(lane)
+            return list(tiles[lane].clone().unbind(0))
+
+        crosscore.get_runtime().push_many_to_aic(copies, 0, lane, 0, 3)
+
+    run_group("dual-bulk", aic, aiv, (), split=0, dual_aiv_dispatch=True)
+    assert made == [0]
+    assert len(got["cube"]) == 3 and all(torch.equal(x, torch.ones(4, 4)) for x in got["cube"])

@@ -678,3 +678,88 @@ def test_peeled_pipe_loop_with_a_hazard_runs_as_written(monkeypatch: pytest.Monk
     assert taken == 1
     assert fr.status == FAIL and fr.memory == ref.memory and hazards(fr, "overwrite")  # type: ignore[attr-defined]
     assert torch.allclose(out, ref_out, rtol=0, atol=1e-5)
+
+
+# ---------------------------------------------------------------------- a kernel called many times
+
+
+def calls_program(y_off: int, when: str | None = None) -> str:
+    """An orchestration loop calling an AIV kernel 8 times, one column window each: o = a + b.
+    ``y_off`` 0 puts y on x's bytes (every call reads y overwritten); ``when``: a condition on the
+    call's column under which a tile lands on y's bytes before the add reads it (one call only)."""
+    body = [
+        f"x: {tile('Vec', 'mem_vec_0', 0)} = pl.tile.load(a, [0, c0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        f"y: {tile('Vec', 'mem_vec_1', y_off)} = pl.tile.load(b, [0, c0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+    ]
+    if when is not None:
+        body += [f"if {when}:", f"    t: {tile('Vec', 'mem_vec_2', 1024)} = pl.tile.adds(x, 0.0)"]
+    body += [
+        f"z: {tile('Vec', 'mem_vec_3', 2048)} = pl.tile.add(x, y)",
+        f"o2: {W} = pl.tile.store(z, [0, c0], o)",
+        "return o2",
+    ]
+    allocs = {f"mem_vec_{i}": ("Vec", 1024) for i in range(4)}
+    head = [AIV, f"def k(a: {W}, b: {W}, c0: pl.Scalar[pl.INDEX], o: pl.Out[{W}]) -> {W}:"]
+    head += [f"    {n}: pl.Ptr = pl.tile.alloc(pl.Mem.{sp}, {size})" for n, (sp, size) in allocs.items()]
+    entry = [
+        ORCH,
+        f"def main(self, a: {W}, b: {W}, o: pl.Out[{W}]) -> {W}:",
+        "    for j, (o_it,) in pl.range(8, init_values=(o,)):",
+        "        c: pl.Scalar[pl.INDEX] = j * 16",
+        f"        r: {W} = self.k(a, b, c, o_it)",
+        f"        o_rv: {W} = pl.yield_(r)",
+        "    return o_rv",
+    ]
+    return program(head + ["    " + ln for ln in body], entry)
+
+
+def _run_calls(text: str, exact: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[object, torch.Tensor, int]:
+    """The run, its output and how many calls ran in the arenas (``Frame``s made, counted)."""
+    from pypto_lsp.exec import memory
+
+    frames = [0]
+    real = memory.Frame.__init__
+
+    def counted(self: memory.Frame, *a: object) -> None:
+        frames[0] += 1
+        real(self, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory.Frame, "__init__", counted)
+    torch.manual_seed(0)
+    a, b = torch.randn(16, 128), torch.randn(16, 128)
+    keep: dict[str, torch.Tensor] = {}
+    fr = run_text(text, {"a": a, "b": b, "o": torch.zeros(16, 128)}, {"o": a + b}, filename="m.py", exact=exact, keep=keep)
+    monkeypatch.setattr(memory.Frame, "__init__", real)
+    return fr, keep["o"], frames[0]
+
+
+def test_a_kernel_every_call_of_which_takes_one_path_is_checked_until_a_call_is_clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = calls_program(1024)
+    fr, out, frames = _run_calls(text, False, monkeypatch)
+    ref, ref_out, ref_frames = _run_calls(text, True, monkeypatch)
+    assert fr.status == PASS and fr.memory == {"checked": True, "hazards": []}  # type: ignore[attr-defined]
+    assert frames == 1 and ref_frames == 8  # the first call proves the other seven clean (exact: every call)
+    assert torch.equal(out, ref_out)
+
+
+def test_a_hazard_on_every_call_keeps_every_call_in_the_arenas(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = calls_program(0)
+    fr, out, frames = _run_calls(text, False, monkeypatch)
+    ref, ref_out, _ = _run_calls(text, True, monkeypatch)
+    assert frames == 8
+    assert [(h["kind"], h["line"]) for h in hazards(fr)] == [("overwrite", line(text, "pl.tile.add(x, y)"))]
+    assert hazards(fr) == hazards(ref) and torch.equal(out, ref_out)
+
+
+@pytest.mark.parametrize("when", ["c0 == 48", "c0 > 200"])
+def test_a_path_that_depends_on_the_call_is_checked_on_every_call(when: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The branch tests a parameter: the fourth call alone overwrites y (``c0 == 48``), or none does."""
+    from pypto_lsp.ir.invariance import same_path_every_call
+
+    text = calls_program(1024, when)
+    program_ir = parse_text(text).program
+    assert program_ir is not None and not same_path_every_call(program_ir.function("k"))  # type: ignore[arg-type]
+    fr, _out, frames = _run_calls(text, False, monkeypatch)
+    assert frames == 8
+    expect = [("overwrite", line(text, "pl.tile.add(x, y)"))] if "48" in when else []
+    assert [(h["kind"], h["line"]) for h in hazards(fr)] == expect

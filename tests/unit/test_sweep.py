@@ -302,3 +302,20 @@ def test_racing_lanes_get_the_turn_per_push() -> None:
         run_text(text, {k: v.clone() for k, v in ins.items()}, {"o": ins["o"]}, rtol=1e-5, atol=1e-4, exact=exact, keep=keep)
         outs.append(keep["o"])
     assert torch.equal(outs[0], outs[1])
+
+
+def test_a_stacked_batch_carries_one_valid_region_for_all_its_items() -> None:
+    """An idle lane's tiles (valid ``[0, 0]``) stay one stacked tensor through the site checks; the
+    items carry the region, and the batched forms (``stacked()``) do not take them."""
+    from pypto_lsp.exec.sweep import Batch, Sweep
+    from pypto_lsp.exec.values import get_valid
+
+    sw = Sweep(((0, 4, 1),), None)
+    b = Batch(t=torch.randn(4, 16, 64))
+    out = sw.chk(b, (16, 64), torch.float32, (0, 0), "t")
+    assert isinstance(out, Batch) and out.t is b.t and out.valid == (0, 0) and out.stacked() is None
+    assert [get_valid(x) for x in out.all()] == [(0, 0)] * 4 and get_valid(out.item(2)) == (0, 0)
+    assert torch.equal(out.item(2), b.t[2])
+    assert sw.chk(out, (16, 64), torch.float32, None, "t") is out  # no annotation: the region stays
+    whole = sw.chk(out, (16, 64), torch.float32, (16, 64), "t")  # the whole tile: no region
+    assert isinstance(whole, Batch) and whole.valid is None and whole.stacked() is b.t
