@@ -164,6 +164,19 @@ def parts_view(items: list[torch.Tensor]) -> torch.Tensor | None:
     return base[i0 : i0 + n]
 
 
+def _take(q: deque[torch.Tensor], k: int, out: list[torch.Tensor] | None) -> None:
+    """Pop up to ``k`` tiles off the front of ``q`` onto ``out`` (None: drop them)."""
+    if len(q) <= k:  # the usual case: a bulk pop takes what a bulk push queued
+        if out is not None:
+            out.extend(q)
+        q.clear()
+        return
+    for _ in range(k):
+        t = q.popleft()
+        if out is not None:
+            out.append(t)
+
+
 def _pad_to(t: torch.Tensor, axis: int, size: int) -> torch.Tensor:
     if t.shape[axis] >= size:
         return t
@@ -430,8 +443,7 @@ class Runtime:
         q = self._q(key)
         while len(out) < n:
             self._wait(lambda: len(q) > 0, op, split, lane)
-            while q and len(out) < n:
-                out.append(q.popleft())
+            _take(q, n - len(out), out)
         return out
 
     # -- AIV -> AIC ----------------------------------------------------------
@@ -526,9 +538,10 @@ class Runtime:
         out: list[torch.Tensor] = []
         while len(out) < n:
             self._wait(lambda: all(len(q) > 0 for q in qs), op, split, 0)
-            while all(qs) and len(out) < n:
-                got = [q.popleft() for q in qs]
-                out.append(got[0])
+            k = min(min(len(q) for q in qs), n - len(out))
+            _take(qs[0], k, out)  # a dual-dispatch pair keeps lane 0's tile
+            for q in qs[1:]:
+                _take(q, k, None)
         return out
 
     # -- aic_gather / aiv_shard: the lanes meet ----------------------------

@@ -903,14 +903,14 @@ def _moving(sw: Sweep, offs: Any, count: int) -> tuple[int, list[int], int] | No
     for d, o in enumerate(offs):
         if isinstance(o, Ix):
             vals = o.v[sw.lo : sw.hi]
-            if all(v == vals[0] for v in vals):
+            if vals.count(vals[0]) == len(vals):
                 first.append(vals[0])
                 continue
             if axis >= 0:
                 return None
             axis = d
             step = vals[1] - vals[0]
-            if any(vals[i + 1] - vals[i] != step for i in range(count - 1)):
+            if step == 0 or vals != tuple(range(vals[0], vals[0] + step * len(vals), step)):
                 return None
             first.append(vals[0])
         elif type(o) is int:
