@@ -6,6 +6,9 @@ MemoryReuse-level bug (one base shared before AllocateMemoryAddr).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import torch
 
@@ -523,25 +526,35 @@ def sweep_program(y_off: int, pre_read: bool = False) -> str:
     return program(head + ["    " + ln for ln in body], entry)
 
 
+def _counting(
+    monkeypatch: pytest.MonkeyPatch, cls: type, name: str, run: Callable[[], Any], weight: Callable[[Any], int] = lambda _r: 1
+) -> tuple[Any, int]:
+    """``run()`` and how often it called ``cls.name`` (wrapped, not replaced; ``weight`` of each result)."""
+    count = [0]
+    real = getattr(cls, name)
+
+    def counted(self: Any, *a: Any, **kw: Any) -> Any:
+        r = real(self, *a, **kw)
+        count[0] += weight(r)
+        return r
+
+    monkeypatch.setattr(cls, name, counted)
+    try:
+        return run(), count[0]
+    finally:
+        monkeypatch.setattr(cls, name, real)
+
+
 def _run_sweep(text: str, exact: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[object, torch.Tensor, int]:
-    """The run, its output and how many batched chunks it ran (``Sweep.next`` counted, not replaced)."""
+    """The run, its output and how many batched chunks it ran (``Sweep.next`` counted)."""
     from pypto_lsp.exec import sweep
 
-    chunks = [0]
-    real = sweep.Sweep.next
-
-    def counted(self: sweep.Sweep) -> bool:
-        more = real(self)
-        chunks[0] += more
-        return more
-
-    monkeypatch.setattr(sweep.Sweep, "next", counted)
     torch.manual_seed(0)
     a, b = torch.randn(16, 128), torch.randn(16, 128)
     keep: dict[str, torch.Tensor] = {}
-    fr = run_text(text, {"a": a, "b": b, "o": torch.zeros(16, 128)}, {"o": a + b + 1}, filename="m.py", exact=exact, keep=keep)
-    monkeypatch.setattr(sweep.Sweep, "next", real)
-    return fr, keep["o"], chunks[0]
+    ins, exp = {"a": a, "b": b, "o": torch.zeros(16, 128)}, {"o": a + b + 1}
+    fr, chunks = _counting(monkeypatch, sweep.Sweep, "next", lambda: run_text(text, ins, exp, filename="m.py", exact=exact, keep=keep), int)
+    return fr, keep["o"], chunks
 
 
 def test_peeled_sweep_batches_the_middle_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -637,23 +650,15 @@ def kchunk_pipe_program(acc_off: int) -> str:
 
 
 def _run_peel(text: str, exact: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[object, torch.Tensor, int]:
-    """The run, its output and how many batched calls a Peel took (``Peel.take`` counted, not replaced)."""
+    """The run, its output and how many batched calls a Peel took (``Peel.take`` counted)."""
     from pypto_lsp.exec import pipebatch
 
-    taken = [0]
-    real = pipebatch.Peel.take
-
-    def counted(self: pipebatch.Peel) -> None:
-        taken[0] += 1
-        real(self)
-
-    monkeypatch.setattr(pipebatch.Peel, "take", counted)
     torch.manual_seed(0)
     a, b = torch.randn(16, 128), torch.randn(128, 16)
     keep: dict[str, torch.Tensor] = {}
-    fr = run_text(text, {"a": a, "b": b, "o": torch.zeros(16, 16)}, {"o": a @ b}, filename="m.py", exact=exact, keep=keep)
-    monkeypatch.setattr(pipebatch.Peel, "take", real)
-    return fr, keep["o"], taken[0]
+    ins, exp = {"a": a, "b": b, "o": torch.zeros(16, 16)}, {"o": a @ b}
+    fr, taken = _counting(monkeypatch, pipebatch.Peel, "take", lambda: run_text(text, ins, exp, filename="m.py", exact=exact, keep=keep))
+    return fr, keep["o"], taken
 
 
 def test_peeled_pipe_loops_batch_the_middle(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -717,20 +722,12 @@ def _run_calls(text: str, exact: bool, monkeypatch: pytest.MonkeyPatch) -> tuple
     """The run, its output and how many calls ran in the arenas (``Frame``s made, counted)."""
     from pypto_lsp.exec import memory
 
-    frames = [0]
-    real = memory.Frame.__init__
-
-    def counted(self: memory.Frame, *a: object) -> None:
-        frames[0] += 1
-        real(self, *a)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(memory.Frame, "__init__", counted)
     torch.manual_seed(0)
     a, b = torch.randn(16, 128), torch.randn(16, 128)
     keep: dict[str, torch.Tensor] = {}
-    fr = run_text(text, {"a": a, "b": b, "o": torch.zeros(16, 128)}, {"o": a + b}, filename="m.py", exact=exact, keep=keep)
-    monkeypatch.setattr(memory.Frame, "__init__", real)
-    return fr, keep["o"], frames[0]
+    ins, exp = {"a": a, "b": b, "o": torch.zeros(16, 128)}, {"o": a + b}
+    fr, frames = _counting(monkeypatch, memory.Frame, "__init__", lambda: run_text(text, ins, exp, filename="m.py", exact=exact, keep=keep))
+    return fr, keep["o"], frames
 
 
 def test_a_kernel_every_call_of_which_takes_one_path_is_checked_until_a_call_is_clean(monkeypatch: pytest.MonkeyPatch) -> None:
