@@ -169,7 +169,6 @@ class Session:
         self.findings: list[Finding] = []
         self.events = 0  # hazards met, a repeat of a reported one included (see Sweep.peeled)
         self._seen: set[tuple[Any, ...]] = set()
-        self.frames = 0
         # (plan, core) -> (arenas, views): invocations of one kernel on one core run one after the
         # other (SPMD blocks, calls in a loop) and reuse its memory, as the hardware does
         self.pool: dict[tuple[int, str], tuple[dict[str, torch.Tensor], dict[tuple[int, int], torch.Tensor]]] = {}
@@ -186,7 +185,6 @@ class Session:
         log (``Frame.own``), its placements are static and the same path meets the same checks in
         the same order, so every later call would meet no hazard either, and a run without one
         computes the values-only values. Not used for traced runs or with ``exact`` (codegen)."""
-        self.frames += 1
         core = "AIC" if plan.core == "AIC" else f"AIV{context.lane()}"
         key = (id(plan), core)
         if key in self.proven:
