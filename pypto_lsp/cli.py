@@ -67,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="run tiles where the IR places them and report memory hazards (default: on, or the case's 'memory')",
     )
+    v.add_argument(
+        "--sanitize",
+        choices=("on", "off"),
+        default=None,
+        help="the device's sanitizer: races between tasks, uninitialised reads, windows out of bounds, full pipe rings "
+        "(default: on, or the case's 'sanitize')",
+    )
     v.add_argument("--exact", action="store_true", help="run every loop tile by tile (no batched loops; default: the case's 'exact')")
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("--differential", action="store_true", help="compare with the earliest dump on synthesized inputs, even with goldens")
@@ -278,6 +285,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         memory=args.memory == "on" if args.memory is not None else None,
         exact=exact,
+        sanitize=args.sanitize == "on" if args.sanitize is not None else None,
     )
     reference = None
     if case is not None and (args.differential or not case.has_goldens):

@@ -66,6 +66,7 @@ from ..ir.model import (
     walk_stmts,
 )
 from ..ir.names import SPLIT_MODE_CODE
+from ..ir.tasks import sites_by_call
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 
@@ -301,6 +302,8 @@ class _FunctionGen:
             self.sweep_dead = id(s) in self.sweep_dead_ids
         if isinstance(s, Assign):
             value = self.checked(self.expr(s.value, s.target.type), s.target)
+            if self.gen.sanitize and isinstance(s.value, OpCall) and s.value.op == "tensor.create":
+                value = self.fresh_tensor(s.value, value, s.target.name, s.span.line)
             # see validate.localize: every assigned value, with its IR name and line -- except a
             # destination after a write into part of it, whose state depends on how writes are cut
             if self.gen.trace and not (isinstance(s.value, OpCall) and s.value.op in WRITES_INTO):
@@ -356,6 +359,13 @@ class _FunctionGen:
             self.scope_stmt(s, ind)
         else:  # pragma: no cover - the parser produces no other statement
             raise CodegenError(f"unsupported statement {type(s).__name__}", getattr(s, "span", None))
+
+    def fresh_tensor(self, e: OpCall, value: str, name: str, line: int) -> str:
+        """A global buffer the sanitizer follows (exec.sanitizer): unwritten unless ``init_value``."""
+        manual = e.kwargs.get("manual_dep")
+        md = isinstance(manual, Const) and bool(manual.value)
+        hook = "created" if "init_value" in e.kwargs else "fresh"
+        return f"_pl_san.{hook}({value}, {line}, {_literal(name)}, {md})"
 
     def alloc_guard(self, s: Assign, ind: int) -> None:
         """Before an op allocating a result whose shape depends on runtime values (dynamic dims,
@@ -904,7 +914,24 @@ class _FunctionGen:
         return f"{sym}({', '.join(args)})"
 
     def func_call(self, e: FuncCall) -> str:
+        site = self.gen.task_sites.get(id(e)) if self.gen.sanitize else None
+        if site is None:
+            return self._func_call(e, [self.expr(a) for a in e.args])
+        # one runtime task (exec.sanitizer): the sanitizer derives its dependencies, then calls it
+        # with the arguments it was given (a call the runtime may run later keeps its arguments)
         args = [self.expr(a) for a in e.args]
+        n = len(args)
+        inner = self._func_call(e, [f"_pl_a{i}" for i in range(n)], task_id=False)
+        params = ", ".join(f"_pl_a{i}" for i in range(n))
+        thunk = f"(lambda {params}: {inner})" if n else f"(lambda: {inner})"
+        tuple_args = "(" + "".join(a + ", " for a in args) + ")"
+        deps = e.kwargs.get("deps")
+        dep_s = f", {self.expr(deps)}" if deps is not None else ""
+        if e.submit is not None:
+            return f"_pl_san.submit({site.index}, {tuple_args}, {thunk}{dep_s})"
+        return f"_pl_san.task({site.index}, {tuple_args}, {thunk}{dep_s})"
+
+    def _func_call(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
         callee = self.gen.program.function(e.func)
         if callee is None:
             call = f"_pl_rt.missing_function({_literal(e.func)})"
@@ -932,7 +959,7 @@ class _FunctionGen:
                 call = f"_pl_rt.run_spmd({pyname}, {self.expr(core_num)}, {tuple_args})"
             else:
                 call = f"{pyname}({', '.join(args)})"
-        if e.submit is not None:
+        if e.submit is not None and task_id:
             return f"({call}, None)"
         return call
 
@@ -1010,6 +1037,7 @@ class _ProgramGen:
         trace: bool = False,
         memory_plan: MemoryPlan | None = None,
         exact: bool | None = None,
+        sanitize: bool = False,
     ) -> None:
         self.program = program
         self.check_shapes = check_shapes
@@ -1037,6 +1065,8 @@ class _ProgramGen:
         else:
             self.entry = entry_function(program)
         self.group_meta = group_metadata(program)
+        self.sanitize = sanitize
+        self.task_sites = sites_by_call(program) if sanitize else {}
         self.needs_rtype = NEEDS_RESULT_TYPE
         from . import batching
 
@@ -1227,6 +1257,7 @@ def generate(
     memory: bool = True,
     memory_plan: MemoryPlan | None = None,
     exact: bool | None = None,
+    sanitize: bool = False,
 ) -> GeneratedCode:
     """Generate the script for ``program`` (see module docstring).
 
@@ -1236,10 +1267,12 @@ def generate(
     arenas where the IR puts them and check every read (:mod:`pypto_lsp.exec.memory`); the
     runner may replace ``_pl_mem_session`` to collect the findings.
     ``exact``: every loop as written (no batched loops, :mod:`.batching`); None: the process default.
+    ``sanitize``: every task call and global buffer goes through ``_pl_san``, the run's
+    :class:`~pypto_lsp.exec.sanitizer.Sanitizer` (the runner puts it in the namespace).
     """
     fname = filename or f"<pypto-lsp:{program.filename or program.name}>"
     plan = (memory_plan or plan_program(program)) if memory else None
-    return _ProgramGen(program, check_shapes, entry, trace, plan, exact).generate(fname)
+    return _ProgramGen(program, check_shapes, entry, trace, plan, exact, sanitize).generate(fname)
 
 
 def torch_codegen(program: Program, check_shapes: bool = True) -> str:

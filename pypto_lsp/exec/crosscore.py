@@ -325,6 +325,22 @@ class Runtime:
         self.blocked: dict[int, tuple[Callable[[], bool], str, int, int, str]] = {}
         self.scheduler: Any = None  # the greenlet running the scheduler (set by run_group)
         self.deadline = float("inf")
+        # (direction, pipe id) -> slots of its ring (set by *_initialize_pipe with the sanitizer on)
+        self.rings: dict[tuple[str, int], int] = {}
+        self.bulk: set[_Key] = set()  # FIFOs a batched loop filled at once (their bound is the loop's)
+        self.waiting_why: dict[int, str] = {}  # slot -> why a blocked push waits (a full ring)
+
+    def set_ring(self, direction: str, pid: int, slots: int) -> None:
+        self.rings[(direction, pid)] = slots
+
+    def _free_slot(self, key: _Key, q: deque[torch.Tensor], op: str, split: int, lane: int) -> None:
+        """A push into a full ring waits until the consumer pops a slot; with nobody left to pop it,
+        the run is deadlocked at this push (on the NPU the producer waits for ``tfree`` forever)."""
+        slots = self.rings.get((key[0], key[3])) if self.rings else None
+        if not slots or key in self.bulk or len(q) < slots:
+            return
+        ring = f"ring {key[0]}[lane={'*' if key[2] is None else key[2]}, id={key[3]}]"
+        self._wait(lambda: len(q) < slots, op, split, lane, why=f"no free slot: {len(q)} of {slots} slots of {ring} hold unpopped tiles")
 
     # -- helpers ----------------------------------------------------------------
 
@@ -341,11 +357,13 @@ class Runtime:
             out[f"{direction}[split={split},lane={lane_s},id={pid}]"] = len(q)
         return out
 
-    def error(self, kind: str, op: str, split: int, lane: int, role: str | None) -> CrossCoreError:
+    def error(self, kind: str, op: str, split: int, lane: int, role: str | None, why: str = "") -> CrossCoreError:
         depths = self.queue_depths()
         where = f"{op}(split={split}, lane={lane}{', role=' + role if role else ''})"
         if kind == "deadlock":
-            if self.standalone:
+            if why:
+                msg = f"{where} deadlock: {why}, and no other core will pop it"
+            elif self.standalone:
                 msg = f"{where} deadlock: pop from an empty FIFO outside a cross-core group, no other core can push it"
             else:
                 blocked = ", ".join(self.deadlocked or [])
@@ -375,22 +393,25 @@ class Runtime:
             return
         self._switch_out("yield")
 
-    def _wait(self, pred: Callable[[], bool], op: str, split: int, lane: int) -> None:
+    def _wait(self, pred: Callable[[], bool], op: str, split: int, lane: int, why: str = "") -> None:
         """Until ``pred()``: let the other kernels run; the scheduler raises deadlocks in here."""
         self._check_cancel()
         if pred():
             return
         if self.standalone or self.scheduler is None:
-            raise self.error("deadlock", op, split, lane, context.role())
+            raise self.error("deadlock", op, split, lane, context.role(), why)
         slot = self._my_slot()
         role = context.role()
-        desc = f"{op}(split={split}, lane={lane}{', ' + role if role else ''})"
+        desc = f"{op}(split={split}, lane={lane}{', ' + role if role else ''}{': ' + why if why else ''})"
         self.blocked[slot] = (pred, op, split, lane, desc)
+        if why:
+            self.waiting_why[slot] = why
         try:
             while not pred():
                 self._switch_out("blocked")
         finally:
             self.blocked.pop(slot, None)
+            self.waiting_why.pop(slot, None)
 
     # -- AIC -> AIV ----------------------------------------------------------
 
@@ -408,7 +429,10 @@ class Runtime:
             raise ValueError(f"tile.tpush_to_aiv: unsupported split code {split}")
         self._check_cancel()
         for key, t in items:
-            self._q(key).append(t)
+            q = self._q(key)
+            if self.rings:
+                self._free_slot(key, q, "tile.tpush_to_aiv", split, key[2] or 0)
+            q.append(t)
         # consumers run when the scheduler hands them the turn
         self._after_push(max(len(self._q(k)) for k, _ in items))
 
@@ -457,6 +481,8 @@ class Runtime:
         item = _clone(tile)
         self._check_cancel()
         q = self._q(key)
+        if self.rings:
+            self._free_slot(key, q, op, split, lane)
         q.append(item)
         self._after_push(len(q))
 
@@ -511,7 +537,9 @@ class Runtime:
         op = "tile.tpush_to_aic"
         if split != 0:
             raise ValueError(f"{op}: batched pipe transfers are no-split only, got split code {split}")
-        q = self._q(self._lane_key("to_aic", op, "push", 0, lane, pid))
+        key = self._lane_key("to_aic", op, "push", 0, lane, pid)
+        q = self._q(key)
+        self.bulk.add(key)
         self._check_cancel()
         if count is not None and self.dual_nosplit and lane != 0:
             q.extend(itertools.repeat(_UNREAD, count))
@@ -527,6 +555,7 @@ class Runtime:
         keys: list[_Key] = [("to_aiv", 0, 0, pid), ("to_aiv", 0, 1, pid)] if self.dual_nosplit else [("to_aiv", 0, None, pid)]
         self._check_cancel()
         for key in keys:
+            self.bulk.add(key)
             self._q(key).extend(copies())
         self._after_push(max(len(self._q(k)) for k in keys))
 
@@ -725,7 +754,7 @@ def run_group(
                 first = min(rt.blocked)
                 _pred, op, sp, ln, _desc = rt.blocked[first]
                 role = roles[first][0]
-                resume(first, rt.error("deadlock", op, sp, ln, role))
+                resume(first, rt.error("deadlock", op, sp, ln, role, rt.waiting_why.get(first, "")))
                 continue
             resume(pick)
             cur = (pick + 1) % n

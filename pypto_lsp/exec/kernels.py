@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..ir import catalogue
-from . import context, crosscore
+from . import context, crosscore, sanitizer
 from .crosscore import fit_shape, merge_tiles, split_code, split_tile
 from .values import as_f32, get_valid, valid_box, with_valid
 
@@ -226,7 +226,9 @@ def _fill_value(dtype: torch.dtype, pad: Any) -> Any:
     return info.max if hi else info.min
 
 
-def _write_region(dst: torch.Tensor, src: torch.Tensor, offs: list[int], atomic: bool, mask: torch.Tensor | None = None) -> torch.Tensor:
+def _write_region(
+    dst: torch.Tensor, src: torch.Tensor, offs: list[int], atomic: bool, mask: torch.Tensor | None = None, op: str = "tile.store"
+) -> torch.Tensor:
     """``dst[offs : offs + valid(src)] (+)= src[: valid]``, clamped at the edge of ``dst``. In place.
 
     ``mask`` (same shape as ``src``) further restricts the written cells.
@@ -245,6 +247,14 @@ def _write_region(dst: torch.Tensor, src: torch.Tensor, offs: list[int], atomic:
             v = v[drop:]
     if len(offs) != dst.dim() or len(offs) != src.dim():
         raise ValueError(f"store/assemble: {len(offs)} offsets for a {src.dim()}-D source and a {dst.dim()}-D target")
+    san = sanitizer.active()
+    if san is not None:
+        san.window(op, list(dst.shape), offs, v, "tensor" if dst.dim() and san.is_global(dst) else "tile")
+        if mask is None:
+            starts = [max(o, 0) for o in offs]
+            san.access(
+                "w", dst, starts, [max(0, min(o + n, size) - st) for o, n, size, st in zip(offs, v, dst.shape, starts, strict=True)], op
+            )
     dst_sl = []
     src_sl = []
     for o, n, size in zip(offs, v, dst.shape, strict=True):
@@ -293,6 +303,9 @@ def load(
     load feeding a 2-D tile after FlattenTileNdTo2D) is reshaped to the
     declared shape.
     """
+    san = sanitizer.active()
+    if san is not None:
+        _sanitize_load(san, tensor, offsets, shapes, valid_shape)
     # fast path: the common in-bounds, fully valid window of the same rank
     if (
         type(offsets) is list
@@ -333,6 +346,24 @@ def load(
     return with_valid(tile, out_valid)
 
 
+def _sanitize_load(san: Any, tensor: torch.Tensor, offsets: Any, shapes: Any, valid_shape: Any) -> None:
+    """The read of a ``tile.load`` (its valid window) and whether it reaches past the tensor."""
+    try:
+        offs = _ints(offsets)
+        shp = _ints(shapes)
+    except (TypeError, ValueError):
+        return
+    if valid_shape is not None and not (isinstance(valid_shape, list | tuple) and len(valid_shape) == 0):
+        vs = _ints(valid_shape)
+        if len(vs) == len(shp):
+            shp = [min(a, b) for a, b in zip(vs, shp, strict=True)]
+    if len(offs) != tensor.dim() or len(shp) != tensor.dim():
+        return
+    san.window("tile.load", list(tensor.shape), offs, shp, "tensor")
+    avail = [max(0, min(n, size - max(o, 0))) for o, n, size in zip(offs, shp, tensor.shape, strict=True)]
+    san.access("r", tensor, [max(o, 0) for o in offs], avail, "tile.load")
+
+
 @_reg("tile.store")
 def store(
     tile: torch.Tensor,
@@ -369,7 +400,7 @@ def store(
 @_reg("assemble")
 def assemble(target: torch.Tensor, source: torch.Tensor, offset: Any, *_extra: Any, atomic: Any = None, **_kw: Any) -> torch.Tensor:
     """Write ``source``'s valid region into ``target`` at ``offset`` (in place), clamped at the edge."""
-    return _write_region(target, source, _ints(offset), _atomic_add(atomic))
+    return _write_region(target, source, _ints(offset), _atomic_add(atomic), op="assemble")
 
 
 @_reg("tile.move")
@@ -409,6 +440,10 @@ def read(t: torch.Tensor, indices: Any, *_extra: Any, **_kw: Any) -> Any:
         idx = (0,) * (t.dim() - len(idx)) + idx
     elif len(idx) > t.dim():
         idx = idx[len(idx) - t.dim() :]
+    san = sanitizer.active()
+    if san is not None:
+        san.window("read", list(t.shape), list(idx), [1] * len(idx), "tensor")
+        san.access("r", t, list(idx), [1] * len(idx), "read")
     return t[idx].item()
 
 
@@ -418,6 +453,10 @@ def write(t: torch.Tensor, indices: Any, value: Any, *_extra: Any, **_kw: Any) -
     idx = tuple(_ints(indices))
     if len(idx) < t.dim():
         idx = (0,) * (t.dim() - len(idx)) + idx
+    san = sanitizer.active()
+    if san is not None:
+        san.window("write", list(t.shape), list(idx), [1] * len(idx), "tensor")
+        san.access("w", t, list(idx), [1] * len(idx), "write")
     t[idx] = _scalar(value)
     return t
 
@@ -457,6 +496,11 @@ def _slice_impl(
     if len(offs) != x.dim() or len(shp) != x.dim():
         raise ValueError(f"slice: {len(shp)}-D shape / {len(offs)}-D offset for a {x.dim()}-D input")
     avail = _available(x, offs, shp)
+    san = sanitizer.active()
+    if san is not None and (avail != shp or any(o < 0 for o in offs)):
+        vs0 = _ints(valid_shape) if valid_shape is not None else []
+        want = [min(a, b) for a, b in zip(vs0, shp, strict=True)] if len(vs0) == len(shp) else shp
+        san.window("tensor.slice" if min_rank == 1 else "tile.slice", list(x.shape), offs, want, "tensor" if min_rank == 1 else "tile")
     if avail == shp and all(o >= 0 for o in offs):
         out = x[tuple(slice(o, o + s) for o, s in zip(offs, shp, strict=True))]  # a view: writes reach x
     else:
@@ -1497,3 +1541,25 @@ def _noop(*_args: Any, **_kw: Any) -> None:
 
 for _n in NOOPS:
     KERNELS[_n] = _noop
+
+
+def _initialize_pipe(*_args: Any, dir_mask: Any = 0, slot_num: Any = 0, id: Any = 0, **_kw: Any) -> None:
+    """``system.a{i,v}c_initialize_pipe``: with the sanitizer on, the ring's slot count bounds its FIFOs
+    (a push waits for a free slot, as on the NPU; see :meth:`crosscore.Runtime.set_ring`)."""
+    rt = context.current_runtime()
+    if rt is None or sanitizer.active() is None:
+        return None
+    try:
+        mask, slots, pid = int(_scalar(dir_mask)), int(_scalar(slot_num)), int(_scalar(id) or 0)
+    except (TypeError, ValueError):
+        return None
+    if slots > 0:
+        if mask & 1:
+            rt.set_ring("to_aiv", pid, slots)
+        if mask & 2:
+            rt.set_ring("to_aic", pid, slots)
+    return None
+
+
+KERNELS["system.aic_initialize_pipe"] = _initialize_pipe
+KERNELS["system.aiv_initialize_pipe"] = _initialize_pipe

@@ -74,6 +74,9 @@ def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
     for fn in program.functions:
         _FunctionChecker(program, fn, out).run()
     _check_groups(program, out)
+    from .pipecheck import check_pipes
+
+    out.extend(check_pipes(program))
     return out
 
 

@@ -41,6 +41,7 @@ class Settings:
     memory: bool = True  # run tiles where the IR places them and report memory hazards
     max_alloc: int | None = None  # 'maxAlloc': bytes one allocation may take (ir.alloc_budget)
     exact: bool = False  # every loop tile by tile (no batched loops)
+    sanitize: bool = True  # the device's sanitizer (task order, uninitialised memory, bounds, pipes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class Settings:
             "memory": self.memory,
             "maxAlloc": self.max_alloc,
             "exact": self.exact,
+            "sanitize": self.sanitize,
         }
 
 
@@ -106,7 +108,7 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
                         upd[attr] = v
                     else:
                         problems.append(f"'golden.{key}' must be a path string, got {v!r}")
-    for key in ("validation", "cache", "memory", "exact"):
+    for key in ("validation", "cache", "memory", "exact", "sanitize"):
         if key in d:
             if isinstance(d[key], bool):
                 upd[key] = d[key]
@@ -118,7 +120,20 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
         if len(problems) == bad:  # a bad size keeps the previous one
             upd["max_alloc"] = size
     known = {
-        *("runOn", "rtol", "atol", "timeoutSeconds", "timeout_s", "golden", "validation", "cache", "memory", "exact", "maxAlloc"),
+        *(
+            "runOn",
+            "rtol",
+            "atol",
+            "timeoutSeconds",
+            "timeout_s",
+            "golden",
+            "validation",
+            "cache",
+            "memory",
+            "exact",
+            "maxAlloc",
+            "sanitize",
+        ),
         *("interpreter", "trace"),
     }
     unknown = sorted(k for k in d if k not in known)
@@ -161,6 +176,7 @@ class Resolved:
     # no goldens: the folder's earliest dump (its stem) on synthesized inputs is the reference
     reference: str | None = None
     max_alloc: int | None = None  # the case's 'max_alloc', else the 'maxAlloc' setting; None: the default
+    sanitize: bool = True  # the setting and the case's 'sanitize' both on
 
     @property
     def has_goldens(self) -> bool:
@@ -179,7 +195,7 @@ class Resolved:
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
         key = (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
-        return key + (self.max_alloc, self.exact)  # a smaller budget may stop a run that passed
+        return key + (self.max_alloc, self.exact, self.sanitize)  # a smaller budget may stop a run that passed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -259,6 +275,7 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         backend=case.backend if case is not None else None,
         max_alloc=case.max_alloc if case is not None and case.max_alloc is not None else settings.max_alloc,
         exact=settings.exact or (case.exact if case is not None else False),
+        sanitize=settings.sanitize and (case.sanitize if case is not None else True),
     )
 
 

@@ -18,6 +18,17 @@ from ..validate.report import FileResult
 from . import results as R
 
 CODE_PREFIX = "memory-"
+# the sanitizer's kinds (exec.sanitizer, ir.initcheck): "sanitizer race: ..." in the editor
+SANITIZER_KINDS = ("race", "uninitialised", "out-of-bounds")
+_RELATED = {
+    "overwrite": "overwritten here",
+    "race": "the other task",
+    "uninitialised": "read here before anything wrote it",
+}
+
+
+def _label(kind: object) -> str:
+    return "sanitizer" if kind in SANITIZER_KINDS else "memory"
 
 
 def hazards(fr: FileResult | None) -> list[dict[str, Any]]:
@@ -41,7 +52,7 @@ def memory_diagnostics(fr: FileResult, lines: list[str], uri: str, encoding: str
         related = None
         other = h.get("other_line")
         if isinstance(other, int) and 0 < other <= len(lines):
-            what = "overwritten here" if h.get("kind") == "overwrite" else "reserved here"
+            what = _RELATED.get(str(h.get("kind")), "reserved here")
             related = [
                 types.DiagnosticRelatedInformation(
                     types.Location(uri, R.statement_range(lines, other, other, encoding)), f"'{h.get('other_name')}' {what}"
@@ -50,9 +61,9 @@ def memory_diagnostics(fr: FileResult, lines: list[str], uri: str, encoding: str
         out.append(
             types.Diagnostic(
                 range=R.statement_range(lines, line, line, encoding),
-                message=f"memory {h.get('kind')}: {h.get('message')}",
+                message=f"{_label(h.get('kind'))} {h.get('kind')}: {h.get('message')}",
                 severity=types.DiagnosticSeverity.Error,
-                code=CODE_PREFIX + str(h.get("kind")),
+                code=("sanitizer-" if h.get("kind") in SANITIZER_KINDS else CODE_PREFIX) + str(h.get("kind")),
                 source=R.SOURCE,
                 related_information=related,
             )
@@ -70,9 +81,13 @@ def lens_title(fr: FileResult | None) -> tuple[str, int] | None:
     kind = h.get("kind")
     if kind == "overwrite":
         return f"⚠ memory: {h['name']} overwritten at line {h.get('other_line')}{more}", int(h["line"])
+    if kind == "race":
+        return f"⚠ race: {h.get('tensor') or h['name']} between line {h.get('other_line')} and line {h['line']}{more}", int(h["line"])
+    if kind == "uninitialised":
+        return f"⚠ uninitialised: {h['name']} read at line {h.get('other_line')} before any write{more}", int(h["line"])
     if kind == "pipe-slot":
         return f"⚠ memory: {h['name']} inside pipe buffer {h.get('other_name')} (line {h['line']}){more}", int(h["line"])
-    return f"⚠ memory {kind}: {h['name']} (line {h['line']}){more}", int(h["line"])
+    return f"⚠ {_label(kind)} {kind}: {h['name']} (line {h['line']}){more}", int(h["line"])
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")

@@ -44,12 +44,13 @@ class RunSettings:
     # bytes one allocation may take (ir.alloc_budget); None: the default. Not an engine
     # keyword: whoever runs sets it once per run (validate.budget.set_budget)
     max_alloc: int | None = None
+    sanitize: bool = True  # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
 
     @classmethod
     def of(cls, c: Any) -> RunSettings:
         """From anything with these fields by name (a :class:`Case`, the server's resolved
         configuration); its ``exact = False`` leaves the process default (``exec.batching``)."""
-        return cls(c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, c.exact or None, c.max_alloc)
+        return cls(c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, c.exact or None, c.max_alloc, getattr(c, "sanitize", True))
 
     def override(self, **values: Any) -> RunSettings:
         """These settings with the values that are not None (command-line flags) put in."""
@@ -57,7 +58,7 @@ class RunSettings:
 
     def engine_kwargs(self) -> dict[str, Any]:
         """The keywords of ``validate.engine.run_text`` and ``validate.run.validate_files``."""
-        return {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact}
+        return {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact, "sanitize": self.sanitize}
 
     def values_kwargs(self) -> dict[str, Any]:
         """The keywords of the traced runs, which compare values only (``validate.localize``,
@@ -80,6 +81,7 @@ class Case:
     memory: bool = True  # run tiles where the IR places them and check for memory hazards
     backend: str | None = None  # memory capacities of this PyPTO backend ("910B", "950"); default: the largest
     exact: bool = False  # every loop tile by tile (no batched loops, pypto_lsp.exec.batching)
+    sanitize: bool = True  # the device's sanitizer (pypto_lsp.exec.sanitizer)
     source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
     notes: list[str] = field(default_factory=list)
     # without goldens (differential mode, validate.differential): values for parameters that
@@ -106,6 +108,7 @@ class Case:
             "memory": self.memory,
             "backend": self.backend,
             "exact": self.exact,
+            "sanitize": self.sanitize,
             "source": self.source,
             "notes": self.notes,
         }
@@ -212,6 +215,7 @@ _CASE_KEYS: dict[str, Any] = {  # in the order they are checked
     "entry": _entry,
     "memory": _flag,
     "exact": _flag,
+    "sanitize": _flag,
     "backend": _backend,
     "generate": _generate,
     "seed": _seed,
@@ -244,6 +248,7 @@ def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
         memory=v.get("memory", True),
         backend=v.get("backend"),
         exact=v.get("exact", False),
+        sanitize=v.get("sanitize", True),
         source=source,
         generate=v.get("generate", {}),
         seed=v.get("seed"),

@@ -9,7 +9,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, TracebackType
 from typing import Any
@@ -30,7 +30,7 @@ from .config import DEFAULT_ATOL, DEFAULT_RTOL
 from .golden import GoldenError
 from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, TensorResult
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"  # 2: the sanitizer
 
 
 def configure_torch() -> None:
@@ -80,9 +80,11 @@ class Compiled:
     code: CodeType | None
     error: ErrorInfo | None
     memory: MemoryPlan | None = None  # where the IR places tiles (None: memory model off)
+    sanitize: bool = False  # generated with the sanitizer's hooks (exec.sanitizer)
+    static_findings: list[dict[str, Any]] = field(default_factory=list)  # the sanitizer's, from the IR alone
 
 
-_COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None, bool], Compiled] = {}
+_COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None, bool, bool], Compiled] = {}
 _COMPILED_LOCK = threading.Lock()
 
 
@@ -107,19 +109,22 @@ def compile_text(
     memory: bool = True,
     backend: str | None = None,
     exact: bool | None = None,
+    sanitize: bool = False,
 ) -> Compiled:
     """Parse + static checks + codegen + ``compile``; cached by text hash.
 
     ``memory``: plan where the IR places tiles, check it statically (capacity of ``backend``,
     bounds, pipe slots) and run tiles in their bytes (see :mod:`pypto_lsp.exec.memory`).
-    ``exact``: every loop tile by tile (:mod:`pypto_lsp.exec.batching`); None: the process default."""
+    ``exact``: every loop tile by tile (:mod:`pypto_lsp.exec.batching`); None: the process default.
+    ``sanitize``: task calls and global buffers go through the run's sanitizer (:mod:`pypto_lsp.exec.sanitizer`);
+    uninitialised tiles are found from the IR (:mod:`pypto_lsp.ir.initcheck`)."""
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     from ..exec import batching
 
     exact = batching.exact(exact)
-    key = (digest, entry, check_shapes, trace, memory, backend, exact)
+    key = (digest, entry, check_shapes, trace, memory, backend, exact, sanitize)
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
     if hit is not None:
@@ -149,6 +154,7 @@ def compile_text(
                 memory=memory,
                 memory_plan=mplan,
                 exact=exact,
+                sanitize=sanitize,
             )
             if gen.entry is None:
                 n = len(program.functions)
@@ -162,7 +168,11 @@ def compile_text(
                 )
             else:
                 code = compile(gen.source, gen.filename, "exec")
-                comp = Compiled(program, diags, gen, code, None, mplan)
+                comp = Compiled(program, diags, gen, code, None, mplan, sanitize)
+                if sanitize:
+                    from ..ir.initcheck import uninitialised_tiles
+
+                    comp.static_findings = [u.to_json() for u in uninitialised_tiles(program)]
         except CodegenError as exc:
             comp = Compiled(program, diags, None, None, _span_error("codegen", str(exc), exc.span))
         except (SyntaxError, RecursionError, MemoryError) as exc:
@@ -364,6 +374,7 @@ def run_text(
     memory: bool = True,
     backend: str | None = None,
     exact: bool | None = None,
+    sanitize: bool = True,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
@@ -375,14 +386,18 @@ def run_text(
     ``memory``: run tiles where the IR places them and report memory hazards (a file with an
     ``overwrite`` or ``pipe-slot`` finding fails; ``capacity``/``bounds`` are static errors).
     ``exact``: every loop tile by tile, no batched loops (None: the process default).
+    ``sanitize``: the device's sanitizer (:mod:`pypto_lsp.exec.sanitizer`): races between tasks,
+    uninitialised reads, windows out of bounds, full pipe rings; each finding fails the file and is
+    listed with the memory findings (``memory.hazards``). Off for traced runs.
     """
     t0 = time.perf_counter()
+    sanitize = sanitize and trace is None
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
     from ..exec import context
 
     context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
     try:
-        comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend, exact=exact)
+        comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend, exact=exact, sanitize=sanitize)
         result.memory = _memory_json(comp.memory)
         if comp.error is not None:
             result.error = comp.error
@@ -419,14 +434,23 @@ def run_text(
 
             session = ns["_pl_mem_session"] = Session()
         fn_obj = ns[gen.functions[gen.entry]]
+        san = _sanitizer(comp) if comp.sanitize else None
+        if san is not None:
+            ns["_pl_san"] = san
         try:
             try:
-                _run_with_timeout(lambda: fn_obj(*args), timeout)
+                if san is not None:
+                    _run_with_timeout(lambda: san.run(fn_obj, args), timeout)
+                else:
+                    _run_with_timeout(lambda: fn_obj(*args), timeout)
             finally:
                 loan.settle(run_tensors)
                 result.call_counts = dict(ns.get("_pl_calls") or {})
                 if session is not None and result.memory is not None:
                     result.memory["hazards"].extend(f.to_json() for f in session.findings)
+                if san is not None and result.memory is not None:
+                    result.memory["hazards"].extend(comp.static_findings)
+                    result.memory["hazards"].extend(san.findings)
         except Exception as exc:
             span = locate(exc, gen)
             detail: dict[str, Any] = {}
@@ -439,6 +463,13 @@ def run_text(
             result.error = _span_error(_error_kind(exc), _exc_message(exc), span, **detail)
             result.error.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
             return result
+        if san is not None and result.memory is not None:
+            races = san.races()
+            if races:
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, clone=abandoned_runs() > 0)
+            result.memory["hazards"].extend(races)
+            if san.tasks and any(t.site.directions is not None for t in san.tasks):
+                result.tasks = san.graph(races)
         if keep is not None:
             keep.update(run_tensors)
         if not expected:
@@ -478,9 +509,85 @@ def _memory_json(plan: MemoryPlan | None) -> dict[str, Any]:
     return {"checked": plan.placed, "hazards": [f.to_json() for f in plan.findings]}
 
 
+# findings that fail a file even when the numbers agree: what the NPU would do differently
+FAILING_FINDINGS = frozenset({"overwrite", "pipe-slot", "race", "uninitialised", "out-of-bounds"})
+
+
 def _memory_fails(result: FileResult) -> bool:
-    """An ``overwrite`` or ``pipe-slot`` finding fails the file even when the numbers agree."""
-    return any(h["kind"] in ("overwrite", "pipe-slot") for h in (result.memory or {}).get("hazards", ()))
+    """A memory or sanitizer finding fails the file even when the numbers agree."""
+    return any(h["kind"] in FAILING_FINDINGS for h in (result.memory or {}).get("hazards", ()))
+
+
+def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:
+    from ..exec.sanitizer import Sanitizer
+    from ..ir.tasks import task_sites
+
+    assert comp.program is not None and comp.generated is not None
+    gen = comp.generated
+
+    def ir_line(n: int) -> int | None:
+        sp = gen.ir_span(n)
+        return sp.line if sp is not None else None
+
+    return Sanitizer(task_sites(comp.program), gen.filename, ir_line, reorder)
+
+
+def _other_schedule(
+    comp: Compiled,
+    race: dict[str, Any],
+    inputs: Mapping[str, torch.Tensor],
+    outputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    timeout: float | None,
+    clone: bool,
+) -> None:
+    """Run the two racing tasks the other way round (an order the runtime allows) and say in the
+    finding how far the outputs move."""
+    from ..exec import context
+    from ..exec.sanitizer import Reorder
+
+    a, b = race["tasks"]
+    if a == b:
+        return
+    assert comp.program is not None and comp.generated is not None and comp.code is not None
+    gen = comp.generated
+    assert gen.entry is not None
+    san = _sanitizer(comp, Reorder(first=a, after=b))
+    tensors = {k: v.clone() for k, v in inputs.items()}
+    try:
+        args = resolve_args(comp.program, gen.entry, tensors)
+        ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS, "_pl_san": san}
+        exec(comp.code, ns)  # our own generated code, never dump text
+        if "_pl_mem_session" in ns:
+            from ..exec.memory import Session
+
+            ns["_pl_mem_session"] = Session()
+        fn_obj = ns[gen.functions[gen.entry]]
+        context.reset()
+        _run_with_timeout(lambda: san.run(fn_obj, args), timeout)
+    except Exception as exc:  # the other order may well fail outright: that is the answer too
+        race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {_exc_message(exc)[:200]}"
+        race["other_order"] = {"error": _exc_message(exc)[:500]}
+        return
+    finally:
+        context.reset()
+    if san.reorder_blocked:
+        race["message"] += f"; not run in the other order: {san.reorder_blocked}"
+        return
+    keys = [k for k in (expected or outputs) if k in tensors and k in outputs]
+    moved: dict[str, float] = {}
+    for k in keys:
+        x, y = tensors[k], outputs[k]
+        if x.shape == y.shape:
+            d = (x.detach().to(torch.float64) - y.detach().to(torch.float64)).abs()
+            d = torch.where(x == y, torch.zeros((), dtype=d.dtype), d)
+            moved[k] = float(d.max()) if d.numel() else 0.0
+    if moved:
+        worst = max(moved, key=lambda k: moved[k] if moved[k] == moved[k] else float("inf"))
+        race["message"] += (
+            f"; run in the other order ('{race['calls'][1]}' first, as the runtime may), '{worst}' moves by max |Δ| {moved[worst]:.4g}"
+        )
+        race["other_order"] = {"max_abs_diff": moved}
 
 
 def tensor_stats(t: torch.Tensor) -> dict[str, Any]:

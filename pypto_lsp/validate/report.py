@@ -102,6 +102,8 @@ class FileResult:
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     # {"checked": bool, "hazards": [{"kind", "line", "name", "other_line", "other_name", "space", "core", "range", "message"}]}
     memory: dict[str, Any] | None = None
+    # the runtime's tasks (exec.sanitizer.Sanitizer.graph): {"nodes", "edges", "races", "truncated"}; None: no tasks
+    tasks: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -124,6 +126,7 @@ class FileResult:
             "writes": self.writes,
             "call_counts": self.call_counts,
             "memory": self.memory if self.memory is not None else {"checked": False, "hazards": []},
+            "tasks": self.tasks,
         }
 
     @staticmethod
@@ -150,6 +153,7 @@ class FileResult:
             call_counts=d.get("call_counts", {}),
             stats=d.get("stats", {}),
             memory=d.get("memory"),
+            tasks=d.get("tasks"),
         )
 
 

@@ -74,11 +74,12 @@ class ResultCache:
         memory: bool = True,
         backend: str | None = None,
         exact: bool | None = None,
+        sanitize: bool = True,
     ) -> str:
         h = hashlib.blake2b(digest_size=20)
         from ..exec import batching
 
-        mem = f"memory:{backend or '*'}" if memory else "values"
+        mem = (f"memory:{backend or '*'}" if memory else "values") + (":sanitize" if sanitize else "")
         mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
         from .budget import budget
 
@@ -204,7 +205,11 @@ def validate_files(
     for f in files:
         text = _read_text(f)
         texts.append(text)
-        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact))
+        keys.append(
+            None
+            if isinstance(text, FileResult)
+            else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize)
+        )
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}
     for f, text, key in zip(files, texts, keys, strict=True):

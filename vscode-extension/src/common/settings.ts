@@ -28,11 +28,12 @@ export function readSettings(resource?: vscode.Uri): ExtensionSettings {
         memory: cfg.get('memory'),
         maxAlloc: cfg.get('maxAlloc'),
         exact: cfg.get('exact'),
+        sanitize: cfg.get('sanitize'),
         golden: { inputs: cfg.get('golden.inputs'), expected: cfg.get('golden.expected') },
     };
     return normaliseSettings(raw, { workspaceFolder: folder?.uri.fsPath, home: os.homedir(), env: process.env }, isTrusted());
 }
 
 /** Settings whose change is pushed to the running server (the interpreter restarts it instead). */
-export const PUSHED_SETTINGS = ['runOn', 'rtol', 'atol', 'timeoutSeconds', 'golden', 'memory', 'maxAlloc', 'exact'].map((k) => `${CONFIG_SECTION}.${k}`);
+export const PUSHED_SETTINGS = ['runOn', 'rtol', 'atol', 'timeoutSeconds', 'golden', 'memory', 'maxAlloc', 'exact', 'sanitize'].map((k) => `${CONFIG_SECTION}.${k}`);
 export const RESTART_SETTINGS = [`${CONFIG_SECTION}.interpreter`];

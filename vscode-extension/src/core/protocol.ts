@@ -68,6 +68,7 @@ export interface ServerOptions {
     maxAlloc: string | number | null;
     /** every loop tile by tile (no batched loops) */
     exact: boolean;
+    sanitize: boolean;
 }
 
 /** Command ids the server implements (workspace/executeCommand). */

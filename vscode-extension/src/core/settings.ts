@@ -22,6 +22,7 @@ export interface RawSettings {
     memory?: unknown;
     maxAlloc?: unknown;
     exact?: unknown;
+    sanitize?: unknown;
     golden?: { inputs?: unknown; expected?: unknown } | unknown;
 }
 
@@ -121,6 +122,7 @@ export function normaliseSettings(raw: RawSettings, ctx: ExpandContext, trusted:
             memory: raw.memory !== false,
             maxAlloc: sizeSetting(raw.maxAlloc),
             exact: raw.exact === true,
+            sanitize: raw.sanitize !== false,
         },
     };
 }

@@ -1,0 +1,583 @@
+"""The device's sanitizer, run on the simulator: task order, uninitialised global memory, windows
+out of bounds. An observer of one run (see :mod:`.observe`).
+
+**Tasks.** Each call an Orchestration function makes to a kernel, a Group or an SPMD wrapper is one
+runtime task (hw-native-sys/simpler, ``runtime/pto_orchestrator.cpp`` ``submit_task_common``; one
+task per call, an SPMD launch of N blocks included). The runtime orders a task after an earlier
+one only through these edges (simpler ``runtime/tensormap_and_ringbuffer/runtime/pto_dep_compute.h``,
+``compute_task_fanin`` and ``register_task_outputs``; PyPTO ``docs/en/dev/passes/37-derive_call_directions.md``):
+
+* explicit ``deps=[...]`` of a ``pl.submit`` (always, in AUTO and MANUAL scopes);
+* for an ``input`` or ``inout`` argument, every earlier writer still registered for an overlapping
+  region of the same buffer (the TensorMap lookup, keyed by the buffer's base address, then by region);
+* ``inout`` and ``output_existing`` register the task as a writer of that region (``inout``
+  replaces the entries it covers); ``output`` is lowered to ``output_existing`` by PyPTO's codegen;
+* ``no_dep`` and ``scalar`` do neither, and neither does anything for a ``manual_dep=True`` tensor or
+  inside a MANUAL scope.
+
+A reader is never registered: a write after a read (WAR) is ordered only through other edges
+(simpler ``docs/orchestrator.md``: "WAR (write-after-read) is not tracked directly"), and
+``output_existing`` is not ordered after an earlier writer.
+
+Each task's actual global reads and writes (the buffer and the box of elements, from ``tile.load``,
+``tile.store``, ``assemble``, ``read``/``write`` and the batched loops' windows) are recorded; after
+the run, two tasks that touch overlapping elements, one of them writing, with no path of edges between
+them, are a ``race`` (RAW, WAR or WAW). Inside one task, the SPMD blocks of a launch and the AIV
+lanes run at the same time: two of them writing overlapping elements is a race too.
+
+**Uninitialised.** ``tensor.create`` without ``init_value`` holds whatever the buffer held: a
+``tile.load`` (or ``read``) of elements that no store wrote since is ``uninitialised``. (Tiles are
+checked from the IR: :mod:`pypto_lsp.ir.initcheck`.)
+
+**Out of bounds.** A window whose valid part reaches past its tensor's (or tile's) extent reads or
+writes neighbouring memory on the device; here it is clipped. Parts outside the requested valid
+region are no access.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
+from . import context
+
+__all__ = ["Sanitizer", "active", "Box", "Reorder"]
+
+# a task with more boxes than this on one buffer keeps their bounding box (conservative)
+_MAX_BOXES = 64
+
+
+@dataclass(slots=True, frozen=True)
+class Box:
+    """Elements ``[lo, hi)`` per dimension of a buffer's root tensor, or of its flat storage (``flat``)."""
+
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+    flat: bool = False
+
+    def empty(self) -> bool:
+        return any(h <= lo for lo, h in zip(self.lo, self.hi, strict=True))
+
+    def text(self) -> str:
+        if self.flat:
+            return f"elements [{self.lo[0]}, {self.hi[0]})"
+        return "[" + ", ".join(f"{lo}:{h}" for lo, h in zip(self.lo, self.hi, strict=True)) + "]"
+
+
+def _bound(boxes: Sequence[Box]) -> Box:
+    rank = len(boxes[0].lo)
+    return Box(
+        tuple(min(b.lo[d] for b in boxes) for d in range(rank)),
+        tuple(max(b.hi[d] for b in boxes) for d in range(rank)),
+        boxes[0].flat,
+    )
+
+
+@dataclass(slots=True)
+class _Root:
+    """A global buffer: the tensor the run made or was given, kept alive so its address is not reused."""
+
+    key: int
+    tensor: torch.Tensor
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    contiguous: bool
+    line: int = 0  # where it was created (0: an entry argument)
+    name: str = ""
+    manual_dep: bool = False
+    written: torch.Tensor | None = None  # bool mask of written elements; None: all initialised
+    uninit_reported: bool = False
+
+    def to_flat(self, b: Box) -> Box:
+        if b.flat:
+            return b
+        lo = sum(i * s for i, s in zip(b.lo, self.strides, strict=True))
+        last = sum((h - 1) * s for h, s in zip(b.hi, self.strides, strict=True))
+        return Box((lo,), (last + 1,), True)
+
+
+def overlap(root: _Root, a: Box, b: Box) -> bool:
+    if a.flat != b.flat:
+        a, b = root.to_flat(a), root.to_flat(b)
+    return all(x0 < y1 and y0 < x1 for x0, x1, y0, y1 in zip(a.lo, a.hi, b.lo, b.hi, strict=True))
+
+
+def covers(root: _Root, a: Box, b: Box) -> bool:
+    """``a`` contains ``b``."""
+    if a.flat != b.flat:
+        a, b = root.to_flat(a), root.to_flat(b)
+    return all(x0 <= y0 and y1 <= x1 for x0, x1, y0, y1 in zip(a.lo, a.hi, b.lo, b.hi, strict=True))
+
+
+def intersect(root: _Root, a: Box, b: Box) -> Box:
+    if a.flat != b.flat:
+        a, b = root.to_flat(a), root.to_flat(b)
+    return Box(tuple(max(x, y) for x, y in zip(a.lo, b.lo, strict=True)), tuple(min(x, y) for x, y in zip(a.hi, b.hi, strict=True)), a.flat)
+
+
+@dataclass(slots=True)
+class _Task:
+    index: int
+    site: TaskSite
+    deps: set[int] = field(default_factory=set)
+    reach: int = 0  # bit i: task i happens before this one
+    # root key -> kind ("r"/"w") -> boxes
+    access: dict[int, dict[str, list[Box]]] = field(default_factory=dict)
+    # root key -> (block, lane) -> write boxes (the parts of the task that run at the same time)
+    parts: dict[int, dict[tuple[int, int], list[Box]]] = field(default_factory=dict)
+    args: dict[int, int] = field(default_factory=dict)  # root key -> the argument's index
+
+
+@dataclass(slots=True)
+class Reorder:
+    """Run the task ``first`` only after the task ``after`` (another order the runtime allows)."""
+
+    first: int
+    after: int
+
+
+_local = threading.local()
+
+
+def active() -> Sanitizer | None:
+    """The sanitizer of the run on this thread (None: off)."""
+    return getattr(_local, "san", None)
+
+
+class Sanitizer:
+    """Watches one run; ``findings`` are ``memory.hazards``-shaped dicts."""
+
+    def __init__(
+        self, sites: Sequence[TaskSite], gen_filename: str, ir_line: Callable[[int], int | None], reorder: Reorder | None = None
+    ) -> None:
+        self.sites = list(sites)
+        self.gen_filename = gen_filename
+        self.ir_line = ir_line  # generated line -> IR line
+        self.reorder = reorder
+        self.roots: dict[int, _Root] = {}
+        self.tasks: list[_Task] = []
+        self.current: _Task | None = None
+        self.tensormap: dict[int, list[tuple[int, Box]]] = {}
+        self.findings: list[dict[str, Any]] = []
+        self._seen: set[tuple[Any, ...]] = set()
+        self._pending: list[Callable[[], Any]] = []
+        self._postponed: set[int] = set()
+        self.reordered = False  # the reorder was carried out
+        self.reorder_blocked: str | None = None
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def run(self, fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+        _local.san = self
+        try:
+            for a in args:
+                if isinstance(a, torch.Tensor):
+                    self._root(a)
+            out = fn(*args)
+            self._flush()
+            return out
+        finally:
+            _local.san = None
+
+    def fresh(self, t: Any, line: int, name: str, manual_dep: bool = False) -> Any:
+        """A ``tensor.create`` without ``init_value``: its elements are unwritten."""
+        if isinstance(t, torch.Tensor):
+            r = self._root(t, line=line, name=name)
+            r.manual_dep = manual_dep
+            if not manual_dep and t.numel():
+                r.written = torch.zeros(r.shape, dtype=torch.bool)
+        return t
+
+    def created(self, t: Any, line: int, name: str, manual_dep: bool = False) -> Any:
+        """A ``tensor.create`` with an ``init_value`` (written) or any other new global buffer."""
+        if isinstance(t, torch.Tensor):
+            self._root(t, line=line, name=name).manual_dep = manual_dep
+        return t
+
+    def submit(self, site_index: int, args: tuple[Any, ...], call: Callable[..., Any], deps: Any = None) -> tuple[Any, int]:
+        """``pl.submit``: the task's result and its task id (what ``deps=[...]`` of later tasks name)."""
+        out = self.task(site_index, args, call, deps)
+        return out, len(self.tasks) - 1
+
+    def task(self, site_index: int, args: tuple[Any, ...], call: Callable[..., Any], deps: Any = None) -> Any:
+        """One runtime task: its dependencies from its arguments' directions, then ``call(*args)``."""
+        site = self.sites[site_index]
+        t = _Task(len(self.tasks), site)
+        self.tasks.append(t)
+        t.deps.update(d for d in _task_ids(deps) if 0 <= d < t.index)
+        self._dependencies(t, args)
+        if self.reorder is not None and self._must_wait(t):
+            ret = site.returns
+            if ret is None or any(i >= len(args) for i in ret):
+                self.reorder_blocked = f"the result of '{site.callee}' (line {site.line}) is no argument of the call"
+            else:
+                self._postponed.add(t.index)
+                self._pending.append(lambda: self._execute(t, call, args))
+                vals = tuple(args[i] for i in ret)
+                return vals[0] if len(vals) == 1 else vals
+        out = self._execute(t, call, args)
+        if self.reorder is not None and t.index == self.reorder.after and self._pending:
+            self._flush()
+            self.reordered = True
+        return out
+
+    def _must_wait(self, t: _Task) -> bool:
+        assert self.reorder is not None
+        if t.index == self.reorder.first:
+            return True
+        return bool(self._postponed) and any(d in self._postponed for d in t.deps)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for run in pending:
+            run()
+        self._postponed.clear()
+
+    def _execute(self, t: _Task, call: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        outer = self.current
+        self.current = t
+        try:
+            return call(*args)
+        finally:
+            self.current = outer
+
+    # -- the runtime's dependencies -----------------------------------------------------------
+
+    def _dependencies(self, t: _Task, args: tuple[Any, ...]) -> None:
+        site = t.site
+        dirs = site.directions
+        if dirs is None:
+            # no directions (before DeriveCallDirections): the simulator's program order is all we know
+            t.deps.update(range(t.index))
+            t.reach = (1 << t.index) - 1
+            return
+        inserts: list[tuple[int, Box, str]] = []
+        for i, a in enumerate(args):
+            if not isinstance(a, torch.Tensor) or i >= len(dirs):
+                continue
+            d = dirs[i]
+            root = self._root(a)
+            t.args.setdefault(root.key, i)
+            if d in (SCALAR, NO_DEP) or root.manual_dep or site.manual:
+                continue
+            box = self._view_box(root, a, [0] * a.dim(), list(a.shape))
+            if box is None or box.empty():
+                continue
+            if d in (INPUT, INOUT):
+                for w, wb in self.tensormap.get(root.key, ()):
+                    if w != t.index and overlap(root, box, wb):
+                        t.deps.add(w)
+            if d in (INOUT, OUTPUT_EXISTING, OUTPUT):
+                inserts.append((root.key, box, d))
+        for key, box, d in inserts:
+            entries = self.tensormap.setdefault(key, [])
+            if d == INOUT:
+                root = self.roots[key]
+                entries[:] = [(w, wb) for w, wb in entries if not covers(root, box, wb)]
+            entries.append((t.index, box))
+        reach = 0
+        for d in t.deps:
+            reach |= self.tasks[d].reach | (1 << d)
+        t.reach = reach
+
+    # -- global memory ------------------------------------------------------------------------
+
+    def _root(self, t: torch.Tensor, line: int = 0, name: str = "") -> _Root:
+        key = t.untyped_storage().data_ptr()
+        r = self.roots.get(key)
+        if r is None or (line and r.line != line and t.storage_offset() == 0 and tuple(t.shape) != r.shape):
+            if t.storage_offset() == 0 and t.is_contiguous():
+                r = _Root(key, t, tuple(t.shape), tuple(t.stride()), True, line, name)
+            else:  # a view of a buffer we never saw whole: its flat storage
+                n = t.untyped_storage().nbytes() // max(1, t.element_size())
+                r = _Root(key, t, (n,), (1,), False, line, name)
+            self.roots[key] = r
+        elif line and not r.line:
+            r.line, r.name = line, name
+        return r
+
+    def _view_box(self, root: _Root, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int]) -> Box | None:
+        """The elements of ``v[offs : offs + sizes]`` in ``root``'s coordinates."""
+        if len(offs) != v.dim() or len(sizes) != v.dim():
+            return None
+        strides = v.stride()
+        base = v.storage_offset() + sum(int(o) * s for o, s in zip(offs, strides, strict=True))
+        if any(int(n) <= 0 for n in sizes):
+            return Box((0,), (0,), True)
+        if root.contiguous and v.element_size() == root.tensor.element_size() and tuple(strides) == root.strides:
+            lo = []
+            rem = base
+            for s in root.strides:
+                q, rem = divmod(rem, s) if s else (0, rem)
+                lo.append(q)
+            return Box(tuple(lo), tuple(a + int(n) for a, n in zip(lo, sizes, strict=True)))
+        if v.element_size() != root.tensor.element_size():
+            return None
+        last = base + sum((int(n) - 1) * s for n, s in zip(sizes, strides, strict=True))
+        return Box((base,), (last + 1,), True)
+
+    def is_global(self, t: torch.Tensor) -> bool:
+        return t.untyped_storage().data_ptr() in self.roots
+
+    def access(self, kind: str, v: Any, offs: Sequence[int], sizes: Sequence[int], op: str = "") -> None:
+        """A read (``"r"``) or write (``"w"``) of the window ``v[offs : offs + sizes]`` of a global tensor."""
+        if not isinstance(v, torch.Tensor):
+            return
+        key = v.untyped_storage().data_ptr()
+        root = self.roots.get(key)
+        if root is None:
+            return  # a tile or a temporary, not a global buffer the run tracks
+        box = self._view_box(root, v, offs, sizes)
+        if box is None or box.empty():
+            return
+        if root.written is not None:
+            self._initcheck(root, kind, box, op)
+        t = self.current
+        if t is None:
+            return
+        per = t.access.setdefault(key, {})
+        boxes = per.setdefault(kind, [])
+        if not boxes or boxes[-1] != box:
+            if box not in boxes:
+                boxes.append(box)
+                if len(boxes) > _MAX_BOXES:
+                    boxes[:] = [_bound(boxes)]
+        if kind == "w" and context.role() != "aic" and (context.block_num() > 1 or (context.lane_count() > 1 and _lanes_split())):
+            # lanes of a dual-dispatch no-split kernel both do the same work: only split lanes own their halves
+            part = (context.block_idx(), context.lane() if _lanes_split() else 0)
+            parts = t.parts.setdefault(key, {})
+            pb = parts.setdefault(part, [])
+            if box not in pb:
+                pb.append(box)
+                if len(pb) > _MAX_BOXES:
+                    pb[:] = [_bound(pb)]
+
+    def _initcheck(self, root: _Root, kind: str, box: Box, op: str) -> None:
+        m = root.written
+        assert m is not None
+        flat = box.flat or len(box.lo) != m.dim()
+        view = m.view(-1)[box.lo[0] : box.hi[0]] if flat else m[tuple(slice(a, b) for a, b in zip(box.lo, box.hi, strict=True))]
+        if kind == "w":
+            view.fill_(True)
+            if bool(m.all()):
+                root.written = None
+            return
+        if root.uninit_reported or bool(view.all()):
+            return
+        root.uninit_reported = True
+        line = self.caller_line()
+        t = self.current
+        who = f" by '{t.site.callee}' (task at line {t.site.line})" if t is not None else ""
+        n_bad = int((~view).sum())
+        self.add(
+            "uninitialised",
+            root.line or line or 0,
+            root.name or "tensor",
+            line,
+            op or "read",
+            f"'{root.name}' is created without init_value and {op or 'read'} at line {line} reads {n_bad} of its elements "
+            f"({box.text()}) before anything wrote them{who}: on the NPU they hold whatever the buffer held",
+            tensor=root.name,
+            region=box.text(),
+        )
+
+    def window(self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str) -> None:
+        """Out of bounds: the valid window ``offs + sizes`` against ``extent`` (a tensor's or tile's shape)."""
+        bad = [
+            (d, int(o), int(n), int(e))
+            for d, (o, n, e) in enumerate(zip(offs, sizes, extent, strict=False))
+            if int(n) > 0 and (int(o) < 0 or int(o) + int(n) > int(e))
+        ]
+        if not bad:
+            return
+        line = self.caller_line()
+        key = ("oob", line, op)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        d, o, n, e = bad[0]
+        self.add(
+            "out-of-bounds",
+            line or 0,
+            op,
+            None,
+            None,
+            f"{op} window [{o}, {o + n}) on dim {d} reaches past the {what}'s extent {e} "
+            f"(offsets {list(map(int, offs))}, valid sizes {list(map(int, sizes))}, shape {list(map(int, extent))}): "
+            f"on the NPU it {'writes' if op.endswith(('store', 'assemble', 'write')) else 'reads'} neighbouring memory",
+        )
+
+    # -- findings -----------------------------------------------------------------------------
+
+    def caller_line(self) -> int | None:
+        """The IR line of the innermost generated-code frame on the stack."""
+        f: Any = sys._getframe(1)
+        while f is not None:
+            if f.f_code.co_filename == self.gen_filename:
+                return self.ir_line(f.f_lineno)
+            f = f.f_back
+        return None
+
+    def add(self, kind: str, line: int, name: str, other_line: int | None, other_name: str | None, message: str, **extra: Any) -> None:
+        self.findings.append(
+            {
+                "kind": kind,
+                "line": line,
+                "name": name,
+                "other_line": other_line,
+                "other_name": other_name,
+                "space": "GM",
+                "core": "",
+                "range": [0, 0],
+                "message": message,
+                **extra,
+            }
+        )
+
+    def races(self) -> list[dict[str, Any]]:
+        """Pairs of tasks (and parts of one task) touching overlapping elements with no order between them."""
+        out: list[dict[str, Any]] = []
+        by_root: dict[int, list[_Task]] = {}
+        for t in self.tasks:
+            for key in t.access:
+                by_root.setdefault(key, []).append(t)
+        seen: set[tuple[int, int, int]] = set()
+        for key, ts in by_root.items():
+            root = self.roots[key]
+            for j, b in enumerate(ts):
+                for a in ts[:j]:
+                    if (b.reach >> a.index) & 1:
+                        continue
+                    hit = _conflict(root, a.access[key], b.access[key])
+                    if hit is None:
+                        continue
+                    ka, kb, region = hit
+                    sig = (a.site.index, b.site.index, key)
+                    if sig in seen:
+                        continue
+                    seen.add(sig)
+                    out.append(self._race(root, a, b, ka, kb, region))
+            for t in ts:
+                f = self._part_race(root, t)
+                if f is not None:
+                    out.append(f)
+        return out
+
+    def _race(self, root: _Root, a: _Task, b: _Task, ka: str, kb: str, region: Box) -> dict[str, Any]:
+        rw = {"wr": "RAW", "rw": "WAR", "ww": "WAW"}[ka + kb]
+        name_b = _arg_name(b, root)
+        name_a = _arg_name(a, root)
+        tensor = root.name or name_b or name_a
+        ib = b.args.get(root.key)
+        tag_b = b.site.directions[ib] if b.site.directions and ib is not None and ib < len(b.site.directions) else "?"
+        if rw == "RAW":
+            fix = (
+                f"'{name_b}' as pl.adir.input (or inout) in the later call, not {tag_b}" if tag_b not in (INPUT, INOUT) else "a dependency"
+            )
+        elif rw == "WAW":
+            fix = f"'{name_b}' as pl.adir.inout in the later call, not {tag_b}" if tag_b != INOUT else "an explicit dependency"
+        else:
+            fix = "an explicit dependency (deps=[...]) or the earlier reader's argument as pl.adir.inout: the runtime never orders a write after a read"
+        msg = (
+            f"{rw} race on '{tensor}' {region.text()}: '{b.site.callee}' (line {b.site.line}) "
+            f"{'reads' if kb == 'r' else 'writes'} what '{a.site.callee}' (line {a.site.line}) "
+            f"{'writes' if ka == 'w' else 'reads'}, and no dependency orders the two tasks; the runtime may run them in either order "
+            f"(would be ordered by {fix})"
+        )
+        return {
+            "kind": "race",
+            "line": b.site.line,
+            "name": name_b or tensor,
+            "other_line": a.site.line,
+            "other_name": a.site.callee,
+            "space": "GM",
+            "core": "",
+            "range": [0, 0],
+            "message": msg,
+            "tensor": tensor,
+            "region": region.text(),
+            "race": rw,
+            "tasks": [a.index, b.index],
+            "calls": [a.site.callee, b.site.callee],
+            "direction": tag_b,
+        }
+
+    def _part_race(self, root: _Root, t: _Task) -> dict[str, Any] | None:
+        parts = t.parts.get(root.key)
+        if not parts or len(parts) < 2:
+            return None
+        items = sorted(parts.items())
+        for j, (pb, bb) in enumerate(items):
+            for pa, ba in items[:j]:
+                for x in ba:
+                    for y in bb:
+                        if overlap(root, x, y):
+                            region = intersect(root, x, y)
+                            what = "SPMD blocks" if pa[0] != pb[0] else "AIV lanes"
+                            ia, ib_ = (pa[0], pb[0]) if pa[0] != pb[0] else (pa[1], pb[1])
+                            tensor = root.name or _arg_name(t, root)
+                            return {
+                                "kind": "race",
+                                "line": t.site.line,
+                                "name": tensor,
+                                "other_line": t.site.line,
+                                "other_name": t.site.callee,
+                                "space": "GM",
+                                "core": "",
+                                "range": [0, 0],
+                                "message": f"WAW race on '{tensor}' {region.text()} inside the task '{t.site.callee}' (line {t.site.line}): "
+                                f"{what} {ia} and {ib_} run at the same time and both write these elements",
+                                "tensor": tensor,
+                                "region": region.text(),
+                                "race": "WAW",
+                                "tasks": [t.index, t.index],
+                                "calls": [t.site.callee, t.site.callee],
+                                "direction": "",
+                            }
+        return None
+
+    def graph(self, races: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The task graph: tasks in program order, the runtime's direct dependencies, the racing pairs."""
+        nodes = [{"id": t.index, "line": t.site.line, "callee": t.site.callee} for t in self.tasks[:500]]
+        edges = [{"from": d, "to": t.index} for t in self.tasks[:500] for d in sorted(t.deps) if d < 500]
+        if any(t.site.directions is None for t in self.tasks):
+            edges = [e for e in edges if e["to"] - e["from"] == 1 or self.tasks[e["to"]].site.directions is not None]
+        pairs = [{"from": r["tasks"][0], "to": r["tasks"][1], "kind": r["race"]} for r in races if r.get("kind") == "race"]
+        return {"nodes": nodes, "edges": edges, "races": pairs, "truncated": len(self.tasks) > 500}
+
+
+def _lanes_split() -> bool:
+    rt = context.current_runtime()
+    return bool(context.split_mode()) or (rt is not None and bool(getattr(rt, "split", 0)))
+
+
+def _conflict(root: _Root, a: dict[str, list[Box]], b: dict[str, list[Box]]) -> tuple[str, str, Box] | None:
+    for ka, kb in (("w", "r"), ("w", "w"), ("r", "w")):
+        for x in a.get(ka, ()):
+            for y in b.get(kb, ()):
+                if overlap(root, x, y):
+                    return ka, kb, intersect(root, x, y)
+    return None
+
+
+def _arg_name(t: _Task, root: _Root) -> str:
+    i = t.args.get(root.key)
+    if i is None or i >= len(t.site.arg_names):
+        return ""
+    return t.site.arg_names[i] or ""
+
+
+def _task_ids(v: Any) -> list[int]:
+    if v is None:
+        return []
+    if isinstance(v, int):
+        return [v]
+    if isinstance(v, list | tuple):
+        return [x for e in v for x in _task_ids(e)]
+    return []

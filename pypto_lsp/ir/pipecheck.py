@@ -1,0 +1,99 @@
+"""Pipe protocol, from the IR alone (no torch): a cross-core ring the NPU cannot set up.
+
+``system.a{i,v}c_initialize_pipe(..., slot_size=S, slot_num=N)`` sets up a ring of ``N`` slots of
+``S`` bytes in the consumer's buffer (``system.reserve_buffer(name=..., size=B)``, reached on the
+other core through ``system.import_peer_buffer``). A ring needs at least one slot of at least one
+byte, and its ``N * S`` bytes must fit in the reserved buffer; otherwise the first push or pop of
+the pipe waits forever or writes past the buffer. Each such ``initialize_pipe`` is an error on its
+line (code ``pipe-protocol``). A push into a ring whose slots are all taken while nobody will pop
+it is found while the dump runs (:meth:`pypto_lsp.exec.crosscore.Runtime.set_ring`).
+"""
+
+from __future__ import annotations
+
+from . import diagnostics as D
+from .model import Assign, Const, Expr, Name, OpCall, Program, UnaryOp, walk_expr, walk_stmts
+
+__all__ = ["check_pipes"]
+
+_INIT = ("system.aic_initialize_pipe", "system.aiv_initialize_pipe")
+_INT32_MAX = 2**31 - 1
+
+
+def _int(e: Expr | None) -> int | None:
+    if isinstance(e, Const) and type(e.value) is int:
+        return e.value
+    if isinstance(e, UnaryOp) and e.op in ("-", "USub") and isinstance(e.operand, Const) and type(e.operand.value) is int:
+        return -e.operand.value
+    return None
+
+
+def _reserves(program: Program) -> dict[tuple[str, str], int]:
+    """(function, buffer name) -> reserved bytes of every ``system.reserve_buffer(name=..., size=...)``."""
+    out: dict[tuple[str, str], int] = {}
+    for fn in program.functions:
+        for s in walk_stmts(fn.body):
+            if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "system.reserve_buffer":
+                name = s.value.kwargs.get("name")
+                size = _int(s.value.kwargs.get("size"))
+                if isinstance(name, Const) and isinstance(name.value, str) and size is not None:
+                    out[(fn.name, name.value)] = size
+    return out
+
+
+def check_pipes(program: Program) -> list[D.Diagnostic]:
+    out: list[D.Diagnostic] = []
+    reserves = _reserves(program)
+    for fn in program.functions:
+        buffers: dict[str, int] = {}  # local name -> reserved bytes
+        for s in walk_stmts(fn.body):
+            if isinstance(s, Assign) and isinstance(s.value, OpCall):
+                v = s.value
+                name = v.kwargs.get("name")
+                key = name.value if isinstance(name, Const) and isinstance(name.value, str) else None
+                if v.op == "system.reserve_buffer" and key is not None and (fn.name, key) in reserves:
+                    buffers[s.target.name] = reserves[(fn.name, key)]
+                elif v.op == "system.import_peer_buffer" and key is not None:
+                    peer = v.kwargs.get("peer_func")
+                    if isinstance(peer, Const) and isinstance(peer.value, str) and (peer.value, key) in reserves:
+                        buffers[s.target.name] = reserves[(peer.value, key)]
+            for e in _exprs(s):
+                if isinstance(e, OpCall) and e.op in _INIT:
+                    out.extend(_check_init(e, buffers))
+    return out
+
+
+def _exprs(s: object) -> list[Expr]:
+    from .model import stmt_exprs
+
+    found: list[Expr] = []
+    for e in stmt_exprs(s):  # type: ignore[arg-type]
+        found.extend(walk_expr(e))
+    return found
+
+
+def _check_init(e: OpCall, buffers: dict[str, int]) -> list[D.Diagnostic]:
+    out: list[D.Diagnostic] = []
+    num_e, size_e = e.kwargs.get("slot_num"), e.kwargs.get("slot_size")
+    num, size = _int(num_e), _int(size_e)
+    where = e.op.split(".")[-1]
+    if num is not None and num < 1:
+        out.append(D.error((num_e or e).span, "pipe-protocol", f"{where}: slot_num={num}: a ring needs at least one slot"))
+    elif num is not None and num > _INT32_MAX:
+        out.append(D.error((num_e or e).span, "pipe-protocol", f"{where}: slot_num={num} is beyond any ring (at most {_INT32_MAX})"))
+    if size is not None and size < 1:
+        out.append(D.error((size_e or e).span, "pipe-protocol", f"{where}: slot_size={size}: a slot needs at least one byte"))
+    if out or num is None or size is None:
+        return out
+    for a in e.args[:2]:
+        if isinstance(a, Name) and a.id in buffers and num * size > buffers[a.id]:
+            out.append(
+                D.error(
+                    e.span,
+                    "pipe-protocol",
+                    f"{where}: {num} slots of {size} bytes ({num * size} bytes) do not fit in the reserved buffer '{a.id}' "
+                    f"({buffers[a.id]} bytes)",
+                    "slot_num * slot_size must fit in the system.reserve_buffer size",
+                )
+            )
+    return out

@@ -1,0 +1,138 @@
+"""The runtime tasks of a program, read from its orchestration IR (no torch).
+
+Each call an Orchestration function makes to a function that is not itself an Orchestration
+function (a kernel, a Group, an SPMD wrapper) is one task of the device runtime; calls inside a
+Group or SPMD wrapper are not (PyPTO's orchestration codegen submits one task per orchestration
+call, hw-native-sys/simpler runs it). A :class:`TaskSite` is one such call in the text: its line,
+the callee, the runtime tag of each argument (``attrs={"arg_directions": [...]}``, written from
+``DeriveCallDirections`` on; None before it), whether it sits in a MANUAL scope and which of the
+callee's parameters it returns (a task can only be run later than written when its result is one of
+its arguments). :mod:`pypto_lsp.exec.sanitizer` turns them into the runtime's dependencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .model import Const, DictExpr, EnumRef, FuncCall, Function, ListExpr, Name, Program, Return, Scope, Stmt, walk_expr
+
+__all__ = ["TaskSite", "task_sites", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "SCALAR", "is_task_call"]
+
+INPUT = "input"
+OUTPUT = "output"
+INOUT = "inout"
+OUTPUT_EXISTING = "output_existing"
+NO_DEP = "no_dep"
+SCALAR = "scalar"
+DIRECTIONS = (INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR)
+
+
+@dataclass(slots=True, frozen=True)
+class TaskSite:
+    index: int
+    line: int  # 1-based
+    callee: str
+    caller: str
+    directions: tuple[str, ...] | None  # per argument; None: no arg_directions on the call
+    arg_names: tuple[str | None, ...]  # the IR name of each argument (None: not a name)
+    returns: tuple[int, ...] | None  # the callee's parameters it returns (None: something else)
+    manual: bool = False  # inside ``with pl.scope(mode=pl.ScopeMode.MANUAL)``
+
+
+def is_task_call(program: Program, caller: Function, call: FuncCall) -> bool:
+    callee = program.function(call.func)
+    return caller.kind == "Orchestration" and callee is not None and callee.kind != "Orchestration"
+
+
+def directions_of(call: FuncCall) -> tuple[str, ...] | None:
+    attrs = call.kwargs.get("attrs")
+    if not isinstance(attrs, DictExpr):
+        return None
+    for k, v in zip(attrs.keys, attrs.values, strict=False):
+        if isinstance(k, Const) and k.value == "arg_directions" and isinstance(v, ListExpr):
+            return tuple(x.member if isinstance(x, EnumRef) else "?" for x in v.items)
+    return None
+
+
+def returned_params(fn: Function) -> tuple[int, ...] | None:
+    """Which parameters ``fn`` returns, when every return statement returns parameters."""
+    names = [p.name for p in fn.params]
+    found: tuple[int, ...] | None = None
+    for s in _all_stmts(fn.body):
+        if isinstance(s, Return):
+            idx: list[int] = []
+            for v in s.values:
+                if not (isinstance(v, Name) and v.id in names):
+                    return None
+                idx.append(names.index(v.id))
+            if found is not None and tuple(idx) != found:
+                return None
+            found = tuple(idx)
+    return found
+
+
+def _all_stmts(body: list[Stmt]) -> Iterator[Stmt]:
+    from .model import walk_stmts
+
+    yield from walk_stmts(body)
+
+
+def _manual(scope: Scope) -> bool:
+    mode = scope.kwargs.get("mode")
+    return isinstance(mode, EnumRef) and mode.member.upper() == "MANUAL"
+
+
+def task_sites(program: Program) -> list[TaskSite]:
+    """Every task call of the program's Orchestration functions, in text order; ``index`` is the position."""
+    return [site for _call, site in _visit(program)]
+
+
+def sites_by_call(program: Program) -> dict[int, TaskSite]:
+    """``id(call)`` of each task call -> its site (what codegen looks up)."""
+    return {id(call): site for call, site in _visit(program)}
+
+
+def _visit(program: Program) -> list[tuple[FuncCall, TaskSite]]:
+    out: list[tuple[FuncCall, TaskSite]] = []
+    returns: dict[str, tuple[int, ...] | None] = {}
+
+    def visit(fn: Function, body: list[Stmt], manual: bool) -> None:
+        from .model import For, If, While, stmt_exprs
+
+        for s in body:
+            if isinstance(s, Scope):
+                visit(fn, s.body, manual or _manual(s))
+                continue
+            for e in stmt_exprs(s):
+                for sub in walk_expr(e):
+                    if isinstance(sub, FuncCall) and is_task_call(program, fn, sub):
+                        callee = program.function(sub.func)
+                        assert callee is not None
+                        if sub.func not in returns:
+                            returns[sub.func] = returned_params(callee)
+                        out.append(
+                            (
+                                sub,
+                                TaskSite(
+                                    len(out),
+                                    sub.span.line,
+                                    sub.func,
+                                    fn.name,
+                                    directions_of(sub),
+                                    tuple(a.id if isinstance(a, Name) else None for a in sub.args),
+                                    returns[sub.func],
+                                    manual,
+                                ),
+                            )
+                        )
+            if isinstance(s, For | While):
+                visit(fn, s.body, manual)
+            elif isinstance(s, If):
+                visit(fn, s.then, manual)
+                visit(fn, s.orelse, manual)
+
+    for fn in program.functions:
+        if fn.kind == "Orchestration":
+            visit(fn, fn.body, False)
+    return out
