@@ -48,9 +48,9 @@ _RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast"
 
 def check_program(program: Program, entry: str | None = None) -> list[D.Diagnostic]:
     """All static diagnostics for ``program`` (parse diagnostics are not repeated here)."""
-    from .parser import _gc_paused
+    from .parser import gc_paused
 
-    with _gc_paused():
+    with gc_paused():
         return _check_program(program, entry)
 
 

@@ -11,7 +11,6 @@ import ast
 import codecs
 import gc
 import io
-import keyword
 import re
 import threading
 import tokenize
@@ -21,85 +20,40 @@ from pathlib import Path
 
 from . import diagnostics as D
 from .model import (
-    ArrayType,
     Assign,
-    BinOp,
     Break,
     Const,
     Continue,
     DictExpr,
-    DTypeRef,
-    EnumRef,
     Expr,
     ExprStmt,
     For,
     FuncAttr,
-    FuncCall,
     Function,
     If,
-    Intrinsic,
-    ListExpr,
-    MemRefInfo,
-    Name,
-    OpaqueType,
-    OpCall,
     Param,
     Pass,
     Program,
     Return,
-    ScalarType,
     Scope,
     Span,
     Stmt,
-    Subscript,
     Target,
-    TensorType,
-    TileType,
-    TupleExpr,
-    TupleType,
     Type,
-    UnaryOp,
     Unpack,
     While,
     Yield,
-    split_lines,
     trailing_yield,
 )
-from .names import BARE_LAYOUTS, DSL_CONSTRUCTS, DTYPES, ENUMS, LOOP_KINDS, SCOPE_KINDS
-from .printer_forms import Parsed, blank_printer_forms
+from .names import ENUMS, LOOP_KINDS, SCOPE_KINDS
+from .parse_exprs import dotted, is_dunder, is_pl_call
+from .parse_types import TypeParser
+from .printer_forms import blank_printer_forms
+
+__all__ = ["MAX_BYTES", "ParseResult", "gc_paused", "load", "loads", "parse_bytes", "parse_text"]
 
 MAX_BYTES = 8 * 1024 * 1024
-MAX_CHAIN = 256  # terms of one `a and b and ...` / `a < b < ...` chain
-# the IR's widest integer is 64-bit; larger literals are typos (and overflow int->str limits downstream)
-MAX_INT_LITERAL = 2**64
 _HEADER = re.compile(r"^#\s*pypto\.program:\s*(\S+)")
-
-_BINOPS: dict[type, str] = {
-    ast.Add: "+",
-    ast.Sub: "-",
-    ast.Mult: "*",
-    ast.Div: "/",
-    ast.FloorDiv: "//",
-    ast.Mod: "%",
-    ast.Pow: "**",
-    ast.BitAnd: "&",
-    ast.BitOr: "|",
-    ast.BitXor: "^",
-    ast.LShift: "<<",
-    ast.RShift: ">>",
-}
-_CMPOPS: dict[type, str] = {
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-    ast.Lt: "<",
-    ast.LtE: "<=",
-    ast.Gt: ">",
-    ast.GtE: ">=",
-}
-_UNARY: dict[type, str] = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}
-
-# bare-name calls that are part of the grammar
-_BARE_CALLS = {"abs": "abs", "min": "min", "max": "max"}
 
 
 class ParseResult:
@@ -110,29 +64,6 @@ class ParseResult:
     @property
     def errors(self) -> list[D.Diagnostic]:
         return [d for d in self.diagnostics if d.severity == D.ERROR]
-
-
-def _dotted(node: ast.expr) -> list[str] | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return parts[::-1]
-    return None
-
-
-def _is_pl_call(node: ast.expr, name: str) -> bool:
-    """``node`` is ``pl.<name>(...)`` (cheaper than building the dotted name)."""
-    if type(node) is not ast.Call:
-        return False
-    f = node.func  # type: ignore[attr-defined]
-    return type(f) is ast.Attribute and f.attr == name and type(f.value) is ast.Name and f.value.id == "pl"
-
-
-def _is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _rewrite_xor(text: str) -> str | None:
@@ -156,35 +87,8 @@ def _rewrite_xor(text: str) -> str | None:
     return "".join(out)
 
 
-class _Parser:
-    def __init__(self, text: str, filename: str | None) -> None:
-        self.text = text
-        self.filename = filename
-        self.diags: list[D.Diagnostic] = []
-        self.dyn: dict[str, Span] = {}
-        self._lines: list[str] | None = None
-        self._forms: dict[tuple[int, int], Parsed] = {}  # see printer_forms
-
-    @property
-    def lines(self) -> list[str]:
-        """Source lines numbered as ``ast`` numbers them: LF, CRLF and CR end a line, form feed does not."""
-        if self._lines is None:
-            self._lines = split_lines(self.text)
-        return self._lines
-
-    # ------------------------------------------------------------------ helpers
-
-    def err(self, node: object, code: str, message: str, hint: str | None = None) -> None:
-        span = node if isinstance(node, Span) else Span.of(node)
-        self.diags.append(D.error(span, code, message, hint))
-
-    def grammar(self, node: ast.AST, what: str) -> None:
-        self.err(
-            node,
-            "outside-grammar",
-            f"{what} is outside the pass-dump grammar",
-            "pass dumps contain only pl DSL statements; this text is never executed",
-        )
+class _Parser(TypeParser):
+    """Statements, functions and the module (expressions and types: the base classes)."""
 
     # ------------------------------------------------------------------ module
 
@@ -222,10 +126,10 @@ class _Parser:
                 if saw_program:
                     self.err(node, "duplicate-program", f"second @pl.program class '{node.name}' in one dump")
                 saw_program = True
-                if not any(_dotted(d) == ["pl", "program"] for d in node.decorator_list):
+                if not any(dotted(d) == ["pl", "program"] for d in node.decorator_list):
                     self.err(node, "missing-decorator", f"class '{node.name}' is not decorated with @pl.program")
                 for d in node.decorator_list:
-                    if _dotted(d) != ["pl", "program"]:
+                    if dotted(d) != ["pl", "program"]:
                         self.grammar(d, "a class decorator other than @pl.program")
                 for k in node.bases + [kw.value for kw in node.keywords]:
                     self.grammar(k, "a class base")
@@ -265,7 +169,7 @@ class _Parser:
             len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
             and isinstance(v, ast.Call)
-            and _dotted(v.func) == ["pl", "dynamic"]
+            and dotted(v.func) == ["pl", "dynamic"]
         ):
             self.dyn[node.targets[0].id] = Span.of(node.targets[0])
             a = v.args
@@ -284,13 +188,13 @@ class _Parser:
             return None
 
     def function(self, node: ast.FunctionDef) -> Function | None:
-        if _is_dunder(node.name):
+        if is_dunder(node.name):
             self.grammar(node, f"dunder function name '{node.name}'")
         kind, level, role = "Opaque", None, None
         attrs: dict[str, Expr] = {}
         decorated = False
         for dec in node.decorator_list:
-            dd = _dotted(dec.func if isinstance(dec, ast.Call) else dec)
+            dd = dotted(dec.func if isinstance(dec, ast.Call) else dec)
             if dd != ["pl", "function"]:
                 self.grammar(dec, "a decorator other than @pl.function")
                 continue
@@ -327,7 +231,7 @@ class _Parser:
             if i == 0 and arg.arg == "self" and arg.annotation is None:
                 has_self = True
                 continue
-            if _is_dunder(arg.arg):
+            if is_dunder(arg.arg):
                 self.grammar(arg, f"dunder parameter name '{arg.arg}'")
             direction = "in"
             ptype: Type | None = None
@@ -335,15 +239,15 @@ class _Parser:
                 self.err(arg, "missing-annotation", f"parameter '{arg.arg}' has no type annotation")
             else:
                 ann = arg.annotation
-                if isinstance(ann, ast.Subscript) and _dotted(ann.value) in (["pl", "Out"], ["pl", "InOut"]):
-                    direction = "out" if _dotted(ann.value) == ["pl", "Out"] else "inout"
+                if isinstance(ann, ast.Subscript) and dotted(ann.value) in (["pl", "Out"], ["pl", "InOut"]):
+                    direction = "out" if dotted(ann.value) == ["pl", "Out"] else "inout"
                     ann = ann.slice
                 ptype = self.type(ann)
             params.append(Param(arg.arg, ptype, direction, Span.of(arg)))
         returns: list[Type] = []
         if node.returns is not None:
             r = node.returns
-            if isinstance(r, ast.Subscript) and _dotted(r.value) == ["tuple"]:
+            if isinstance(r, ast.Subscript) and dotted(r.value) == ["tuple"]:
                 elts = r.slice.elts if isinstance(r.slice, ast.Tuple) else [r.slice]
                 for e in elts:
                     t = self.type(e)
@@ -399,7 +303,7 @@ class _Parser:
                 attrs[k.value] = v
 
     def _enum_member(self, node: ast.expr, enum: str) -> str | None:
-        dd = _dotted(node)
+        dd = dotted(node)
         if dd and len(dd) == 3 and dd[0] == "pl" and dd[1] == enum:
             members = ENUMS.get(enum)
             if members is not None and dd[2] not in members:
@@ -426,13 +330,13 @@ class _Parser:
         if not isinstance(node, ast.Name):
             self.grammar(node, "an assignment target other than a plain name")
             return None
-        if _is_dunder(node.id):
+        if is_dunder(node.id):
             self.grammar(node, f"dunder name '{node.id}'")
         t = self.type(ann) if ann is not None else None
         return Target(node.id, Span.of(node), t)
 
     def _call_name(self, node: ast.expr) -> list[str] | None:
-        return _dotted(node.func) if isinstance(node, ast.Call) else None
+        return dotted(node.func) if isinstance(node, ast.Call) else None
 
     def stmt(self, node: ast.stmt) -> Stmt | None:
         span = Span.of(node)
@@ -443,7 +347,7 @@ class _Parser:
             tgt = self.target(node.target, node.annotation)
             if tgt is None:
                 return None
-            if _is_pl_call(node.value, "yield_"):
+            if is_pl_call(node.value, "yield_"):
                 assert isinstance(node.value, ast.Call)
                 return Yield([tgt], [self.expr(a) for a in node.value.args], span)
             return Assign(tgt, self.expr(node.value), span)
@@ -454,30 +358,30 @@ class _Parser:
             t = node.targets[0]
             if isinstance(t, ast.Tuple | ast.List):
                 tgts = [x for x in (self.target(e) for e in t.elts) if x is not None]
-                if _is_pl_call(node.value, "yield_"):
+                if is_pl_call(node.value, "yield_"):
                     assert isinstance(node.value, ast.Call)
                     return Yield(tgts, [self.expr(a) for a in node.value.args], span)
                 return Unpack(tgts, self.expr(node.value), span)
             tgt = self.target(t)
             if tgt is None:
                 return None
-            if _is_pl_call(node.value, "yield_"):
+            if is_pl_call(node.value, "yield_"):
                 assert isinstance(node.value, ast.Call)
                 return Yield([tgt], [self.expr(a) for a in node.value.args], span)
             return Assign(tgt, self.expr(node.value), span)
         if isinstance(node, ast.Expr):
             v = node.value
-            if _is_pl_call(v, "yield_"):
+            if is_pl_call(v, "yield_"):
                 assert isinstance(v, ast.Call)
                 return Yield([], [self.expr(a) for a in v.args], span)
-            if _is_pl_call(v, "func_attr"):
+            if is_pl_call(v, "func_attr"):
                 assert isinstance(v, ast.Call)
                 d = self.expr(v.args[0]) if v.args else None
                 if not isinstance(d, DictExpr):
                     self.err(v, "bad-func-attr", "pl.func_attr takes one dict literal")
                     return None
                 return FuncAttr(d, span)
-            if _is_pl_call(v, "cond"):
+            if is_pl_call(v, "cond"):
                 self.err(v, "misplaced-cond", "pl.cond(...) may only be the first statement of a pl.while_ loop body")
                 return None
             if isinstance(v, ast.Constant) and isinstance(v.value, str):
@@ -540,7 +444,7 @@ class _Parser:
         if node.orelse:
             self.grammar(node.orelse[0], "for ... else")
         it = node.iter
-        dd = _dotted(it.func) if isinstance(it, ast.Call) else None
+        dd = dotted(it.func) if isinstance(it, ast.Call) else None
         if not isinstance(it, ast.Call) or dd is None or len(dd) != 2 or dd[0] != "pl":
             self.grammar(it, "a loop over something other than pl.range/parallel/unroll/pipeline/while_/spmd/split_aiv")
             return None
@@ -564,7 +468,7 @@ class _Parser:
             body_nodes = list(node.body)
             cond: Expr = Const(True, span)
             cond_span = span
-            if body_nodes and isinstance(body_nodes[0], ast.Expr) and _is_pl_call(body_nodes[0].value, "cond"):
+            if body_nodes and isinstance(body_nodes[0], ast.Expr) and is_pl_call(body_nodes[0].value, "cond"):
                 c = body_nodes[0].value
                 assert isinstance(c, ast.Call)
                 cond = self.expr(c.args[0]) if c.args else Const(True, Span.of(c))
@@ -619,7 +523,7 @@ class _Parser:
             return None
         item = node.items[0]
         ce = item.context_expr
-        dd = _dotted(ce.func) if isinstance(ce, ast.Call) else None
+        dd = dotted(ce.func) if isinstance(ce, ast.Call) else None
         if not isinstance(ce, ast.Call) or dd is None or len(dd) != 2 or dd[0] != "pl" or dd[1] not in SCOPE_KINDS:
             self.grammar(ce, "a with statement other than pl.at/cluster/scope/spmd")
             return None
@@ -627,423 +531,6 @@ class _Parser:
         kwargs = {kw.arg: self.expr(kw.value) for kw in ce.keywords if kw.arg}
         args = [self.expr(a) for a in ce.args]
         return Scope(dd[1], kwargs, args, as_name, self.block(node.body), span)
-
-    # ------------------------------------------------------------------ expressions
-
-    def expr(self, node: ast.expr) -> Expr:
-        t = type(node)
-        if t is ast.Call:  # the most common forms first: op calls and pl.<Enum>.<member>
-            return self.call(node)  # type: ignore[arg-type]
-        if t is ast.Attribute:
-            return self.attribute(node)  # type: ignore[arg-type]
-        span = Span.of(node)
-        if isinstance(node, ast.Name):
-            if _is_dunder(node.id):
-                self.grammar(node, f"dunder name '{node.id}'")
-            return Name(node.id, span)
-        if isinstance(node, ast.Constant):
-            v = node.value
-            if v is Ellipsis or isinstance(v, bytes | complex):
-                self.grammar(node, f"literal {type(v).__name__}")
-                return Const(None, span)
-            if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_INT_LITERAL:
-                self.err(node, "bad-const", f"integer literal of {v.bit_length()} bits does not fit any IR integer type")
-                return Const(None, span)
-            return Const(v, span)
-        if isinstance(node, ast.BinOp):
-            op = _BINOPS.get(type(node.op))
-            if op is None:
-                self.grammar(node, "operator @")
-                return Const(None, span)
-            return BinOp(op, self.expr(node.left), self.expr(node.right), span)
-        if isinstance(node, ast.BoolOp):
-            if len(node.values) > MAX_CHAIN:
-                return self._too_deep(node, len(node.values))
-            op = "and" if isinstance(node.op, ast.And) else "or"
-            acc = self.expr(node.values[0])
-            for operand in node.values[1:]:
-                acc = BinOp(op, acc, self.expr(operand), span)
-            return acc
-        if isinstance(node, ast.Compare):
-            if len(node.ops) > MAX_CHAIN:
-                return self._too_deep(node, len(node.ops) + 1)
-            left = self.expr(node.left)
-            result: Expr | None = None
-            for cmp, right in zip(node.ops, node.comparators, strict=True):
-                sym = _CMPOPS.get(type(cmp))
-                r = self.expr(right)
-                if sym is None:
-                    self.grammar(node, f"comparison '{type(cmp).__name__}'")
-                    return Const(None, span)
-                c = BinOp(sym, left, r, span)
-                result = c if result is None else BinOp("and", result, c, span)
-                left = r
-            assert result is not None
-            return result
-        if isinstance(node, ast.UnaryOp):
-            return UnaryOp(_UNARY[type(node.op)], self.expr(node.operand), span)
-        if isinstance(node, ast.List):
-            return ListExpr([self.expr(e) for e in node.elts], span)
-        if isinstance(node, ast.Tuple):
-            return TupleExpr([self.expr(e) for e in node.elts], span)
-        if isinstance(node, ast.Dict):
-            keys: list[Expr] = []
-            for k in node.keys:
-                if k is None:
-                    self.grammar(node, "** in a dict")
-                    keys.append(Const(None, span))
-                else:
-                    keys.append(self.expr(k))
-            return DictExpr(keys, [self.expr(v) for v in node.values], span)
-        if isinstance(node, ast.Subscript):
-            if isinstance(node.slice, ast.Slice):
-                self.grammar(node, "a slice")
-                return Const(None, span)
-            return Subscript(self.expr(node.value), self.expr(node.slice), span)
-        if isinstance(node, ast.Attribute):
-            return self.attribute(node)
-        if isinstance(node, ast.Call):
-            return self.call(node)
-        what = {
-            ast.Lambda: "a lambda",
-            ast.ListComp: "a comprehension",
-            ast.SetComp: "a comprehension",
-            ast.DictComp: "a comprehension",
-            ast.GeneratorExp: "a generator expression",
-            ast.JoinedStr: "an f-string",
-            ast.NamedExpr: "an assignment expression (:=)",
-            ast.Starred: "a starred expression",
-            ast.IfExp: "a conditional expression",
-            ast.Await: "await",
-            ast.Yield: "yield",
-            ast.YieldFrom: "yield from",
-            ast.Set: "a set literal",
-        }.get(type(node), f"expression '{type(node).__name__}'")
-        self.grammar(node, what)
-        return Const(None, span)
-
-    def _too_deep(self, node: ast.expr, terms: int) -> Expr:
-        # flat in Python's syntax tree but one IR level per term: no pass prints such a chain,
-        # and running it would exhaust the interpreter's recursion limit
-        self.err(node, "too-deep", f"a chain of {terms} terms is too deep for the IR (at most {MAX_CHAIN})")
-        return Const(None, Span.of(node))
-
-    def attribute(self, node: ast.Attribute) -> Expr:
-        span = Span.of(node)
-        dd = _dotted(node)
-        if dd is None or dd[0] not in ("pl", "pld"):
-            root = dd[0] if dd else "an expression"
-            self.grammar(node, f"attribute access on '{root}' (only pl./pld. names are allowed)")
-            return Const(None, span)
-        if any(_is_dunder(p) for p in dd):
-            self.grammar(node, "a dunder attribute")
-            return Const(None, span)
-        if len(dd) == 2 and dd[1] in DTYPES:
-            return DTypeRef(dd[1], span)
-        if len(dd) == 2 and dd[1] in BARE_LAYOUTS:
-            return EnumRef("TensorLayout", dd[1], span)
-        if len(dd) == 3 and dd[1] in ENUMS:
-            members = ENUMS[dd[1]]
-            if members is not None and dd[2] not in members:
-                self.err(node, "unknown-enum", f"pl.{dd[1]} has no member '{dd[2]}'")
-            return EnumRef(dd[1], dd[2], span)
-        if len(dd) == 2:
-            self.err(node, "unknown-name", f"unknown name '{'.'.join(dd)}'", "is it a dtype (pl.FP32, pl.BF16, ...)?")
-        else:
-            self.err(node, "unknown-name", f"unknown name '{'.'.join(dd)}'")
-        return Const(None, span)
-
-    def _kwargs(self, node: ast.Call) -> dict[str, Expr]:
-        out: dict[str, Expr] = {}
-        for kw in node.keywords:
-            if kw.arg is None:
-                self.grammar(kw.value, "**kwargs")
-                continue
-            if kw.arg in out:
-                self.err(kw.value, "duplicate-keyword", f"keyword '{kw.arg}' given twice")
-            out[kw.arg] = self.expr(kw.value)
-        return out
-
-    def call(self, node: ast.Call) -> Expr:
-        span = Span.of(node)
-        fspan = Span.of(node.func)
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                self.grammar(a, "*args")
-                return Const(None, span)
-        dd = _dotted(node.func)
-        if dd is None:
-            self.grammar(node.func, "a call of a computed callee")
-            return Const(None, span)
-        if any(_is_dunder(p) for p in dd):
-            self.grammar(node.func, "a call of a dunder name")
-            return Const(None, span)
-        if len(dd) == 1:
-            if dd[0] in _BARE_CALLS and not node.keywords:
-                return Intrinsic(_BARE_CALLS[dd[0]], [self.expr(a) for a in node.args], span)
-            self.grammar(node.func, f"a call of '{dd[0]}'")
-            return Const(None, span)
-        root = dd[0]
-        if root == "self":
-            if len(dd) != 2:
-                self.grammar(node.func, "a nested attribute on self")
-                return Const(None, span)
-            return FuncCall(dd[1], [self.expr(a) for a in node.args], self._kwargs(node), span, fspan)
-        if root not in ("pl", "pld"):
-            self.grammar(node.func, f"a call through '{root}' (only pl./pld./self. calls are allowed)")
-            return Const(None, span)
-        if root == "pl" and len(dd) == 2:
-            name = dd[1]
-            if name == "const":
-                return self._const(node)
-            if name in ("min", "max", "cast"):
-                return Intrinsic(name, [self.expr(a) for a in node.args], span)
-            if name in ("submit", "spmd_submit"):
-                if not node.args or _dotted(node.args[0]) is None or (_dotted(node.args[0]) or [""])[0] != "self":
-                    self.err(node, "bad-submit", f"pl.{name} needs self.<function> as first argument")
-                    return Const(None, span)
-                fn = (_dotted(node.args[0]) or ["", ""])[-1]
-                return FuncCall(fn, [self.expr(a) for a in node.args[1:]], self._kwargs(node), span, Span.of(node.args[0]), submit=name)
-            if name in DSL_CONSTRUCTS:
-                return Intrinsic(name, [self.expr(a) for a in node.args], span)
-            if name in ("yield_", "cond", "func_attr", "dynamic"):
-                self.err(node, "misplaced-construct", f"pl.{name}(...) cannot appear inside an expression")
-                return Const(None, span)
-        # an op call: pl.<ns>.<op>(...) or pld.[<ns>.]<op>(...)
-        parts = dd[1:]
-        last = parts[-1]
-        if last.endswith("_") and keyword.iskeyword(last[:-1]):
-            last = last[:-1]
-        ir_name = ".".join(parts[:-1] + [last])
-        if root == "pld":
-            ir_name = "pld." + ir_name
-        kwargs = self._kwargs(node)
-        attrs = kwargs.pop("attrs", None)
-        return OpCall(
-            op=ir_name,
-            printed=".".join(dd),
-            args=[self.expr(a) for a in node.args],
-            kwargs=kwargs,
-            span=span,
-            name_span=fspan,
-            attrs=attrs if isinstance(attrs, DictExpr) else None,
-        )
-
-    def _const(self, node: ast.Call) -> Expr:
-        span = Span.of(node)
-        if len(node.args) != 2:
-            self.err(node, "wrong-arity", "pl.const takes a value and a dtype")
-            return Const(None, span)
-        v = self.expr(node.args[0])
-        neg = False
-        if isinstance(v, UnaryOp) and v.op == "-" and isinstance(v.operand, Const):
-            neg, v = True, v.operand
-        dt = self.expr(node.args[1])
-        if not isinstance(v, Const) or not isinstance(v.value, int | float | bool):
-            self.err(node.args[0], "bad-const", "pl.const takes a numeric literal")
-            return Const(None, span)
-        if not isinstance(dt, DTypeRef):
-            self.err(node.args[1], "unknown-dtype", "pl.const needs a dtype such as pl.INT64")
-            return Const(v.value, span)
-        value = v.value
-        if neg:
-            value = -value
-        return Const(value, span, dt.name)
-
-    # ------------------------------------------------------------------ types
-
-    def type(self, node: ast.expr) -> Type | None:
-        if type(node) is ast.Name and self._forms:
-            key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            if type(self._forms.get(key)) is not MemRefInfo:
-                parsed = self._forms.pop(key, None)
-                if parsed is not None:
-                    return parsed  # type: ignore[return-value]
-        span = Span.of(node)
-        if isinstance(node, ast.Attribute | ast.Name):
-            dd = _dotted(node)
-            if dd in (
-                ["pl", "Ptr"],
-                ["pl", "MemRefType"],
-                ["pl", "UnknownType"],
-                ["pl", "PrefetchAsyncContext"],
-                ["pl", "AsyncEvent"],
-                ["pl", "AsyncSession"],
-                ["pld", "WindowBufferType"],
-                ["pld", "CommCtxType"],
-            ):
-                assert dd is not None
-                return OpaqueType(dd[-1], span)
-            if dd == ["pl", "Tensor"] or dd == ["pl", "Tile"]:
-                self.err(node, "bad-type", f"{'.'.join(dd)} needs [shape, dtype]")
-                return None
-            self.err(node, "unknown-type", f"unknown type '{ast.unparse(node)}'")
-            return None
-        if isinstance(node, ast.Subscript):
-            dd = _dotted(node.value)
-            items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if dd in (["pl", "Tensor"], ["pld", "DistributedTensor"], ["pl", "Tile"]):
-                return self._shaped(dd[-1], items, span, distributed=dd[0] == "pld")
-            if dd == ["pl", "Scalar"]:
-                dt = self._dtype(items[0]) if len(items) == 1 else None
-                if len(items) != 1:
-                    self.err(node, "bad-type", "pl.Scalar takes exactly one dtype")
-                return ScalarType(dt or "INDEX", span)
-            if dd == ["pl", "Tuple"]:
-                if len(items) == 1 and isinstance(items[0], ast.Tuple) and not items[0].elts:
-                    return TupleType([], span)
-                return TupleType([t for t in (self.type(i) for i in items) if t is not None], span)
-            if dd == ["pl", "Array"]:
-                if len(items) < 2:
-                    self.err(node, "bad-type", "pl.Array takes dims and a dtype")
-                    return None
-                dt = self._dtype(items[-1]) or "INT32"
-                return ArrayType([self.expr(i) for i in items[:-1]], dt, span)
-            if dd in (["pl", "Out"], ["pl", "InOut"]):
-                self.err(node, "misplaced-direction", f"{'.'.join(dd)}[...] is only allowed on function parameters")
-                return self.type(node.slice)
-        self.err(node, "unknown-type", f"unknown type '{ast.unparse(node)[:60]}'")
-        return None
-
-    def _dtype(self, node: ast.expr) -> str | None:
-        dd = _dotted(node)
-        if dd and len(dd) == 2 and dd[0] == "pl":
-            if dd[1] in DTYPES:
-                return dd[1]
-            self.err(node, "unknown-dtype", f"unknown dtype 'pl.{dd[1]}'", "known dtypes: " + ", ".join(sorted(DTYPES)))
-            return None
-        self.err(node, "unknown-dtype", f"expected a dtype (pl.FP32, ...), got '{ast.unparse(node)[:40]}'")
-        return None
-
-    def _dims(self, node: ast.expr) -> list[Expr]:
-        if isinstance(node, ast.List | ast.Tuple):
-            return [self.expr(e) for e in node.elts]
-        self.err(node, "bad-type", "expected a list of dimensions")
-        return []
-
-    def _shaped(self, kind: str, items: list[ast.expr], span: Span, distributed: bool) -> Type | None:
-        if len(items) < 2:
-            self.err(span, "bad-type", f"{kind} needs [shape, dtype]")
-            return None
-        shape = self._dims(items[0])
-        dt = self._dtype(items[1]) or "FP32"
-        if kind == "Tile":
-            tile = TileType(shape, dt, span)
-            for it in items[2:]:
-                self._tile_item(tile, it)
-            return tile
-        tensor = TensorType(shape, dt, span, distributed=distributed)
-        for it in items[2:]:
-            self._tensor_item(tensor, it)
-        return tensor
-
-    def _memref(self, node: ast.expr) -> MemRefInfo | None:
-        call = node.value if isinstance(node, ast.Subscript) else node
-        if not (isinstance(call, ast.Call) and _dotted(call.func) == ["pl", "MemRef"]):
-            return None
-        base: str | None = None
-        off: Expr | None = None
-        size: Expr | None = None
-        if call.args:
-            b = call.args[0]
-            if isinstance(b, ast.Name):
-                base = b.id
-            elif isinstance(b, ast.Constant) and isinstance(b.value, str):
-                base = b.value
-            else:
-                self.err(b, "bad-memref", "pl.MemRef base must be a name or a string")
-        # offsets and sizes are addresses: numerically irrelevant, kept only when they are plain literals
-        for i, a in enumerate(call.args[1:3]):
-            if isinstance(a, ast.Constant) and isinstance(a.value, int | float):
-                if i == 0:
-                    off = Const(a.value, Span.of(a))
-                else:
-                    size = Const(a.value, Span.of(a))
-            elif (
-                i == 0
-                and isinstance(a, ast.Call)
-                and not a.keywords
-                and len(a.args) == 2
-                and _dotted(a.func) == ["pl", "const"]
-                and isinstance(a.args[0], ast.Constant)
-                and type(a.args[0].value) is int
-                and _dotted(a.args[1]) == ["pl", "INT64"]
-            ):
-                # the byte address after AllocateMemoryAddr: pl.const(N, pl.INT64)
-                off = Const(a.args[0].value, Span.of(a.args[0]), "INT64")
-        for a in call.args[1:]:
-            if isinstance(a, ast.Constant) or (
-                isinstance(a, ast.Call)
-                and not a.keywords
-                and len(a.args) == 2
-                and isinstance(a.args[0], ast.Constant)
-                and _dotted(a.func) == ["pl", "const"]
-            ):
-                continue  # the printer's literal forms: nothing to inspect
-            for sub in ast.walk(a):
-                if isinstance(sub, ast.Name) and _is_dunder(sub.id) or isinstance(sub, ast.Attribute) and _is_dunder(sub.attr):
-                    self.grammar(sub, "a dunder name")
-        return MemRefInfo(base, off, size, Span.of(node))
-
-    def _view_kwargs(self, node: ast.Call) -> dict[str, ast.expr]:
-        for a in node.args:
-            self.err(a, "bad-type", "views take keyword arguments only")
-        return {kw.arg: kw.value for kw in node.keywords if kw.arg}
-
-    def _placeholder_memref(self, it: ast.expr) -> MemRefInfo | None:
-        if type(it) is ast.Name and self._forms:
-            key = (it.lineno, it.col_offset)
-            if type(self._forms.get(key)) is MemRefInfo:
-                return self._forms.pop(key)  # type: ignore[return-value]
-        return None
-
-    def _tile_item(self, tile: TileType, it: ast.expr) -> None:
-        mr = self._placeholder_memref(it) or self._memref(it)
-        if mr is not None:
-            tile.memref = mr
-            return
-        dd = _dotted(it)
-        if dd and len(dd) == 3 and dd[0] == "pl" and dd[1] in ("Mem", "MemorySpace") and isinstance(it, ast.Attribute):
-            e = self.attribute(it)  # validates the member
-            if isinstance(e, EnumRef):
-                tile.memspace = e.member
-            return
-        if isinstance(it, ast.Call) and _dotted(it.func) == ["pl", "TileView"]:
-            kw = self._view_kwargs(it)
-            if "valid_shape" in kw:
-                tile.valid_shape = self._dims(kw["valid_shape"])
-            for k, v in kw.items():
-                if k == "blayout":
-                    e = self.expr(v)
-                    tile.blayout = e.member if isinstance(e, EnumRef) else None
-                elif k not in ("valid_shape",):
-                    self.expr(v)
-            return
-        self.err(it, "bad-type", f"unexpected tile type item '{ast.unparse(it)[:60]}'")
-
-    def _tensor_item(self, tensor: TensorType, it: ast.expr) -> None:
-        mr = self._placeholder_memref(it) or self._memref(it)
-        if mr is not None:
-            tensor.memref = mr
-            return
-        if isinstance(it, ast.Call) and _dotted(it.func) == ["pl", "TensorView"]:
-            kw = self._view_kwargs(it)
-            if "valid_shape" in kw:
-                tensor.valid_shape = self._dims(kw["valid_shape"])
-            if "layout" in kw:
-                e = self.expr(kw["layout"])
-                tensor.layout = e.member if isinstance(e, EnumRef) else None
-            for k, v in kw.items():
-                if k not in ("valid_shape", "layout"):
-                    self.expr(v)
-            return
-        if isinstance(it, ast.Constant) and isinstance(it.value, str):
-            return  # "window_buffer=<name>" marker of EXPLICIT dumps
-        dd = _dotted(it)
-        if dd and len(dd) == 2 and dd[0] == "pl" and dd[1] in BARE_LAYOUTS:
-            tensor.layout = dd[1]
-            return
-        self.err(it, "bad-type", f"unexpected tensor type item '{ast.unparse(it)[:60]}'")
 
 
 def _decode_error_span(data: bytes, exc: UnicodeDecodeError) -> Span:
@@ -1078,7 +565,7 @@ _gc_was_enabled = False
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic GC while building a tree: a parse allocates tens of thousands of
     acyclic objects, and the collections they trigger (gen 2 walks the whole heap of a
     long-running server) cost 15-30% of a parse and its worst outliers. Nested and
@@ -1104,7 +591,7 @@ def parse_text(text: str, filename: str | None = None, *, printer_forms: bool = 
     ``printer_forms=False`` reads every annotation through ``ast`` instead of taking the
     :mod:`~pypto_lsp.ir.printer_forms` shortcut; the result is the same, only slower.
     """
-    with _gc_paused():
+    with gc_paused():
         return _parse_text(text, filename, printer_forms)
 
 

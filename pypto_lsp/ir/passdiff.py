@@ -1,4 +1,6 @@
-"""What a pass changed: the lines of a dump that differ from the previous pass's dump.
+"""What a pass changed: the lines of a dump that differ from the previous pass's dump, and
+whether it changed nothing (:func:`ir_unchanged`, the one definition the pass chart, the report
+and the editor's pass tree all use).
 
 When pass N is the first whose numbers diverge, the bug is almost always in a line
 pass N changed. Memory-address annotations (``pl.MemRef(...)`` items, ``pl.tile.alloc``
@@ -29,6 +31,20 @@ def _normalised_lines(text: str) -> list[str]:
         else:
             out.append(MEMREF_ITEM.sub("", line).rstrip())
     return out
+
+
+def ir_lines(text: str) -> list[str]:
+    """The IR of a dump as its comparison sees it: comments, blank lines, ``pl.tile.alloc`` lines
+    and ``pl.MemRef(...)`` items dropped, trailing spaces stripped."""
+    return [x for x in _normalised_lines(text) if x]
+
+
+def ir_unchanged(previous: str | None, current: str | None) -> bool:
+    """Whether a pass left the IR as it was: ``current``'s :func:`ir_lines` equal ``previous``'s.
+    False when either text is unknown (the first dump of a folder, an unreadable file)."""
+    if previous is None or current is None:
+        return False
+    return ir_lines(previous) == ir_lines(current)
 
 
 def changed_blocks(previous: str, current: str, limit: int = 40) -> list[tuple[int, int]]:

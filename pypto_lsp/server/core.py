@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.model import Program, split_lines
+from ..ir.symbols import SymbolIndex
 from ..validate.config import CONFIG_NAMES, GOLDEN_SUFFIXES
 from ..validate.report import FileResult
-from . import navigation as NAV
 from .config import ConfigCache, Settings
 from .documents import Documents, DocView, is_dump, text_hash
 from .parse_diagnostics import parse_and_check
@@ -40,7 +40,7 @@ class Parsed:
     """What the navigation requests read: the last parse of an open document and its last result."""
 
     program: Program
-    index: NAV.SymbolIndex
+    index: SymbolIndex
     lines: list[str]
     result: FileResult | None
 
@@ -165,7 +165,7 @@ class Core:
         if st is None or not st.is_open or st.program is None:
             return None
         if st.nav_index is None or st.nav_program is not st.program:
-            st.nav_index = NAV.SymbolIndex.build(st.program)
+            st.nav_index = SymbolIndex.build(st.program)
             st.nav_program = st.program
         return Parsed(st.program, st.nav_index, st.parsed_lines, st.result)
 

@@ -129,7 +129,7 @@ class DocState:
     parsed_hash: str | None = None
     parsed_version: int | None = None
     parsed_lines: list[str] = field(default_factory=list)
-    nav_index: Any = None  # navigation.SymbolIndex of ``nav_program``, built on the first request
+    nav_index: Any = None  # ir.symbols.SymbolIndex of ``nav_program``, built on the first request
     nav_program: Program | None = None
     # validation
     result: FileResult | None = None

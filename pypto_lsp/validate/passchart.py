@@ -3,7 +3,7 @@
 Built from file results as JSON (``FileResult.to_json()``, or what the worker sends), so the
 CLI report, the worker and the language server share it. A pass whose IR did not change from
 the pass before (comments and memory-address annotations ignored, see :mod:`..ir.passdiff`)
-is ``unchanged``; an error is a distinct mark; a result's optional ``memory`` field
+is ``unchanged`` (:func:`..ir.passdiff.ir_unchanged`); an error is a distinct mark; a result's optional ``memory`` field
 (``{"checked": bool, "hazards": [...]}``, from the memory model when there is one) is passed
 on as a count and the first hazard's text, and never required.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..ir.passdiff import _normalised_lines, pass_name
+from ..ir.passdiff import ir_lines, pass_name
 
 
 def _finite(x: Any) -> float | None:
@@ -64,8 +64,8 @@ def pass_chart(
                 text = Path(file).read_text(encoding="utf-8-sig")
             except (OSError, UnicodeDecodeError):
                 text = None
-        lines = _normalised_lines(text) if text is not None else None
-        unchanged = lines is not None and prev_lines is not None and [x for x in lines if x] == [x for x in prev_lines if x]
+        lines = ir_lines(text) if text is not None else None  # ir_unchanged, each text normalised once
+        unchanged = lines is not None and prev_lines is not None and lines == prev_lines
         prev_lines = lines
         rtol = d.get("rtol", rtol)
         atol = d.get("atol", atol)

@@ -41,6 +41,8 @@ async def test_pass_chart_and_error_map(client: LanguageClient) -> None:
     # nothing validated yet: every pass is known by name only, and no map is kept
     chart = await request(client, "pypto-lsp/passChart", {"uri": folder.as_uri()})
     assert [p["status"] for p in chart["passes"]] == ["unknown"] * 5 and chart["known"] == 0
+    # ... but whether each changed the IR is known (the VS Code pass tree reads it from here)
+    assert [p["unchanged"] for p in chart["passes"]] == [False] * 5
     kept = await request(client, "pypto-lsp/errorMap", {"uri": dump11.as_uri(), "run": False})
     assert kept["maps"] == [] and "not computed" in kept["unavailable"]
 

@@ -1,4 +1,5 @@
-"""Tests for pypto_lsp.server.navigation (hover, definition, references, outline)."""
+"""Tests for the navigation logic: pypto_lsp.ir.symbols (index, definition, references, outline) and
+pypto_lsp.server.hover_text (hover)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,10 @@ import pytest
 
 from pypto_lsp.ir import model as M
 from pypto_lsp.ir.model import Span
+from pypto_lsp.ir.name_docs import dtype_doc
 from pypto_lsp.ir.parser import parse_text
-from pypto_lsp.server.navigation import (
-    SymbolIndex,
-    SymbolInfo,
-    definition,
-    document_symbols,
-    dtype_doc,
-    hover_text,
-    op_signature,
-    references,
-)
+from pypto_lsp.ir.symbols import SymbolIndex, SymbolInfo, definition, document_symbols, references
+from pypto_lsp.server.hover_text import hover_text, op_signature
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
@@ -517,7 +511,7 @@ def test_index_is_rebuilt_for_another_program(prog: M.Program, idx: SymbolIndex)
 
 def test_module_stays_free_of_lsp_and_torch() -> None:
     code = (
-        "import sys, pypto_lsp.server.navigation\n"
+        "import sys, pypto_lsp.ir.symbols, pypto_lsp.server.hover_text\n"
         "bad = [m for m in ('torch', 'pygls', 'lsprotocol') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

@@ -22,13 +22,13 @@ import {
     setContext,
     showInformationMessage,
 } from './common/vscodeapi';
-import { isDumpDocument } from './core/passes';
+import { isDumpDocument, unchangedFromChart } from './core/passes';
 import { ResultStore } from './core/results';
 import { PassesTreeProvider } from './views/passesTree';
 import { Pictures } from './views/pictures';
 import { MemoryMaps } from './views/memmap';
 import { SHOW_MEMORY_MAP } from './core/memmap';
-import { PICTURE_CMD } from './core/pictures';
+import { PASS_CHART_REQUEST, PICTURE_CMD } from './core/pictures';
 import { DumpStatusBar } from './views/statusBar';
 
 let server: PyptoServer | undefined;
@@ -58,10 +58,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const store = new ResultStore();
     const srv = new PyptoServer(store);
     server = srv;
-    const tree = new PassesTreeProvider(store, context.workspaceState);
+    // the tree's "IR unchanged" is the pass chart's (pypto_lsp/ir/passdiff.py): one definition for both
+    const tree = new PassesTreeProvider(store, context.workspaceState, (folder) =>
+        srv.request(PASS_CHART_REQUEST, { uri: folder.toString() }).then(unchangedFromChart),
+    );
     const status = new DumpStatusBar(store);
     context.subscriptions.push(...tree.register(), status, ...registerCommands({ server: srv, store, tree }));
-    context.subscriptions.push(srv.onDidChangeState((s) => status.setServerState(s, srv.notRunningReason())));
+    context.subscriptions.push(
+        srv.onDidChangeState((s) => {
+            status.setServerState(s, srv.notRunningReason());
+            if (s === 'running') {
+                tree.refresh();
+            }
+        }),
+    );
     const pictures = new Pictures(srv, store, context.extensionUri);
     context.subscriptions.push(
         pictures,

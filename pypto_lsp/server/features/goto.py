@@ -1,6 +1,6 @@
 """``textDocument/definition`` and ``textDocument/references`` for variables and functions.
 
-Both come from the symbol index :mod:`..navigation` builds once per parse (MLIR's
+Both come from the symbol index :mod:`pypto_lsp.ir.symbols` builds once per parse (MLIR's
 language server records definitions and uses while parsing the same way); each
 function is its own namespace. Spans are converted to the client's position encoding.
 """
@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
+from ...ir import symbols as SYM
 from ...ir.model import Span
-from .. import navigation as NAV
 from ..convert import server_position, span_to_range
 from ..core import Core, Parsed
 from ..lsp import PyptoServer
@@ -37,9 +37,9 @@ def register(ls: PyptoServer, core: Core) -> None:
 
     @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(params: types.DefinitionParams) -> list[types.Location] | None:
-        return await navigate("definition", params, lambda d, line0, col0: NAV.definition(d.program, line0, col0, index=d.index))
+        return await navigate("definition", params, lambda d, line0, col0: SYM.definition(d.program, line0, col0, index=d.index))
 
     @ls.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(params: types.ReferenceParams) -> list[types.Location] | None:
         include = params.context.include_declaration
-        return await navigate("references", params, lambda d, line0, col0: NAV.references(d.program, line0, col0, include, index=d.index))
+        return await navigate("references", params, lambda d, line0, col0: SYM.references(d.program, line0, col0, include, index=d.index))

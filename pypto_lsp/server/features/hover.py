@@ -1,6 +1,6 @@
 """``textDocument/hover``: type, shape, dtype and memory space of a variable, op docs, last-run value stats.
 
-The language logic lives in :mod:`..navigation` (plain strings from the IR); this module
+The language logic lives in :mod:`..hover_text` (plain strings from the IR); this module
 only converts positions and wraps the Markdown. It answers from the last parse and the
 last result held in memory, never waiting for a run, so it stays fast while the worker
 is busy.
@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from ...ir.model import Program, entry_function
-from .. import navigation as NAV
+from .. import hover_text as HOVER
 from ..convert import server_position
 from ..core import Core
 from ..lsp import PyptoServer
@@ -48,7 +48,7 @@ def register(ls: PyptoServer, core: Core) -> None:
         line0, col0 = server_position(doc.lines, params.position, ls.position_encoding)
         stats = value_stats(program, doc.result.stats if doc.result is not None else None)
         try:
-            text = NAV.hover_text(program, line0, col0, stats, index=doc.index)
+            text = HOVER.hover_text(program, line0, col0, stats, index=doc.index)
         except Exception as exc:
             ls.log(f"hover failed at {uri}:{line0 + 1}:{col0 + 1}: {type(exc).__name__}: {exc}")
             return None

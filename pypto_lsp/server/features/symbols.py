@@ -1,6 +1,6 @@
 """``textDocument/documentSymbol``: the outline: functions (with their kind), nested loops, ifs and scopes.
 
-Hierarchical ``DocumentSymbol``s from :func:`..navigation.document_symbols`.
+Hierarchical ``DocumentSymbol``s from :func:`pypto_lsp.ir.symbols.document_symbols`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from ...ir import symbols as SYM
 from ...ir.model import Span
-from .. import navigation as NAV
 from ..convert import span_to_range
 from ..core import Core
 from ..lsp import PyptoServer
@@ -55,7 +55,7 @@ def register(ls: PyptoServer, core: Core) -> None:
         if doc is None:
             return None
         try:
-            infos = NAV.document_symbols(doc.program)
+            infos = SYM.document_symbols(doc.program)
         except Exception as exc:
             ls.log(f"documentSymbol failed: {type(exc).__name__}: {exc}")
             return None

@@ -56,38 +56,34 @@ export function parsePassName(name: string): { index: number | undefined; pass: 
 }
 
 /**
- * The IR of a dump with its comment lines and blank lines dropped, so that two
- * dumps that differ only in their header comment (`# pypto.program: ...`, pass
- * name) compare equal. Trailing whitespace is ignored too.
+ * Which passes left the IR as it was, from the server's pass chart (`pypto-lsp/passChart`,
+ * computed by pypto_lsp/ir/passdiff.py: comments, blank lines and memory addresses ignored),
+ * so the tree and the chart say the same: file name -> unchanged. Passes the answer does not
+ * name (or a malformed answer) are left out: not known.
  */
-export function irSignature(text: string): string {
-    const out: string[] = [];
-    for (const raw of text.split(/\r?\n/)) {
-        const line = raw.replace(/\s+$/, '');
-        if (line === '' || /^\s*#/.test(line)) {
+export function unchangedFromChart(chart: unknown): Map<string, boolean> {
+    const out = new Map<string, boolean>();
+    const passes = typeof chart === 'object' && chart !== null ? (chart as { passes?: unknown }).passes : undefined;
+    if (!Array.isArray(passes)) {
+        return out;
+    }
+    for (const p of passes) {
+        if (typeof p !== 'object' || p === null) {
             continue;
         }
-        out.push(line);
+        const { file, unchanged } = p as { file?: unknown; unchanged?: unknown };
+        if (typeof file === 'string' && typeof unchanged === 'boolean') {
+            out.set(file.split(/[\\/]/).pop() ?? file, unchanged);
+        }
     }
-    return out.join('\n');
-}
-
-/** For each file (pipeline order), did its IR change relative to the previous file? The first always did. */
-export function irChanged(textsInOrder: readonly string[]): boolean[] {
-    let prev: string | undefined;
-    return textsInOrder.map((t) => {
-        const sig = irSignature(t);
-        const changed = prev === undefined || sig !== prev;
-        prev = sig;
-        return changed;
-    });
+    return out;
 }
 
 export interface PassEntry {
     name: string;
     uri: string;
     result?: FileResult;
-    /** false when the IR equals the previous dump's (comments ignored); undefined = not known yet */
+    /** false when the server says the IR equals the previous dump's (see unchangedFromChart); undefined = not known */
     changed?: boolean;
     firstDivergent: boolean;
 }

@@ -1,20 +1,18 @@
 /**
  * The "PyPTO Passes" view: every dump of the active dump's folder in pipeline
  * order, with the verdict, max |Δ| and time of its last FileResult, the first
- * divergent pass marked, and two filters (failing only / hide unchanged IR).
+ * divergent pass marked, and two filters (failing only / hide unchanged IR). Whether a pass
+ * changed the IR is the server's word (its pass chart's `unchanged`), never computed here.
  */
 import * as vscode from 'vscode';
 import { CONTEXT, PASSES_VIEW_ID, STATE, TREE_CMD } from '../common/constants';
-import { listFiles, readText, registerCommand, setContext } from '../common/vscodeapi';
+import { listFiles, registerCommand, setContext } from '../common/vscodeapi';
 import { describeResult, resultTooltip, VERDICT_COLOR, VERDICT_ICON } from '../core/format';
-import { filterPasses, inferFirstDivergent, irSignature, isDumpPath, PassEntry, PassFilters, sortPassFiles } from '../core/passes';
+import { filterPasses, inferFirstDivergent, isDumpPath, PassEntry, PassFilters, sortPassFiles } from '../core/passes';
 import { ResultStore } from '../core/results';
 
-interface SigCacheEntry {
-    mtime: number;
-    size: number;
-    sig: string;
-}
+/** A folder's "IR unchanged" flags by file name (the server's pass chart); rejects when unknown. */
+export type UnchangedSource = (folder: vscode.Uri) => Promise<ReadonlyMap<string, boolean>>;
 
 export class PassesTreeProvider implements vscode.TreeDataProvider<PassEntry>, vscode.Disposable {
     private readonly changeEmitter = new vscode.EventEmitter<PassEntry | undefined>();
@@ -24,7 +22,6 @@ export class PassesTreeProvider implements vscode.TreeDataProvider<PassEntry>, v
     private active: vscode.Uri | undefined;
     private entries: PassEntry[] = [];
     private shown: PassEntry[] = [];
-    private readonly sigCache = new Map<string, SigCacheEntry>();
     private watcher: vscode.FileSystemWatcher | undefined;
     private view: vscode.TreeView<PassEntry> | undefined;
     private refreshTimer: NodeJS.Timeout | undefined;
@@ -36,6 +33,7 @@ export class PassesTreeProvider implements vscode.TreeDataProvider<PassEntry>, v
     constructor(
         private readonly store: ResultStore,
         private readonly state: vscode.Memento,
+        private readonly unchangedFlags: UnchangedSource,
     ) {
         this.filters = {
             failingOnly: state.get<boolean>(STATE.failingOnly, false),
@@ -58,11 +56,13 @@ export class PassesTreeProvider implements vscode.TreeDataProvider<PassEntry>, v
             registerCommand(TREE_CMD.failingOnlyOff, toggle('failingOnly', false)),
             registerCommand(TREE_CMD.hideUnchangedOn, toggle('hideUnchanged', true)),
             registerCommand(TREE_CMD.hideUnchangedOff, toggle('hideUnchanged', false)),
-            registerCommand(TREE_CMD.refresh, () => {
-                this.sigCache.clear();
-                this.scheduleRefresh(0);
-            }),
+            registerCommand(TREE_CMD.refresh, () => this.refresh()),
         ];
+    }
+
+    /** Re-list the folder and ask the server again (e.g. once it is running). */
+    refresh(): void {
+        this.scheduleRefresh(0);
     }
 
     get currentFolder(): vscode.Uri | undefined {
@@ -127,11 +127,15 @@ export class PassesTreeProvider implements vscode.TreeDataProvider<PassEntry>, v
             uri: vscode.Uri.joinPath(folder, name).toString(),
             firstDivergent: false,
         }));
-        let prev: string | undefined;
+        let flags: ReadonlyMap<string, boolean> | undefined;
+        try {
+            flags = await this.unchangedFlags(folder);
+        } catch {
+            flags = undefined; // the server is not running (yet): not known
+        }
         for (const e of entries) {
-            const sig = await this.signature(vscode.Uri.parse(e.uri));
-            e.changed = sig === undefined || prev === undefined ? true : sig !== prev;
-            prev = sig;
+            const unchanged = flags?.get(e.name);
+            e.changed = unchanged === undefined ? undefined : !unchanged;
         }
         if (generation !== this.generation) {
             return; // a newer rebuild (new results, another folder) is under way
@@ -162,27 +166,6 @@ export class PassesTreeProvider implements vscode.TreeDataProvider<PassEntry>, v
         }
         this.changeEmitter.fire(undefined);
         this.revealActive();
-    }
-
-    /** The dump's IR without comments, cached by mtime+size; open documents use their current text. */
-    private async signature(uri: vscode.Uri): Promise<string | undefined> {
-        try {
-            const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-            if (open) {
-                return irSignature(open.getText());
-            }
-            const st = await vscode.workspace.fs.stat(uri);
-            const key = uri.toString();
-            const hit = this.sigCache.get(key);
-            if (hit && hit.mtime === st.mtime && hit.size === st.size) {
-                return hit.sig;
-            }
-            const sig = irSignature(await readText(uri));
-            this.sigCache.set(key, { mtime: st.mtime, size: st.size, sig });
-            return sig;
-        } catch {
-            return undefined;
-        }
     }
 
     /** Entries in pipeline order (unfiltered); for commands such as Compare with Previous. */
@@ -219,7 +202,7 @@ export class PassesTreeProvider implements vscode.TreeDataProvider<PassEntry>, v
             tooltip.appendMarkdown('\n$(debug-breakpoint) **first divergent pass**');
         }
         if (e.changed === false) {
-            tooltip.appendMarkdown('\n\nIR identical to the previous pass (comments ignored)');
+            tooltip.appendMarkdown('\n\nIR identical to the previous pass (comments and memory addresses ignored)');
         }
         item.tooltip = tooltip;
         item.resourceUri = vscode.Uri.parse(e.uri);

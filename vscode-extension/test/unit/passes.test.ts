@@ -5,14 +5,13 @@ import {
     filterPasses,
     hasProgramHeader,
     inferFirstDivergent,
-    irChanged,
-    irSignature,
     isDumpDocument,
     isDumpPath,
     parsePassName,
     PassEntry,
     previousPass,
     sortPassFiles,
+    unchangedFromChart,
 } from '../../src/core/passes';
 import { FileResult, Verdict } from '../../src/core/protocol';
 
@@ -59,21 +58,39 @@ describe('pipeline order', () => {
     });
 });
 
-describe('IR change detection', () => {
-    const a = '# pypto.program: p\n# after Simplify\nimport pypto.language as pl\n\nx = pl.add(a, b)\n';
-    const aOtherComments = '# pypto.program: p\n# after NormalizeStmtStructure\nimport pypto.language as pl\nx = pl.add(a, b)   \n\n';
-    const b = '# pypto.program: p\nimport pypto.language as pl\nx = pl.mul(a, b)\n';
-    test('comments, blank lines and trailing spaces do not count', () => {
-        assert.equal(irSignature(a), irSignature(aOtherComments));
-        assert.notEqual(irSignature(a), irSignature(b));
-        assert.equal(irSignature('a\r\n# c\r\nb'), 'a\nb');
+describe('IR change flags come from the server', () => {
+    // the shape of a pypto-lsp/passChart answer (pypto_lsp/validate/passchart.py), trimmed
+    const chart = {
+        passes: [
+            { index: 0, file: '/w/passes_dump/00_frontend.py', unchanged: false, status: 'unknown' },
+            { index: 1, file: '/w/passes_dump/22_after_ExpandMixedKernel.py', unchanged: false, status: 'pass' },
+            // address-only: pypto_lsp/ir/passdiff.py ignores pl.MemRef items and tile.alloc lines
+            { index: 2, file: '/w/passes_dump/32_after_InitMemRef.py', unchanged: true, status: 'unknown' },
+            { index: 3, file: 'C:\\w\\passes_dump\\46_after_X.py', unchanged: true, status: 'unknown' },
+        ],
+    };
+    test('each pass by file name, with the flag the pass chart draws', () => {
+        const flags = unchangedFromChart(chart);
+        assert.deepEqual([...flags.entries()], [
+            ['00_frontend.py', false],
+            ['22_after_ExpandMixedKernel.py', false],
+            ['32_after_InitMemRef.py', true],
+            ['46_after_X.py', true],
+        ]);
     });
-    test('an inline comment after code is part of the line', () => {
-        assert.notEqual(irSignature('x = 1  # a'), irSignature('x = 1  # b'));
+    test('an answer without passes, or passes without a boolean flag, says nothing', () => {
+        assert.equal(unchangedFromChart(undefined).size, 0);
+        assert.equal(unchangedFromChart({ error: 'x' }).size, 0);
+        assert.equal(unchangedFromChart({ passes: [{ file: '/w/a.py' }, null, { file: 3, unchanged: true }] }).size, 0);
     });
-    test('irChanged flags each file against its predecessor; the first always changed', () => {
-        assert.deepEqual(irChanged([a, aOtherComments, b, b, a]), [true, false, true, false, true]);
-        assert.deepEqual(irChanged([]), []);
+    test('unknown flags leave the entry unknown, which the filter keeps', () => {
+        const names = (xs: PassEntry[]) => xs.map((e) => e.name);
+        const flags = unchangedFromChart(chart);
+        const es = ['00_frontend.py', '32_after_InitMemRef.py', '99_new.py'].map((n) => {
+            const u = flags.get(n);
+            return entry(n, undefined, u === undefined ? undefined : !u);
+        });
+        assert.deepEqual(names(filterPasses(es, { failingOnly: false, hideUnchanged: true })), ['00_frontend.py', '99_new.py']);
     });
 });
 

@@ -1,4 +1,5 @@
-"""Language logic for navigation: hover, go-to-definition, references, outline.
+"""The symbol index of a parsed dump, and the navigation it answers: go-to-definition, references,
+outline (the hover text is :mod:`pypto_lsp.server.hover_text`).
 
 Pure functions over the IR of :mod:`pypto_lsp.ir.model`; no JSON-RPC, no LSP
 types, no torch (MLIR's language server keeps ``findHover``/``getLocationsOf``
@@ -22,8 +23,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from ..ir.catalogue import RESULT_RULES, lookup
-from ..ir.model import (
+from .model import (
     ArrayType,
     Assign,
     BinOp,
@@ -42,9 +42,7 @@ from ..ir.model import (
     ListExpr,
     MemRefInfo,
     Name,
-    OpaqueType,
     OpCall,
-    Param,
     Program,
     Return,
     ScalarType,
@@ -65,20 +63,31 @@ from ..ir.model import (
     split_lines,
     trailing_yield,
 )
-from ..ir.names import APPROXIMATED_DTYPES, DTYPES, ENUMS
+from .printer import expr_str
 
 __all__ = [
+    "DTYPE",
+    "ENUM",
+    "FUNC_DEF",
+    "FUNC_REF",
+    "IDENT_CHARS",
+    "MODULE",
+    "OP",
+    "VAR_DEF",
+    "VAR_USE",
     "Definition",
     "Occurrence",
     "SymbolIndex",
     "SymbolInfo",
     "definition",
     "document_symbols",
-    "hover_text",
+    "function_detail",
+    "index_for",
     "references",
+    "span_key",
 ]
 
-_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 _COL_BITS = 20  # occurrence key = line << 20 | col (columns stay far below 2**20)
 
 # occurrence kinds
@@ -192,7 +201,7 @@ class SymbolIndex:
                     self.uses.setdefault((MODULE, name), []).extend(spans)
         for spans in self.uses.values():
             if len(spans) > 1:
-                spans[:] = sorted(set(spans), key=_span_key)
+                spans[:] = sorted(set(spans), key=span_key)
         occ = self.occurrences
         occ.sort(key=lambda o: (o.line, o.col))
         self._keys = [o.line << _COL_BITS | o.col for o in occ]
@@ -396,7 +405,7 @@ class SymbolIndex:
         i += 1
         while i < len(line) and line[i] == " ":
             i += 1
-        if line.startswith(base, i) and (i + len(base) == len(line) or line[i + len(base)] not in _IDENT_CHARS):
+        if line.startswith(base, i) and (i + len(base) == len(line) or line[i + len(base)] not in IDENT_CHARS):
             self._use(fi, base, Span(m.span.line, i, m.span.line, i + len(base)))
 
     # ------------------------------------------------------------------ queries
@@ -500,7 +509,7 @@ class SymbolIndex:
         return None, ""
 
 
-def _span_key(s: Span) -> tuple[int, int, int, int]:
+def span_key(s: Span) -> tuple[int, int, int, int]:
     return (s.line, s.col, s.end_line, s.end_col)
 
 
@@ -511,442 +520,11 @@ def _tail_span(s: Span, name: str) -> Span:
     return s
 
 
-def _index(program: Program, index: SymbolIndex | None) -> SymbolIndex:
+def index_for(program: Program, index: SymbolIndex | None) -> SymbolIndex:
+    """``index`` when it was built for ``program``, else a new index."""
     if index is not None and index.program is program:
         return index
     return SymbolIndex.build(program)
-
-
-# --------------------------------------------------------------------------- rendering helpers
-
-_PREC = {
-    "or": 1,
-    "and": 2,
-    "==": 4,
-    "!=": 4,
-    "<": 4,
-    "<=": 4,
-    ">": 4,
-    ">=": 4,
-    "|": 5,
-    "^": 6,
-    "&": 7,
-    "<<": 8,
-    ">>": 8,
-    "+": 9,
-    "-": 9,
-    "*": 10,
-    "/": 10,
-    "//": 10,
-    "%": 10,
-    "**": 12,
-}
-
-
-def expr_str(e: Expr | None, depth: int = 0) -> str:
-    """Compact DSL rendering of an expression (``pl.const(0, pl.INT64)`` -> ``0``)."""
-    if e is None:
-        return ""
-    if depth > 20:
-        return "…"
-    d = depth + 1
-    if isinstance(e, Name):
-        return e.id
-    if isinstance(e, Const):
-        if isinstance(e.value, str):
-            return repr(e.value)
-        return "None" if e.value is None else str(e.value)
-    if isinstance(e, DTypeRef):
-        return f"pl.{e.name}"
-    if isinstance(e, EnumRef):
-        return f"pl.{e.enum}.{e.member}"
-    if isinstance(e, BinOp):
-        p = _PREC.get(e.op, 0)
-        left, right = expr_str(e.left, d), expr_str(e.right, d)
-        if isinstance(e.left, BinOp) and _PREC.get(e.left.op, 0) < p:
-            left = f"({left})"
-        if isinstance(e.right, BinOp) and _PREC.get(e.right.op, 0) <= p:
-            right = f"({right})"
-        return f"{left} {e.op} {right}"
-    if isinstance(e, UnaryOp):
-        sep = " " if e.op == "not" else ""
-        inner = expr_str(e.operand, d)
-        if isinstance(e.operand, BinOp):
-            inner = f"({inner})"
-        return f"{e.op}{sep}{inner}"
-    if isinstance(e, ListExpr):
-        return "[" + ", ".join(expr_str(i, d) for i in e.items) + "]"
-    if isinstance(e, TupleExpr):
-        items = [expr_str(i, d) for i in e.items]
-        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    if isinstance(e, DictExpr):
-        return "{" + ", ".join(f"{expr_str(k, d)}: {expr_str(v, d)}" for k, v in zip(e.keys, e.values)) + "}"
-    if isinstance(e, Subscript):
-        return f"{expr_str(e.value, d)}[{expr_str(e.index, d)}]"
-    if isinstance(e, Intrinsic):
-        head = "abs" if e.name == "abs" else f"pl.{e.name}"
-        return f"{head}(" + ", ".join(expr_str(a, d) for a in e.args) + ")"
-    if isinstance(e, OpCall | FuncCall):
-        args = [expr_str(a, d) for a in e.args] + [f"{k}={expr_str(v, d)}" for k, v in e.kwargs.items()]
-        head = e.printed if isinstance(e, OpCall) else (f"pl.{e.submit}(self.{e.func}, " if e.submit else f"self.{e.func}(")
-        if isinstance(e, OpCall):
-            head += "("
-        return head + ", ".join(args) + ")"
-    return "?"  # pragma: no cover
-
-
-def _dims(dims: list[Expr]) -> str:
-    return "[" + ", ".join(expr_str(x) for x in dims) + "]"
-
-
-def type_str(t: Type | None) -> str:
-    """Short DSL rendering of a type, without memref: ``pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]``."""
-    if t is None:
-        return "?"
-    if isinstance(t, TensorType):
-        head = "pld.DistributedTensor" if t.distributed else "pl.Tensor"
-        return f"{head}[{_dims(t.shape)}, pl.{t.dtype}]"
-    if isinstance(t, TileType):
-        mem = f", pl.Mem.{t.memspace}" if t.memspace else ""
-        return f"pl.Tile[{_dims(t.shape)}, pl.{t.dtype}{mem}]"
-    if isinstance(t, ScalarType):
-        return f"pl.Scalar[pl.{t.dtype}]"
-    if isinstance(t, TupleType):
-        return "pl.Tuple[" + ", ".join(type_str(i) for i in t.items) + "]"
-    if isinstance(t, ArrayType):
-        return f"pl.Array[{', '.join(expr_str(x) for x in t.shape)}, pl.{t.dtype}]"
-    if isinstance(t, OpaqueType):
-        return f"pld.{t.name}" if t.name in ("WindowBufferType", "CommCtxType") else f"pl.{t.name}"
-    return "?"  # pragma: no cover
-
-
-def _param_str(p: Param) -> str:
-    t = type_str(p.type)
-    if p.direction == "out":
-        t = f"pl.Out[{t}]"
-    elif p.direction == "inout":
-        t = f"pl.InOut[{t}]"
-    return f"{p.name}: {t}"
-
-
-def _num(v: object) -> str:
-    if isinstance(v, bool) or v is None:
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
-
-
-# --------------------------------------------------------------------------- vocabulary one-liners
-
-DTYPE_DOCS: dict[str, str] = {
-    "BOOL": "boolean",
-    "INT4": "4-bit signed integer",
-    "INT8": "8-bit signed integer",
-    "INT16": "16-bit signed integer",
-    "INT32": "32-bit signed integer",
-    "INT64": "64-bit signed integer",
-    "INDEX": "index integer (loop counters, offsets, shapes; 64-bit)",
-    "UINT4": "4-bit unsigned integer",
-    "UINT8": "8-bit unsigned integer",
-    "UINT16": "16-bit unsigned integer",
-    "UINT32": "32-bit unsigned integer",
-    "UINT64": "64-bit unsigned integer",
-    "FP16": "16-bit IEEE-754 half-precision float",
-    "BF16": "bfloat16: 16-bit float with FP32's 8-bit exponent and a 7-bit mantissa",
-    "FP32": "32-bit IEEE-754 single-precision float",
-    "FP4": "4-bit float (E2M1)",
-    "FP8E4M3FN": "8-bit float, 4-bit exponent / 3-bit mantissa, finite only (no Inf)",
-    "FP8E5M2": "8-bit float, 5-bit exponent / 2-bit mantissa",
-    "FP8E8M0": "8-bit exponent-only float (MX block scale)",
-    "HF4": "4-bit HiFloat",
-    "HF8": "8-bit HiFloat",
-    "TASK_ID": "task id returned by a task launch",
-}
-
-ENUM_DOCS: dict[str, dict[str, str]] = {
-    "Mem": {
-        "DDR": "global memory (GM, off-chip); where tensors live",
-        "Vec": "vector core's Unified Buffer (UB): operands of vector tile ops",
-        "Mat": "cube core's L1 buffer: staging for matmul operands",
-        "Left": "L0A: the cube's left (A) matmul operand",
-        "Right": "L0B: the cube's right (B) matmul operand",
-        "Acc": "L0C: the cube's matmul accumulator / output",
-        "Bias": "bias table buffer used by matmul_bias",
-        "ScalarLocal": "scalar unit's local memory",
-        "LeftScale": "MX block-scale buffer of the left operand",
-        "RightScale": "MX block-scale buffer of the right operand",
-    },
-    "FunctionType": {
-        "Opaque": "unclassified function",
-        "Orchestration": "orchestration code: schedules kernels and passes tensors between them",
-        "InCore": "kernel that runs on one AI core (before it is split into AIC/AIV parts)",
-        "AIC": "cube-core kernel (matmul side)",
-        "AIV": "vector-core kernel",
-        "Group": "co-scheduled group of AIC/AIV kernels launched together",
-        "Spmd": "SPMD launch: the body runs once per block",
-        "Inline": "helper inlined into its callers",
-        "Graph": "graph-level function",
-    },
-    "Role": {
-        "Orchestrator": "schedules work for sub-workers",
-        "SubWorker": "does the work scheduled by an orchestrator",
-    },
-    "SplitMode": {
-        "NONE": "no split between the two AIV lanes",
-        "UP_DOWN": "the two AIV lanes take the top / bottom halves (rows)",
-        "LEFT_RIGHT": "the two AIV lanes take the left / right halves (columns)",
-    },
-    "TensorLayout": {
-        "ND": "row-major N-D layout",
-        "DN": "column-major layout (last two dims swapped)",
-        "NZ": "fractal Nz blocked layout used by the cube",
-        "MX_A_ZZ": "MX scale layout of the left operand",
-        "MX_B_NN": "MX scale layout of the right operand",
-    },
-    "TileLayout": {
-        "none_box": "no fractal boxing",
-        "row_major": "row-major",
-        "col_major": "column-major",
-    },
-    "PadValue": {
-        "null": "padding left undefined",
-        "zero": "padding filled with 0",
-        "max": "padding filled with the dtype's largest value",
-        "min": "padding filled with the dtype's smallest value",
-    },
-    "AtomicType": {"None_": "plain store", "Add": "atomic add into the destination"},
-    "PipeType": {
-        "MTE1": "L1 -> L0 move engine",
-        "MTE2": "GM -> L1/UB load engine",
-        "MTE3": "UB -> GM store engine",
-        "M": "cube (matrix) unit",
-        "V": "vector unit",
-        "S": "scalar unit",
-        "FIX": "fixpipe (L0C -> L1/GM)",
-        "ALL": "every pipe",
-    },
-    "Level": {
-        "AIV": "a vector core",
-        "AIC": "a cube core",
-        "CORE_GROUP": "one AIC with its AIV cores",
-        "CHIP_DIE": "one chip die",
-        "CHIP": "one chip",
-        "HOST": "the host",
-        "GLOBAL": "every device",
-    },
-}
-ENUM_DOCS["MemorySpace"] = ENUM_DOCS["Mem"]
-_ENUM_WHAT = {
-    "Mem": "memory space",
-    "MemorySpace": "memory space",
-    "FunctionType": "function kind",
-    "Level": "hierarchy level",
-    "Role": "function role",
-    "SplitMode": "AIV split mode",
-    "TensorLayout": "tensor layout",
-    "TileLayout": "tile layout",
-    "PadValue": "pad value",
-    "AtomicType": "store mode",
-    "PipeType": "hardware pipe",
-}
-
-CONSTRUCT_DOCS: dict[str, str] = {
-    "pl.range": "sequential loop `pl.range([start,] stop[, step][, init_values=...])`",
-    "pl.parallel": "loop whose iterations may run in parallel",
-    "pl.unroll": "loop the compiler unrolls",
-    "pl.pipeline": "software-pipelined loop",
-    "pl.spmd": "SPMD launch: the body runs once per block",
-    "pl.split_aiv": "the body runs once per AIV lane",
-    "pl.while_": "SSA while loop; the body starts with `pl.cond(...)`",
-    "pl.cond": "loop condition of a `pl.while_` loop",
-    "pl.yield_": "ends a loop/if body: gives the next iter_args, or the results of the if/loop",
-    "pl.at": "scope run at a hierarchy level (e.g. one core group)",
-    "pl.scope": "plain scope (no numerical effect)",
-    "pl.cluster": "cluster scope (no numerical effect)",
-    "pl.incore": "in-core scope",
-    "pl.auto_incore": "in-core scope chosen by the compiler",
-    "pl.const": "typed constant `pl.const(value, dtype)`",
-    "pl.submit": "launch a function as a task: returns (result, task id)",
-    "pl.spmd_submit": "launch a function as an SPMD task: returns (result, task id)",
-    "pl.func_attr": "function attributes",
-    "pl.dynamic": "declares a dynamic dimension",
-    "pl.Tensor": "tensor type `[shape, dtype, ...]` (global memory)",
-    "pl.Tile": "tile type `[shape, dtype, memory, ...]` (on-chip buffer)",
-    "pl.Scalar": "scalar type `pl.Scalar[dtype]`",
-    "pl.Tuple": "tuple type",
-    "pl.Array": "small on-core array type",
-    "pl.Ptr": "buffer pointer (from `pl.tile.alloc`)",
-    "pl.MemRef": "memory reference `(base, offset, size in bytes)` of an allocated buffer",
-    "pl.TileView": "tile view: valid_shape / layout of a tile",
-    "pl.TensorView": "tensor view: valid_shape / layout of a tensor",
-    "pl.Out": "output parameter (written by the function)",
-    "pl.InOut": "input/output parameter (read and written)",
-    "pl.function": "function decorator: type, level, role, attrs",
-    "pl.program": "program class decorator",
-    "pl.split": "split optimisation of a `pl.at` scope",
-    "pl.min": "scalar minimum",
-    "pl.max": "scalar maximum",
-    "pl.cast": "scalar cast",
-}
-
-_STATUS_TEXT = {"supported": "supported", "noop": "no-op", "unsupported": "not supported by pypto-lsp yet"}
-
-_DEF_ROLE = {
-    "assign": "variable",
-    "unpack": "variable (unpacked)",
-    "loop_var": "loop variable",
-    "iter_arg": "iter_arg (loop-carried)",
-    "yield": "result of a loop/if (`pl.yield_` target)",
-    "scope_as": "scope handle",
-    "dynamic": "dynamic dimension (`pl.dynamic`)",
-}
-
-
-def dtype_doc(name: str) -> str:
-    doc = DTYPE_DOCS.get(name, "data type")
-    if name in APPROXIMATED_DTYPES:
-        doc += " (the executor approximates it with float32)"
-    return f"`pl.{name}`: {doc}"
-
-
-def enum_doc(enum: str, member: str) -> str:
-    what = _ENUM_WHAT.get(enum, f"`pl.{enum}` member")
-    doc = ENUM_DOCS.get(enum, {}).get(member)
-    known = ENUMS.get(enum)
-    if doc is None and known is not None and member not in known:
-        doc = f"unknown member of pl.{enum}"
-    return f"`pl.{enum}.{member}`: {what} {member}" + (f": {doc}" if doc else "")
-
-
-def op_signature(name: str) -> str | None:
-    spec = lookup(name)
-    if spec is None:
-        return None
-    params = [p if i < spec.min_args else p + "?" for i, p in enumerate(spec.params)]
-    if spec.variadic:
-        params.append("...")
-    sig = f"{spec.name}({', '.join(params)})"
-    if spec.kwargs:
-        sig += " {" + ", ".join(spec.kwargs) + "}"
-    return sig
-
-
-# --------------------------------------------------------------------------- hover
-
-
-def hover_text(
-    program: Program,
-    line0: int,
-    col0: int,
-    stats: dict[str, dict] | None = None,
-    index: SymbolIndex | None = None,
-) -> str | None:
-    """Markdown for the thing under an LSP position, or None."""
-    idx = _index(program, index)
-    occ = idx.at(line0, col0)
-    if occ is not None:
-        if occ.kind in (VAR_DEF, VAR_USE):
-            return _hover_var(idx, occ.func, occ.name, stats)
-        if occ.kind in (FUNC_DEF, FUNC_REF):
-            return _hover_function(idx, occ.name)
-        if occ.kind == OP:
-            return _hover_op(occ.obj if isinstance(occ.obj, OpCall) else None, occ.name)
-        if occ.kind == DTYPE:
-            return dtype_doc(occ.name)
-        if occ.kind == ENUM:
-            enum, _, member = occ.name.partition(".")
-            return enum_doc(enum, member)
-    return _hover_lexical(idx, line0, col0)
-
-
-def _hover_var(idx: SymbolIndex, func: int, name: str, stats: dict[str, dict] | None) -> str:
-    key = idx.resolve(func, name)
-    ds = idx.defs.get(key, [])
-    fn_name = idx.program.functions[func].name if 0 <= func < len(idx.program.functions) else ""
-    out: list[str] = []
-    if not ds:
-        why = " (a free variable the printer emitted)" if "__FREE_VAR" in name else ""
-        out.append(f"**`{name}`**: no definition in `{fn_name}`{why}")
-    else:
-        d0 = ds[0]
-        if d0.kind == "param" and isinstance(d0.node, Param):
-            role = f"parameter ({d0.node.direction}) of `{fn_name}`"
-        elif d0.kind == "iter_arg" and isinstance(d0.node, For | While):
-            loop = d0.node
-            head = f"for {loop.var.name}" if isinstance(loop, For) and loop.var is not None else "pl.while_"
-            role = f"iter_arg #{d0.index} of `{head}` (line {loop.span.line})"
-        else:
-            role = _DEF_ROLE.get(d0.kind, "variable")
-        out.append(f"**`{name}`**: {role}")
-        t, note = idx._type_of(key, 0)
-        if t is not None:
-            out.append("")
-            out.append(f"`{type_str(t)}`" + (f" *({note})*" if note else ""))
-            details = _type_details(idx, t)
-            if details:
-                out.append("")
-                out.extend(f"- {x}" for x in details)
-        if d0.kind != "param":
-            lines = sorted({d.span.line for d in ds})
-            out.append("")
-            if len(lines) == 1:
-                out.append(f"defined at line {lines[0]}")
-            else:
-                out.append(f"defined {len(ds)}× at lines " + ", ".join(str(x) for x in lines))
-        elif len(ds) > 1:  # a parameter re-assigned in a pre-SSA dump
-            out.append("")
-            out.append("re-assigned at lines " + ", ".join(str(x) for x in sorted({d.span.line for d in ds[1:]})))
-    if stats is not None and name in stats:
-        out.append("")
-        out.append(_stats_line(stats[name]))
-    return "\n".join(out)
-
-
-def _type_details(idx: SymbolIndex, t: Type) -> list[str]:
-    out: list[str] = []
-    if isinstance(t, TensorType | TileType):
-        dyn = [x.id for x in t.shape if isinstance(x, Name)]
-        shape = f"shape `{_dims(t.shape)}`"
-        if dyn:
-            shape += " (dynamic: " + ", ".join(f"`{n}`" for n in dyn) + ")"
-        out.append(shape)
-        out.append(f"dtype `{t.dtype}`: {DTYPE_DOCS.get(t.dtype, 'data type')}")
-        mem = t.memspace if isinstance(t, TileType) else "DDR"
-        if mem:
-            out.append(f"memory `{mem}`: {ENUM_DOCS['Mem'].get(mem, '')}".rstrip(": "))
-        if t.valid_shape is not None:
-            out.append(f"valid_shape `{_dims(t.valid_shape)}`")
-        layout = t.layout if isinstance(t, TensorType) else t.blayout
-        if layout:
-            out.append(f"layout `{layout}`")
-        if t.memref is not None:
-            m = t.memref
-            parts = [f"memref base `{m.base}`"]
-            if m.offset is not None:
-                parts.append(f"offset {expr_str(m.offset)}")
-            if m.size is not None:
-                parts.append(f"size {expr_str(m.size)} B")
-            out.append(", ".join(parts))
-    elif isinstance(t, ScalarType):
-        out.append(f"dtype `{t.dtype}`: {DTYPE_DOCS.get(t.dtype, 'data type')}")
-    return out
-
-
-def _stats_line(s: dict) -> str:
-    parts: list[str] = []
-    if "shape" in s:
-        parts.append(f"shape `{list(s['shape'])}`")
-    if "dtype" in s:
-        parts.append(str(s["dtype"]))
-    for k in ("min", "max", "mean"):
-        if k in s:
-            parts.append(f"{k} {_num(s[k])}")
-    nan, inf = s.get("nan"), s.get("inf")
-    if nan is not None or inf is not None:
-        bad = (nan or 0) + (inf or 0)
-        parts.append(("⚠ " if bad else "") + f"NaN {nan or 0} · Inf {inf or 0}")
-    return "**last run**: " + " · ".join(parts)
 
 
 def function_detail(fn: Function) -> str:
@@ -958,106 +536,17 @@ def function_detail(fn: Function) -> str:
     return " · ".join(parts)
 
 
-def _hover_function(idx: SymbolIndex, name: str) -> str:
-    fn = idx.function_at(name)
-    if fn is None:
-        return f"**`{name}`**: unknown function (no `def {name}` in this program)"
-    head = [f"{fn.kind} function"]
-    if fn.level:
-        head.append(f"level {fn.level}")
-    if fn.role:
-        head.append(f"role {fn.role}")
-    out = [f"**`{fn.name}`**: " + " · ".join(head)]
-    attrs = {k: v for k, v in fn.attrs.items() if k != "name"}
-    if attrs:
-        out.append("")
-        out.append("attrs: " + ", ".join(f"`{k}={expr_str(v)}`" for k, v in attrs.items()))
-    params = [_param_str(p) for p in fn.params]
-    ret = ""
-    if len(fn.returns) == 1:
-        ret = f" -> {type_str(fn.returns[0])}"
-    elif fn.returns:
-        ret = " -> tuple[" + ", ".join(type_str(r) for r in fn.returns) + "]"
-    one = f"def {fn.name}({', '.join(params)}){ret}"
-    if len(one) > 100 and params:
-        one = f"def {fn.name}(\n" + "".join(f"    {p},\n" for p in params) + f"){ret}"
-    out += ["", "```python", one, "```"]
-    callers = idx.calls.get(name, [])
-    if callers:
-        names: list[str] = []
-        for fi, _ in callers:
-            n = idx.program.functions[fi].name
-            if n not in names:
-                names.append(n)
-        out.append("")
-        out.append(f"called {len(callers)}× from " + ", ".join(f"`{n}`" for n in names))
-    return "\n".join(out)
-
-
-def _hover_op(call: OpCall | None, name: str) -> str:
-    spec = lookup(name)
-    printed = call.printed if call is not None else name
-    if spec is None:
-        return f"**`{printed}`**: unknown op (not in the PyPTO op catalogue)"
-    out = [f"**`{op_signature(spec.name)}`**", "", spec.doc, ""]
-    if spec.result is not None:
-        out.append(f"result: {RESULT_RULES[spec.result]}")
-    else:
-        out.append("result: given by the assignment's annotation")
-    out.append("")
-    out.append(f"executor: {_STATUS_TEXT.get(spec.status, spec.status)}")
-    return "\n".join(out)
-
-
-def _word_at(line: str, col: int) -> str:
-    if not line:
-        return ""
-    col = min(col, len(line))
-    if col == len(line) or line[col] not in _IDENT_CHARS:
-        if col > 0 and line[col - 1] in _IDENT_CHARS:
-            col -= 1
-        else:
-            return ""
-    a = col
-    while a > 0 and line[a - 1] in _IDENT_CHARS:
-        a -= 1
-    b = col
-    while b < len(line) and line[b] in _IDENT_CHARS:
-        b += 1
-    return line[a:b].strip(".")
-
-
-def _hover_lexical(idx: SymbolIndex, line0: int, col0: int) -> str | None:
-    """dtypes / enums / DSL words the model keeps no span for (inside type annotations, decorators)."""
-    if not 0 <= line0 < len(idx.lines):
-        return None
-    word = _word_at(idx.lines[line0], col0)
-    parts = word.split(".")
-    if len(parts) < 2 or parts[0] not in ("pl", "pld"):
-        return None
-    if len(parts) == 2 and parts[1] in DTYPES:
-        return dtype_doc(parts[1])
-    if len(parts) == 3 and parts[1] in ENUMS:
-        return enum_doc(parts[1], parts[2])
-    doc = CONSTRUCT_DOCS.get(word)
-    if doc is not None:
-        return f"`{word}`: {doc}"
-    if len(parts) >= 3 and lookup(word) is not None:
-        return _hover_op(None, word)
-    return None
-
-
 # --------------------------------------------------------------------------- definition / references
 
 
 def definition(program: Program, line0: int, col0: int, index: SymbolIndex | None = None) -> list[Span]:
     """Where the thing under the cursor is defined (all definitions of a re-assigned variable)."""
-    idx = _index(program, index)
+    idx = index_for(program, index)
     occ = idx.at(line0, col0)
     if occ is None:
         return []
     if occ.kind in (VAR_DEF, VAR_USE):
-        return sorted((d.span for d in idx.definitions_of(occ.func, occ.name)), key=_span_key)
+        return sorted((d.span for d in idx.definitions_of(occ.func, occ.name)), key=span_key)
     if occ.kind in (FUNC_DEF, FUNC_REF):
         fn = idx.function_at(occ.name)
         return [fn.name_span] if fn is not None else []
@@ -1075,7 +564,7 @@ def references(
 
     Function call sites are reported as the span of the name after ``self.``.
     """
-    idx = _index(program, index)
+    idx = index_for(program, index)
     occ = idx.at(line0, col0)
     if occ is None:
         return []
@@ -1091,7 +580,7 @@ def references(
             out.append(fn.name_span)
     elif occ.kind == OP:
         out.extend(idx.op_sites.get(occ.name, []))
-    return sorted(set(out), key=_span_key)
+    return sorted(set(out), key=span_key)
 
 
 # --------------------------------------------------------------------------- outline
