@@ -1,0 +1,299 @@
+"""The device's sanitizer on hand-written dumps: races between tasks (the runtime's tags), inside a
+task (SPMD blocks), uninitialised tensors and tiles, windows out of bounds, pipe protocol.
+
+Expected numbers are plain torch; every finding is checked for its kind and line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from pypto_lsp.ir.parser import parse_text
+from pypto_lsp.ir.check import check_program
+from pypto_lsp.ir.tasks import task_sites
+from pypto_lsp.validate.engine import run_text
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+T = "pl.Tensor[[16, 16], pl.FP32]"
+TILE = "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]"
+
+HEAD = """# pypto.program: san
+import pypto.language as pl
+
+@pl.program
+class san:
+"""
+
+# lines 6-11: k_scale(x, out): out = 2 * x; lines 12-17: k_add1(x, out): out = x + 1
+KERNELS = f"""    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k_scale(x: {T}, out: pl.Out[{T}]) -> {T}:
+        t: {TILE} = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        u: {TILE} = pl.tile.muls(t, 2.0)
+        s: {T} = pl.tile.store(u, [0, 0], out)
+        return out
+    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k_add1(x: {T}, out: pl.Out[{T}]) -> {T}:
+        t: {TILE} = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        u: {TILE} = pl.tile.adds(t, 1.0)
+        s: {T} = pl.tile.store(u, [0, 0], out)
+        return out
+"""
+
+
+def orch(body: str) -> str:
+    return (
+        HEAD
+        + KERNELS
+        + f"""    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+"""
+        + body
+    )
+
+
+# line 20: the buffer; 21: the producer; 22: the consumer (reads mid)
+PIPELINE = """        mid: {T} = pl.tensor.create([16, 16], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        mid1: {T} = self.k_scale(a, mid, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        c1: {T} = self.k_add1(mid1, c, attrs={{"arg_directions": [pl.adir.{tag}, pl.adir.output_existing]}})
+        return c1
+"""
+
+
+def run(text: str, a: torch.Tensor, **kw):
+    expected = {"c": 2 * a + 1}
+    return run_text(text, {"a": a.clone(), "c": torch.zeros(16, 16)}, expected, filename="<san>", **kw)
+
+
+def hazards(r, kind: str | None = None) -> list[dict]:
+    return [h for h in (r.memory or {}).get("hazards", []) if kind is None or h["kind"] == kind]
+
+
+A = torch.arange(256, dtype=torch.float32).reshape(16, 16) / 16
+
+
+def test_task_sites_read_the_directions():
+    text = orch(PIPELINE.format(T=T, tag="no_dep"))
+    sites = task_sites(parse_text(text).program)
+    assert [(s.line, s.callee, s.directions, s.returns) for s in sites] == [
+        (21, "k_scale", ("input", "output_existing"), (1,)),
+        (22, "k_add1", ("no_dep", "output_existing"), (1,)),
+    ]
+
+
+def test_input_orders_the_reader_after_its_writer():
+    r = run(orch(PIPELINE.format(T=T, tag="input")), A)
+    assert r.status == "pass" and hazards(r) == []
+    assert r.tasks is not None and r.tasks["edges"] == [{"from": 0, "to": 1}] and r.tasks["races"] == []
+
+
+def test_no_dep_reader_is_a_raw_race_on_its_line_with_the_other_order_run():
+    r = run(orch(PIPELINE.format(T=T, tag="no_dep")), A)
+    assert r.status == "fail"  # the numbers agree in program order: the finding fails the file
+    assert r.tensors["c"].passed
+    (h,) = hazards(r, "race")
+    assert (h["line"], h["other_line"], h["race"], h["tensor"]) == (22, 21, "RAW", "mid")
+    assert "k_add1" in h["message"] and "k_scale" in h["message"] and "pl.adir.input" in h["message"]
+    # run the other way round, k_add1 reads the buffer before k_scale writes it: c = 0 + 1
+    want = float((2 * A + 1 - 1).abs().max())
+    assert h["other_order"]["max_abs_diff"]["c"] == pytest.approx(want)
+    assert f"max |Δ| {want:.4g}" in h["message"]
+    assert r.tasks["races"] == [{"from": 0, "to": 1, "kind": "RAW"}] and r.tasks["edges"] == []
+
+
+def test_sanitize_off_sees_nothing():
+    r = run(orch(PIPELINE.format(T=T, tag="no_dep")), A, sanitize=False)
+    assert r.status == "pass" and hazards(r) == [] and r.tasks is None
+
+
+def test_a_write_after_a_read_is_never_ordered_by_the_runtime():
+    # k_add1 reads a (input), then k_scale writes a (output_existing): no tag orders a write after a read
+    body = f"""        ones: {T} = pl.tensor.create([16, 16], dtype=pl.FP32, layout=pl.TensorLayout.ND, init_value=1.0)
+        c1: {T} = self.k_add1(a, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        a1: {T} = self.k_scale(ones, a, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        return c1
+"""
+    text = orch(body)
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": A + 1}, filename="<san>")
+    (h,) = hazards(r, "race")
+    assert (h["line"], h["other_line"], h["race"]) == (22, 21, "WAR")
+    # the other order: k_scale first, k_add1 reads 2 instead of a
+    assert h["other_order"]["max_abs_diff"]["c"] == pytest.approx(float((A + 1 - 3).abs().max()))
+
+
+def test_inout_chain_orders_writers():
+    body = f"""        c1: {T} = self.k_scale(a, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        c2: {T} = self.k_add1(c1, c1, attrs={{"arg_directions": [pl.adir.input, pl.adir.inout]}})
+        return c2
+"""
+    r = run(orch(body), A)
+    assert r.status == "pass" and hazards(r) == []
+
+
+def test_uninitialised_tensor_read_is_found_at_its_creation():
+    # nothing writes mid before k_add1 loads it (the producer is gone)
+    body = f"""        mid: {T} = pl.tensor.create([16, 16], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        c1: {T} = self.k_add1(mid, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        return c1
+"""
+    r = run(orch(body), A)
+    (h,) = hazards(r, "uninitialised")
+    assert (h["line"], h["other_line"]) == (20, 14)  # created at 20, read by the tile.load at 14
+    assert r.status == "fail"
+    # with init_value it is written
+    body2 = body.replace("layout=pl.TensorLayout.ND)", "layout=pl.TensorLayout.ND, init_value=0.0)", 1)
+    assert hazards(run(orch(body2), A), "uninitialised") == []
+
+
+def test_uninitialised_tile_is_found_from_the_ir():
+    # mirrors the lost zero fill of broken/qwen3_910b_sq_sum_uninitialised: an accumulator from tile.create
+    kern = KERNELS.replace(
+        "        u: " + TILE + " = pl.tile.adds(t, 1.0)\n",
+        "        z: " + TILE + " = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)\n"
+        "        u: " + TILE + " = pl.tile.add(z, t)\n",
+    )
+    text = (HEAD + kern + orch(PIPELINE.format(T=T, tag="input")).split(KERNELS, 1)[1]).replace("2.0", "2.0", 1)
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>")
+    (h,) = hazards(r, "uninitialised")
+    assert (h["line"], h["other_line"], h["name"]) == (15, 16, "z")
+    assert r.status == "fail" and r.tensors["c"].passed
+    # the fill restored: nothing
+    fixed = text.replace(
+        "pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)", "pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)"
+    )
+    assert hazards(run_text(fixed, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>")) == []
+
+
+def test_scratch_operands_and_empty_valid_regions_are_no_reads():
+    kern = KERNELS.replace(
+        "        u: " + TILE + " = pl.tile.adds(t, 1.0)\n",
+        "        tmp: " + TILE + " = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)\n"
+        "        rs: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.row_sum(t, tmp)\n"
+        "        idle: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[0, 0])] = "
+        "pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)\n"
+        "        w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[0, 0])] = pl.tile.adds(idle, 1.0)\n"
+        "        u: " + TILE + " = pl.tile.adds(t, 1.0)\n",
+    )
+    from pypto_lsp.ir.initcheck import uninitialised_tiles
+
+    text = HEAD + kern + orch(PIPELINE.format(T=T, tag="input")).split(KERNELS, 1)[1]
+    assert uninitialised_tiles(parse_text(text).program) == []
+
+
+OOB_HEAD = (
+    HEAD
+    + f"""    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k(x: pl.Tensor[[20, 16], pl.FP32], out: pl.Out[pl.Tensor[[20, 16], pl.FP32]]) -> pl.Tensor[[20, 16], pl.FP32]:
+"""
+)
+OOB_TAIL = """        return out
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: pl.Tensor[[20, 16], pl.FP32], c: pl.Out[pl.Tensor[[20, 16], pl.FP32]]) -> pl.Tensor[[20, 16], pl.FP32]:
+        c1: pl.Tensor[[20, 16], pl.FP32] = self.k(a, c, attrs={"arg_directions": [pl.adir.input, pl.adir.output_existing]})
+        return c1
+"""
+
+
+def _oob(body: str):
+    a = torch.arange(320, dtype=torch.float32).reshape(20, 16)
+    text = OOB_HEAD + body + OOB_TAIL
+    return run_text(text, {"a": a, "c": torch.zeros(20, 16)}, {"c": a + 1}, filename="<oob>")
+
+
+def test_a_load_whose_valid_region_stops_at_the_end_is_in_bounds():
+    body = """        t0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        u0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t0, 1.0)
+        s0: pl.Tensor[[20, 16], pl.FP32] = pl.tile.store(u0, [0, 0], out)
+        t1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[4, 16])] = pl.tile.load(x, [16, 0], [16, 16], [4, 16], target_memory=pl.Mem.Vec)
+        u1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[4, 16])] = pl.tile.adds(t1, 1.0)
+        s1: pl.Tensor[[20, 16], pl.FP32] = pl.tile.store(u1, [16, 0], out)
+"""
+    r = _oob(body)
+    assert r.status == "pass", r.memory
+    assert hazards(r) == []
+
+
+def test_a_store_past_the_end_is_a_finding_on_its_line():
+    body = """        t0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        u0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t0, 1.0)
+        s0: pl.Tensor[[20, 16], pl.FP32] = pl.tile.store(u0, [0, 0], out)
+        t1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[4, 16])] = pl.tile.load(x, [16, 0], [16, 16], [4, 16], target_memory=pl.Mem.Vec)
+        u1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t1, 1.0)
+        s1: pl.Tensor[[20, 16], pl.FP32] = pl.tile.store(u1, [16, 0], out)
+"""
+    r = _oob(body)
+    (h,) = hazards(r, "out-of-bounds")
+    assert h["line"] == 13 and "tile.store" in h["message"] and "[16, 32)" in h["message"]
+    assert r.status == "fail"
+
+
+def test_a_load_past_the_end_is_a_finding_on_its_line():
+    body = """        t0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [8, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        u0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t0, 1.0)
+        s0: pl.Tensor[[20, 16], pl.FP32] = pl.tile.store(u0, [0, 0], out)
+"""
+    (h,) = hazards(_oob(body), "out-of-bounds")
+    assert h["line"] == 8 and "tile.load" in h["message"]
+
+
+SPMD = f"""    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        c1: {T} = self.k_add1(a, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing], "core_num": 2}})
+        return c1
+"""
+
+
+def test_spmd_blocks_writing_the_same_elements_race_inside_their_task():
+    r = run_text(HEAD + KERNELS + SPMD, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": A + 1}, filename="<spmd>")
+    (h,) = hazards(r, "race")
+    assert h["line"] == 20 and "SPMD blocks 0 and 1" in h["message"]
+
+
+# -- pipe protocol: copies of examples/mixed_matmul file 22
+
+
+def _mixed() -> tuple[str, dict, dict]:
+    from pypto_lsp.validate.golden import load_bundle
+
+    d = EXAMPLES / "mixed_matmul"
+    text = (d / "passes_dump" / "22_after_ExpandMixedKernel.py").read_text()
+    return text, load_bundle(d / "golden" / "inputs.pt"), load_bundle(d / "golden" / "expected.pt")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "what"),
+    [
+        ("slot_num=2", "slot_num=0", "slot_num=0"),
+        ("slot_num=2", "slot_num=-1", "slot_num=-1"),
+        ("slot_num=2", f"slot_num={2**63 - 1}", "beyond any ring"),
+        ("slot_size=8192", "slot_size=0", "slot_size=0"),
+        ("slot_num=2", "slot_num=4", "do not fit in the reserved buffer"),
+    ],
+)
+def test_a_ring_the_npu_cannot_set_up_is_an_error_on_its_line(old, new, what):
+    text, inputs, expected = _mixed()
+    bad = text.replace(old, new)
+    diags = [d for d in check_program(parse_text(bad).program) if d.code == "pipe-protocol"]
+    lines = {d.span.line for d in diags}
+    assert lines and lines <= {10, 22} and all(what in d.message for d in diags), [(d.span.line, d.message) for d in diags]
+    r = run_text(bad, inputs, expected, filename="<pipe>")
+    assert r.status == "error" and r.error.kind == "static:pipe-protocol" and r.error.line in (10, 22)
+
+
+def test_pushes_beyond_the_ring_with_one_pop_deadlock_at_the_first_push_without_a_slot():
+    text, inputs, expected = _mixed()
+    assert run_text(text, inputs, expected, filename="<pipe>").status == "pass"
+    lines = text.split("\n")
+    push = next(i for i, ln in enumerate(lines) if "tpush_to_aiv" in ln)
+    five = "\n".join(lines[:push] + [lines[push]] * 5 + lines[push + 1 :])
+    assert check_program(parse_text(five).program) == []  # nothing static to see
+    r = run_text(five, inputs, expected, filename="<pipe>")
+    # two slots, one pop (and its tfree): pushes 1-3 find a slot, the 4th waits forever
+    assert r.status == "error" and r.error.kind == "cross-core:deadlock"
+    assert r.error.line == push + 1 + 3
+    assert "no free slot" in r.error.message and "2 of 2 slots" in r.error.message
+    # with the sanitizer off the FIFO is unbounded, as before
+    assert run_text(five, inputs, expected, filename="<pipe>", sanitize=False).status != "error"
