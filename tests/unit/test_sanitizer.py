@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pypto_lsp.ir.parser import parse_text
 from pypto_lsp.ir.check import check_program
+from pypto_lsp.ir.parser import parse_text
 from pypto_lsp.ir.tasks import task_sites
 from pypto_lsp.validate.engine import run_text
 
@@ -185,7 +185,7 @@ def test_scratch_operands_and_empty_valid_regions_are_no_reads():
 
 OOB_HEAD = (
     HEAD
-    + f"""    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    + """    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
     def k(x: pl.Tensor[[20, 16], pl.FP32], out: pl.Out[pl.Tensor[[20, 16], pl.FP32]]) -> pl.Tensor[[20, 16], pl.FP32]:
 """
 )
