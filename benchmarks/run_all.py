@@ -102,6 +102,11 @@ def main() -> int:
     print("\n".join(lines))
     results["localize"] = lines
 
+    print("\n== the sanitizer's cost (qwen3 folder, on vs off) ==")
+    _, out = run([sys.executable, "benchmarks/bench_sanitizer.py", "--repeat", "2"])
+    print(out.strip())
+    results["sanitizer"] = out.strip().splitlines()
+
     print("\n== differential mode (no goldens) ==")
     _, out = run([sys.executable, "benchmarks/bench_differential.py"])
     print(out.strip())

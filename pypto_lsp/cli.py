@@ -221,7 +221,8 @@ def _print_banner(fr: Any) -> None:
     elif fr.status == "ran":
         print("ran (no expected tensors to compare)")
     for h in (fr.memory or {}).get("hazards", []):
-        print(f"memory {h['kind']} (line {h['line']}): {h['message']}")
+        label = "sanitizer" if h["kind"] in ("race", "uninitialised", "out-of-bounds") else "memory"
+        print(f"{label} {h['kind']} (line {h['line']}): {h['message']}")
     sys.stdout.flush()
 
 

@@ -275,15 +275,15 @@ class Sanitizer:
                         t.deps.add(w)
             if d in (INOUT, OUTPUT_EXISTING, OUTPUT):
                 inserts.append((root.key, box, d))
-        for key, box, d in inserts:
+        for key, box, tag in inserts:
             entries = self.tensormap.setdefault(key, [])
-            if d == INOUT:
+            if tag == INOUT:
                 root = self.roots[key]
                 entries[:] = [(w, wb) for w, wb in entries if not covers(root, box, wb)]
             entries.append((t.index, box))
         reach = 0
-        for d in t.deps:
-            reach |= self.tasks[d].reach | (1 << d)
+        for dep in t.deps:
+            reach |= self.tasks[dep].reach | (1 << dep)
         t.reach = reach
 
     # -- global memory ------------------------------------------------------------------------
@@ -307,19 +307,19 @@ class Sanitizer:
         if len(offs) != v.dim() or len(sizes) != v.dim():
             return None
         strides = v.stride()
-        base = v.storage_offset() + sum(int(o) * s for o, s in zip(offs, strides, strict=True))
+        base = int(v.storage_offset()) + sum(int(o) * int(s) for o, s in zip(offs, strides, strict=True))
         if any(int(n) <= 0 for n in sizes):
             return Box((0,), (0,), True)
         if root.contiguous and v.element_size() == root.tensor.element_size() and tuple(strides) == root.strides:
-            lo = []
-            rem = base
+            lo: list[int] = []
+            rem: int = base
             for s in root.strides:
                 q, rem = divmod(rem, s) if s else (0, rem)
                 lo.append(q)
             return Box(tuple(lo), tuple(a + int(n) for a, n in zip(lo, sizes, strict=True)))
         if v.element_size() != root.tensor.element_size():
             return None
-        last = base + sum((int(n) - 1) * s for n, s in zip(sizes, strides, strict=True))
+        last = base + sum((int(n) - 1) * int(s) for n, s in zip(sizes, strides, strict=True))
         return Box((base,), (last + 1,), True)
 
     def is_global(self, t: torch.Tensor) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .report import ERROR, FAIL, RAN, FileResult, Report, writes_for
+from .report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Report, writes_for
 
 Run = tuple[str, Report, dict[str, Any]]  # (the PATH validated, its report, what it was compared with)
 
@@ -115,10 +115,13 @@ def junit_tree(runs: Iterable[Run]) -> ET.ElementTree:
             if fr.status == FAIL:
                 counts["failures"] += 1
                 fails = failures(report, fr, label)
+                found = findings(fr)
+                fails += [(str(h["kind"]), f"{h['kind']}: {h['message']}", h.get("line")) for h in found]
                 first = fails[0] if fails else ("", "an output is off", None)
                 if first[2]:
                     case.set("line", str(first[2]))
-                el = ET.SubElement(case, "failure", message=first[1], type="numeric-mismatch")
+                kind = "numeric-mismatch" if fails and fails[0][0] not in {str(h["kind"]) for h in found} else finding_rule(first[0])
+                el = ET.SubElement(case, "failure", message=first[1], type=kind)
                 el.text = "\n".join(f"{Path(fr.file).name}:{line or 1}: {msg}" for _, msg, line in fails)
                 if fr is fd and report.first_differing_value is not None and fd is not None:
                     i = report.files.index(fd)
@@ -174,7 +177,28 @@ RULES: dict[str, tuple[str, str]] = {
     "cross-core-error": ("A cross-core pipe deadlocked or misbehaved", "A tpop/tpush between the AIC and AIV kernels blocked."),
     "golden-error": ("The goldens do not fit the entry", "The golden tensors do not match the entry's parameters."),
     "timeout": ("The run did not finish in time", "The dump did not finish within the timeout (an endless loop in the IR?)."),
+    "memory/overwrite": (
+        "A tile is read after another value overwrote its bytes",
+        "The memory model: two live values placed on the same bytes.",
+    ),
+    "memory/pipe-slot": ("A tile lives inside a reserved pipe buffer", "A pushed tile lands on its bytes."),
+    "sanitizer/race": (
+        "Two tasks the runtime may reorder touch the same elements",
+        "Overlapping global reads and writes with no dependency between the tasks (arg_directions, deps): RAW, WAR or WAW.",
+    ),
+    "sanitizer/uninitialised": ("Memory read before anything wrote it", "tile.create, or tensor.create without init_value, read first."),
+    "sanitizer/out-of-bounds": ("A window reaches past its tensor or tile", "On the NPU it reads or writes neighbouring memory."),
 }
+
+
+def finding_rule(kind: str) -> str:
+    """The SARIF rule of a memory or sanitizer finding (``memory.hazards``)."""
+    return f"sanitizer/{kind}" if kind in ("race", "uninitialised", "out-of-bounds") else f"memory/{kind}"
+
+
+def findings(fr: FileResult) -> list[dict[str, Any]]:
+    """The file's memory and sanitizer findings that fail it (what ``engine`` counts)."""
+    return [h for h in (fr.memory or {}).get("hazards", []) if h.get("kind") in FAILING_FINDINGS]
 
 
 def rule_for(kind: str) -> str:
@@ -238,6 +262,17 @@ def sarif_log(runs: Iterable[Run], root: str | Path | None = None) -> dict[str, 
             if fr.status == FAIL:
                 for tensor, msg, line in failures(report, fr, label):
                     add("numeric-mismatch", "error", msg, fr.file, _region(line), properties={"tensor": tensor, "comparedWith": label})
+                for h in findings(fr):
+                    rel: dict[str, Any] = {}
+                    if h.get("other_line"):
+                        rel["relatedLocations"] = [
+                            {
+                                "id": 0,
+                                "physicalLocation": {"artifactLocation": _artifact(fr.file, base), "region": _region(h["other_line"])},
+                                "message": {"text": f"'{h.get('other_name')}'"},
+                            }
+                        ]
+                    add(finding_rule(str(h["kind"])), "error", str(h["message"]), fr.file, _region(h.get("line")), **rel)
             elif fr.status == ERROR and fr.error is not None:
                 e = fr.error
                 add(rule_for(e.kind), "error", error_message(fr), fr.file, _region(e.line, e.column, e.end_line, e.end_column))

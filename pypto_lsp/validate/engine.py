@@ -28,7 +28,7 @@ from .budget import budget as alloc_budget
 from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL
 from .golden import GoldenError
-from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, TensorResult
+from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, TensorResult
 
 ENGINE_VERSION = "2"  # 2: the sanitizer
 
@@ -507,10 +507,6 @@ def _memory_json(plan: MemoryPlan | None) -> dict[str, Any]:
     if plan is None:
         return {"checked": False, "hazards": []}
     return {"checked": plan.placed, "hazards": [f.to_json() for f in plan.findings]}
-
-
-# findings that fail a file even when the numbers agree: what the NPU would do differently
-FAILING_FINDINGS = frozenset({"overwrite", "pipe-slot", "race", "uninitialised", "out-of-bounds"})
 
 
 def _memory_fails(result: FileResult) -> bool:
