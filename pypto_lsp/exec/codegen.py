@@ -106,6 +106,7 @@ class GeneratedCode:
     entry: str | None
     functions: dict[str, str]  # IR function name -> python name
     output_writes: dict[str, list[Span]] = field(default_factory=dict)  # entry param -> statements writing it
+    op_symbols: dict[str, str] = field(default_factory=dict)  # IR op name -> the script's name for its kernel (observers wrap them)
 
     def ir_span(self, gen_line: int) -> Span | None:
         if 1 <= gen_line <= len(self.line_map):
@@ -1158,6 +1159,7 @@ class _ProgramGen:
             entry=self.entry.name if self.entry else None,
             functions=dict(self.fn_names),
             output_writes=output_writes(self.program, self.entry),
+            op_symbols=dict(self.ops),
         )
 
 

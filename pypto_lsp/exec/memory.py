@@ -35,6 +35,7 @@ import torch
 
 from ..ir.memory import DTYPE_BITS, Finding
 from . import context
+from .observe import Observer, RunInfo
 from .values import DTYPES
 
 __all__ = ["Plan", "Session", "Frame", "Unplaced", "UNPLACED", "Finding"]
@@ -436,3 +437,19 @@ def _where(s: _Site, slot: int) -> str:
     if slot < 0:
         return f"scratch of {s.memref}" if s.memref else "scratch"
     return s.memref
+
+
+class MemoryObserver(Observer):
+    """A fresh :class:`Session` for a run of a placed dump; its findings as ``memory.hazards`` rows."""
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.findings: list[dict[str, object]] = []
+
+    def started(self, ns: dict[str, Any], run: RunInfo) -> None:
+        if "_pl_mem_session" in ns:
+            self.session = ns["_pl_mem_session"] = Session()
+
+    def finished(self, run: RunInfo) -> None:
+        if self.session is not None:
+            self.findings = [f.to_json() for f in self.session.findings]

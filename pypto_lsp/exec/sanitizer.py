@@ -46,6 +46,7 @@ import torch
 
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
 from . import context
+from .observe import Observer, RunInfo
 
 __all__ = ["Sanitizer", "active", "Box", "Reorder"]
 
@@ -150,8 +151,9 @@ def active() -> Sanitizer | None:
     return getattr(_local, "san", None)
 
 
-class Sanitizer:
-    """Watches one run; ``findings`` are ``memory.hazards``-shaped dicts."""
+class Sanitizer(Observer):
+    """Watches one run (an :class:`~pypto_lsp.exec.observe.Observer`); ``findings`` are
+    ``memory.hazards``-shaped dicts."""
 
     def __init__(
         self, sites: Sequence[TaskSite], gen_filename: str, ir_line: Callable[[int], int | None], reorder: Reorder | None = None
@@ -171,15 +173,18 @@ class Sanitizer:
         self.reordered = False  # the reorder was carried out
         self.reorder_blocked: str | None = None
 
-    # -- the run --------------------------------------------------------------------------------
+    # -- the run (observer hooks) --------------------------------------------------------------
 
-    def run(self, fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+    def namespace(self, ns: dict[str, Any], run: RunInfo) -> None:
+        ns["_pl_san"] = self  # what the generated task calls and tensor.create call
+
+    def call(self, invoke: Callable[[], Any], run: RunInfo) -> Any:
         _local.san = self
         try:
-            for a in args:
+            for a in run.args:
                 if isinstance(a, torch.Tensor):
                     self._root(a)
-            out = fn(*args)
+            out = invoke()
             self._flush()
             return out
         finally:

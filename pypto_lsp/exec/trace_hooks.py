@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["CALL", "LoopCounter", "hooks"]
+from .observe import Observer, RunInfo
+
+__all__ = ["CALL", "LoopCounter", "hooks", "TraceObserver"]
 
 CALL = "<call>"  # not an IR name
 
@@ -82,3 +84,14 @@ def hooks(trace: Any) -> dict[str, Any]:
         "_pl_loop": getattr(trace, "loop", _loop),
         "_pl_br": getattr(trace, "branch", _branch),
     }
+
+
+class TraceObserver(Observer):
+    """Puts ``trace`` and its hooks in the namespace of a run of code generated with ``trace=True``."""
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
+
+    def namespace(self, ns: dict[str, Any], run: RunInfo) -> None:
+        ns["_pl_tr"] = self.trace
+        ns.update(hooks(self.trace))

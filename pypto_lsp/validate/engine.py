@@ -8,8 +8,9 @@ import re
 import threading
 import time
 import traceback
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import CodeType, TracebackType
 from typing import Any
@@ -18,6 +19,7 @@ import torch
 
 from ..exec import codegen
 from ..exec.codegen import CodegenError, GeneratedCode
+from ..exec.observe import Observer
 from ..ir import diagnostics as D
 from ..ir.check import check_program
 from ..ir.memory import MemoryPlan, findings_to_diagnostics, plan_program
@@ -357,6 +359,94 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: flo
     return TensorResult(max_abs, max_rel, ok, nan_count)
 
 
+@dataclass(slots=True)
+class Outcome:
+    """How one run ended: the entry's tensors after it (outputs written into them, lent inputs
+    restored), what the entry returned, and a located error (None: it finished)."""
+
+    tensors: dict[str, torch.Tensor]
+    value: Any = None
+    error: ErrorInfo | None = None
+    exception: BaseException | None = None
+
+
+def run(
+    comp: Compiled,
+    inputs: Mapping[str, torch.Tensor],
+    *,
+    timeout: float | None = None,
+    observers: Sequence[Observer] = (),
+    clone_inputs: bool = False,
+) -> Outcome:
+    """The one way a dump runs: lend the inputs, execute the script in a fresh namespace, call
+    the entry under the timeout with every observer watching, settle the inputs, and map an
+    exception to its IR line. ``clone_inputs``: every input copied (else only those it writes)."""
+    from ..exec import context
+    from ..exec.observe import RunInfo
+    from .lend import lend  # inputs only read are not cloned
+
+    assert comp.generated is not None and comp.code is not None and comp.program is not None
+    gen = comp.generated
+    assert gen.entry is not None
+    context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
+    run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=clone_inputs or abandoned_runs() > 0)
+    try:
+        args = resolve_args(comp.program, gen.entry, run_tensors)
+        _check_arg_types(comp.program, gen.entry, args)
+    except (KeyError, GoldenError) as exc:
+        msg = exc.args[0] if exc.args else str(exc)
+        fn = comp.program.function(gen.entry)
+        return Outcome(run_tensors, error=_span_error("golden", str(msg), fn.name_span if fn else None), exception=exc)
+    info = RunInfo(gen, args, run_tensors)
+    ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
+    for o in observers:
+        o.namespace(ns, info)
+    exec(comp.code, ns)  # our own generated code, never dump text
+    info.ns = ns
+    for o in observers:
+        o.started(ns, info)
+    for op, sym in gen.op_symbols.items():
+        for o in observers:
+            k = ns.get(sym)
+            w = o.kernel(op, k, info) if callable(k) else None
+            if w is not None:
+                ns[sym] = w
+    fn_obj = ns[gen.functions[gen.entry]]
+
+    def invoke() -> Any:
+        return fn_obj(*args)
+
+    call: Callable[[], Any] = invoke
+    for o in reversed(observers):  # the first observer's call is the outermost
+        call = partial(o.call, call, info)
+    out = Outcome(run_tensors)
+    try:
+        try:
+            out.value = info.value = _run_with_timeout(call, timeout)
+        finally:
+            loan.settle(run_tensors)
+    except Exception as exc:
+        info.error = out.exception = exc
+        out.error = _error_info(exc, gen)
+    for o in observers:
+        o.finished(info)
+    return out
+
+
+def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
+    span = locate(exc, gen)
+    detail: dict[str, Any] = {}
+    for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget"):  # bytes, budget: alloc_budget
+        v = getattr(exc, attr, None)
+        if v is None and exc.__cause__ is not None:
+            v = getattr(exc.__cause__, attr, None)
+        if v is not None:
+            detail[attr] = v
+    err = _span_error(_error_kind(exc), _exc_message(exc), span, **detail)
+    err.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
+    return err
+
+
 def run_text(
     text: str,
     inputs: Mapping[str, torch.Tensor],
@@ -393,9 +483,6 @@ def run_text(
     t0 = time.perf_counter()
     sanitize = sanitize and trace is None
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
-    from ..exec import context
-
-    context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
     try:
         comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend, exact=exact, sanitize=sanitize)
         result.memory = _memory_json(comp.memory)
@@ -410,63 +497,33 @@ def run_text(
         if big is not None:
             result.error = _span_error(ALLOC_KIND, big.message(alloc_budget()), big.span, bytes=big.bytes, budget=alloc_budget())
             return result
-        from .lend import lend  # inputs only read are not cloned
+        from ..exec.memory import MemoryObserver
+        from ..exec.observe import CallCounter
 
-        run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=abandoned_runs() > 0)
-        try:
-            args = resolve_args(comp.program, gen.entry, run_tensors)
-            _check_arg_types(comp.program, gen.entry, args)
-        except (KeyError, GoldenError) as exc:
-            msg = exc.args[0] if exc.args else str(exc)
-            fn = comp.program.function(gen.entry)
-            result.error = _span_error("golden", str(msg), fn.name_span if fn else None)
-            return result
-        ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
+        mem_obs, calls = MemoryObserver(), CallCounter()
+        observers: list[Observer] = [mem_obs, calls]
         if trace is not None:
-            from ..exec.trace_hooks import hooks
+            from ..exec.trace_hooks import TraceObserver
 
-            ns["_pl_tr"] = trace
-            ns.update(hooks(trace))
-        exec(comp.code, ns)  # our own generated code, never dump text
-        session = None
-        if "_pl_mem_session" in ns:
-            from ..exec.memory import Session
-
-            session = ns["_pl_mem_session"] = Session()
-        fn_obj = ns[gen.functions[gen.entry]]
+            observers.append(TraceObserver(trace))
         san = _sanitizer(comp) if comp.sanitize else None
         if san is not None:
-            ns["_pl_san"] = san
-        try:
-            try:
-                if san is not None:
-                    _run_with_timeout(lambda: san.run(fn_obj, args), timeout)
-                else:
-                    _run_with_timeout(lambda: fn_obj(*args), timeout)
-            finally:
-                loan.settle(run_tensors)
-                result.call_counts = dict(ns.get("_pl_calls") or {})
-                if session is not None and result.memory is not None:
-                    result.memory["hazards"].extend(f.to_json() for f in session.findings)
-                if san is not None and result.memory is not None:
-                    result.memory["hazards"].extend(comp.static_findings)
-                    result.memory["hazards"].extend(san.findings)
-        except Exception as exc:
-            span = locate(exc, gen)
-            detail: dict[str, Any] = {}
-            for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget"):  # bytes, budget: alloc_budget
-                v = getattr(exc, attr, None)
-                if v is None and exc.__cause__ is not None:
-                    v = getattr(exc.__cause__, attr, None)
-                if v is not None:
-                    detail[attr] = v
-            result.error = _span_error(_error_kind(exc), _exc_message(exc), span, **detail)
-            result.error.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
+            observers.append(san)
+        out = run(comp, inputs, timeout=timeout, observers=observers)
+        result.call_counts = calls.counts
+        if result.memory is not None:
+            result.memory["hazards"].extend(mem_obs.findings)
+            if san is not None:
+                result.memory["hazards"].extend(comp.static_findings)
+                result.memory["hazards"].extend(san.findings)
+        if out.error is not None:
+            result.error = out.error
             return result
+        run_tensors = out.tensors
         if san is not None and result.memory is not None:
             races = san.races()
             if races:
-                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, clone=abandoned_runs() > 0)
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout)
             result.memory["hazards"].extend(races)
             if san.tasks and any(t.site.directions is not None for t in san.tasks):
                 result.tasks = san.graph(races)
@@ -535,41 +592,26 @@ def _other_schedule(
     outputs: Mapping[str, torch.Tensor],
     expected: Mapping[str, torch.Tensor],
     timeout: float | None,
-    clone: bool,
 ) -> None:
     """Run the two racing tasks the other way round (an order the runtime allows) and say in the
     finding how far the outputs move."""
-    from ..exec import context
     from ..exec.sanitizer import Reorder
 
     a, b = race["tasks"]
     if a == b:
         return
-    assert comp.program is not None and comp.generated is not None and comp.code is not None
-    gen = comp.generated
-    assert gen.entry is not None
     san = _sanitizer(comp, Reorder(first=a, after=b))
-    tensors = {k: v.clone() for k, v in inputs.items()}
-    try:
-        args = resolve_args(comp.program, gen.entry, tensors)
-        ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS, "_pl_san": san}
-        exec(comp.code, ns)  # our own generated code, never dump text
-        if "_pl_mem_session" in ns:
-            from ..exec.memory import Session
+    from ..exec.memory import MemoryObserver
 
-            ns["_pl_mem_session"] = Session()
-        fn_obj = ns[gen.functions[gen.entry]]
-        context.reset()
-        _run_with_timeout(lambda: san.run(fn_obj, args), timeout)
-    except Exception as exc:  # the other order may well fail outright: that is the answer too
-        race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {_exc_message(exc)[:200]}"
-        race["other_order"] = {"error": _exc_message(exc)[:500]}
+    out = run(comp, inputs, timeout=timeout, observers=[MemoryObserver(), san], clone_inputs=True)
+    if out.error is not None:  # the other order may well fail outright: that is the answer too
+        race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {out.error.message[:200]}"
+        race["other_order"] = {"error": out.error.message[:500]}
         return
-    finally:
-        context.reset()
     if san.reorder_blocked:
         race["message"] += f"; not run in the other order: {san.reorder_blocked}"
         return
+    tensors = out.tensors
     keys = [k for k in (expected or outputs) if k in tensors and k in outputs]
     moved: dict[str, float] = {}
     for k in keys:

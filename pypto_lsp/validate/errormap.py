@@ -32,10 +32,10 @@ import torch
 import torch.nn.functional as F
 
 from ..exec import context
-from ..exec.codegen import GeneratedCode, _op_symbol
+from ..exec.codegen import GeneratedCode
+from ..exec.observe import Observer, RunInfo
 from ..exec.values import valid_box
-from .engine import _SAFE_BUILTINS, _check_arg_types, _run_with_timeout, compile_text, resolve_args
-from .golden import GoldenError
+from .engine import compile_text, run
 from .report import _num
 
 # cells of a map at most (rows x cols), about the pixels of the drawn map (at most 1000 px wide):
@@ -115,22 +115,34 @@ def view2d_shape(shape: tuple[int, ...] | list[int]) -> tuple[int, int]:
     return (math.prod(int(s) for s in shape[:-1]), int(shape[-1]))
 
 
-class _Recorder:
-    def __init__(self, gen: GeneratedCode, outputs: dict[str, torch.Tensor]) -> None:
+class _Recorder(Observer):
+    """Records, as the run goes, which store wrote each element of the outputs ``keys`` (None: every
+    entry tensor): an observer wrapping the kernels of the ops that write."""
+
+    def __init__(self, gen: GeneratedCode, keys: list[str] | None) -> None:
         self.gen = gen
-        self.outputs = outputs
+        self.keys = keys
+        self.outputs: dict[str, torch.Tensor] = {}
         self.rec = Recorded()
         self.by_ptr: dict[int, str] = {}
         self.index: dict[str, torch.Tensor] = {}
         self.store_ids: dict[tuple[str, int, str], int] = {}
         self.tile_ids: dict[str, dict[tuple[Any, ...], int]] = {}
-        for k, t in outputs.items():
+
+    def started(self, ns: dict[str, Any], run: RunInfo) -> None:
+        keys = self.keys if self.keys is not None else list(run.tensors)
+        self.outputs = {k: run.tensors[k] for k in keys if k in run.tensors}
+        for k, t in self.outputs.items():
             self.by_ptr[t.untyped_storage().data_ptr()] = k
             self.rec.stores[k] = []
             self.rec.tiles[k] = []
             self.rec.tiles_dropped[k] = 0
             self.rec.owner[k] = torch.full((t.numel(),), -1, dtype=torch.int32)
             self.tile_ids[k] = {}
+
+    def kernel(self, op: str, fn: Any, run: RunInfo) -> Any:
+        # by op name: tile.assemble and tensor.assemble share one kernel
+        return self.wrap(op, fn) if op in _WRITERS or op in _ELEMENT_WRITERS or op in _SCATTERS else None
 
     def wrap(self, op: str, kernel: Any) -> Any:
         def recorded(*args: Any, **kw: Any) -> Any:
@@ -291,34 +303,18 @@ def record_run(
         rec = Recorded(error=comp.error.message if comp.error else "cannot compile")
         rec.seconds = time.perf_counter() - t0
         return rec
-    gen = comp.generated
-    assert gen.entry is not None
-    run_tensors = {k: v.clone() for k, v in inputs.items()}
-    try:
-        args = resolve_args(comp.program, gen.entry, run_tensors)
-        _check_arg_types(comp.program, gen.entry, args)
-    except (KeyError, GoldenError) as exc:
-        rec = Recorded(error=str(exc.args[0] if exc.args else exc))
+    recorder = _Recorder(comp.generated, outputs)
+    out = run(comp, inputs, timeout=timeout, observers=[recorder], clone_inputs=True)
+    rec = recorder.rec
+    if isinstance(out.exception, TimeoutError):
+        raise out.exception  # the run's thread is still going: the caller decides (the worker restarts)
+    if out.error is not None and out.error.kind == "golden":
+        rec = Recorded(error=out.error.message)
         rec.seconds = time.perf_counter() - t0
         return rec
-    keys = outputs if outputs is not None else list(run_tensors)
-    recorder = _Recorder(gen, {k: run_tensors[k] for k in keys if k in run_tensors})
-    ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
-    exec(comp.code, ns)  # our own generated code, never dump text
-    # by the generated name of each op (tile.assemble and tensor.assemble share a kernel)
-    for op in (*_WRITERS, *_ELEMENT_WRITERS, *_SCATTERS):
-        sym = _op_symbol(op)
-        if callable(ns.get(sym)):
-            ns[sym] = recorder.wrap(op, ns[sym])
-    fn_obj = ns[gen.functions[gen.entry]]
-    rec = recorder.rec
-    try:
-        _run_with_timeout(lambda: fn_obj(*args), timeout)
-    except TimeoutError:
-        raise  # the run's thread is still going: the caller decides (the worker restarts)
-    except Exception as exc:
-        rec.error = f"{type(exc).__name__}: {exc}"
-    rec.actual = {k: run_tensors[k] for k in recorder.outputs}
+    if out.exception is not None:
+        rec.error = f"{type(out.exception).__name__}: {out.exception}"
+    rec.actual = {k: out.tensors[k] for k in recorder.outputs}
     rec.seconds = time.perf_counter() - t0
     return rec
 
