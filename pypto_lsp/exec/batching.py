@@ -125,7 +125,7 @@ def affine_in(e: Expr, affine: dict[str, tuple[int, int]]) -> tuple[int, int] | 
         return affine.get(e.id)
     if isinstance(e, BinOp) and e.op in ("*", "+"):
         left, right = affine_in(e.left, affine), affine_in(e.right, affine)
-        li, ri = _int(e.left), _int(e.right)
+        li, ri = const_int(e.left), const_int(e.right)
         if e.op == "*" and left is not None and ri is not None:
             return left[0] * ri, left[1] * ri
         if e.op == "*" and right is not None and li is not None:
@@ -137,28 +137,28 @@ def affine_in(e: Expr, affine: dict[str, tuple[int, int]]) -> tuple[int, int] | 
     return None
 
 
-def _int(e: Expr) -> int | None:
+def const_int(e: Expr) -> int | None:
     return e.value if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool) else None
 
 
-def _ints(e: Expr) -> list[int] | None:
+def const_ints(e: Expr) -> list[int] | None:
     if not isinstance(e, ListExpr):
         return None
-    out = [_int(i) for i in e.items]
+    out = [const_int(i) for i in e.items]
     return None if any(v is None for v in out) else out  # type: ignore[return-value]
 
 
 def _fp32_static(t: Any, shape: list[int]) -> bool:
     if not isinstance(t, TensorType | TileType) or t.dtype != "FP32" or t.valid_shape is not None:
         return False
-    return [_int(d) for d in t.shape] == shape
+    return [const_int(d) for d in t.shape] == shape
 
 
 def loop_range(loop: For) -> range | None:
     """The trip values of a ``pl.range`` loop with literal bounds (None otherwise)."""
-    start = 0 if loop.start is None else _int(loop.start)
-    step = 1 if loop.step is None else _int(loop.step)
-    stop = _int(loop.stop)
+    start = 0 if loop.start is None else const_int(loop.start)
+    step = 1 if loop.step is None else const_int(loop.step)
+    stop = const_int(loop.stop)
     if loop.kind != "range" or start is None or step is None or stop is None or step <= 0:
         return None
     return range(start, stop, step)
@@ -226,9 +226,9 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
             if len(e.args) not in (3, 4) or set(e.kwargs) - {"target_memory"}:
                 return None
             src, off, shp = e.args[0], e.args[1], e.args[2]
-            if len(e.args) == 4 and _ints(e.args[3]) != _ints(shp):
+            if len(e.args) == 4 and const_ints(e.args[3]) != const_ints(shp):
                 return None
-        shape = _ints(shp)
+        shape = const_ints(shp)
         if not isinstance(src, Name) or src.id in assigned or shape is None or len(shape) != 2 or not isinstance(off, ListExpr):
             return None
         if len(off.items) != 2:
@@ -334,7 +334,7 @@ def used_after(loop: For, fn: Function, names: set[str]) -> bool:
 # ---------------------------------------------------------------------- run time
 
 
-def _window(src: Any, offsets: tuple[Any, ...], shape: tuple[int, int], axis: int, chunks: int) -> Any:
+def chunk_window(src: Any, offsets: tuple[Any, ...], shape: tuple[int, int], axis: int, chunks: int) -> Any:
     import torch
 
     if not isinstance(src, torch.Tensor) or src.dim() != 2 or getattr(src, "_pl_valid", None) is not None:
@@ -358,8 +358,8 @@ def kchunk(inits: tuple[Any, ...], specs: tuple[tuple[Any, ...], ...], chunks: i
     for init, (a, a_off, a_shape, b, b_off, b_shape) in zip(inits, specs, strict=True):
         if not isinstance(init, torch.Tensor) or init.dtype != torch.float32 or getattr(init, "_pl_valid", None) is not None:
             return None
-        lhs = _window(a, a_off, a_shape, 1, chunks)
-        rhs = _window(b, b_off, b_shape, 0, chunks)
+        lhs = chunk_window(a, a_off, a_shape, 1, chunks)
+        rhs = chunk_window(b, b_off, b_shape, 0, chunks)
         if lhs is None or rhs is None or not (lhs.dtype.is_floating_point and rhs.dtype.is_floating_point):
             return None
         if tuple(init.shape) != (a_shape[0], b_shape[1]):

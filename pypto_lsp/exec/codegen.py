@@ -686,9 +686,9 @@ class _FunctionGen:
             return False
         writes = ""
         for written, w in plan.writes:
-            parts = sweep._window_parts(w)
+            parts = sweep.window_parts(w)
             value = w.args[0] if w.op == "tile.store" else w.args[1]
-            shape = sweep._static_shape(self.types.get(value.id)) if isinstance(value, Name) else None
+            shape = sweep.static_shape(self.types.get(value.id)) if isinstance(value, Name) else None
             if parts is None or shape is None:
                 return False
             offs = "[" + ", ".join(self.expr(o) for o in parts[0]) + "]"

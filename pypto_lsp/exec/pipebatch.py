@@ -58,7 +58,7 @@ from ..ir.model import (
     Yield,
     stmt_targets,
 )
-from .batching import Window, _int, _ints, affine_in, loop_invariant, loop_range, used_after
+from .batching import Window, affine_in, const_int, const_ints, loop_invariant, loop_range, used_after
 
 __all__ = ["PushPlan", "PopPlan", "plan_push_loop", "plan_pop_loop", "push_loop", "pop_accumulate"]
 
@@ -84,7 +84,7 @@ class PopPlan:
 def _static(t: Any) -> list[int] | None:
     if not isinstance(t, TensorType | TileType):
         return None
-    dims = [_int(d) for d in t.shape]
+    dims = [const_int(d) for d in t.shape]
     return None if any(d is None for d in dims) else dims  # type: ignore[return-value]
 
 
@@ -92,8 +92,8 @@ def _split_kwargs(e: OpCall, allowed: frozenset[str]) -> tuple[int, int] | None:
     """``split`` and ``id`` of a pipe op when both are literal (split 0 only), else None."""
     if set(e.kwargs) - allowed:
         return None
-    split = _int(e.kwargs["split"]) if "split" in e.kwargs else 0
-    pid = _int(e.kwargs["id"]) if "id" in e.kwargs else 0
+    split = const_int(e.kwargs["split"]) if "split" in e.kwargs else 0
+    pid = const_int(e.kwargs["id"]) if "id" in e.kwargs else 0
     if split != 0 or pid is None:
         return None
     return split, pid
@@ -122,8 +122,8 @@ def plan_push_loop(loop: For, fn: Function) -> PushPlan | None:
         if e.op != "tile.load" or len(e.args) != 4 or set(e.kwargs) - {"target_memory"}:
             return None
         src, off, shp = e.args[0], e.args[1], e.args[2]
-        shape = _ints(shp)
-        if shape is None or _ints(e.args[3]) != shape or len(shape) != 2 or not isinstance(src, Name) or src.id in assigned:
+        shape = const_ints(shp)
+        if shape is None or const_ints(e.args[3]) != shape or len(shape) != 2 or not isinstance(src, Name) or src.id in assigned:
             return None
         if not isinstance(off, ListExpr) or len(off.items) != 2 or target.valid_shape is not None or _static(target) != shape:
             return None
@@ -305,7 +305,7 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
     import torch
 
     from . import crosscore
-    from .batching import _window
+    from .batching import chunk_window
     from .values import as_f32
 
     products = []
@@ -313,8 +313,8 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
         if first:  # the windows move along K by one extent a chunk
             a_off = (a_off[0], a_off[1] + first * a_shape[1])
             b_off = (b_off[0] + first * b_shape[0], b_off[1])
-        lhs = _window(a, a_off, a_shape, 1, chunks)
-        rhs = _window(b, b_off, b_shape, 0, chunks)
+        lhs = chunk_window(a, a_off, a_shape, 1, chunks)
+        rhs = chunk_window(b, b_off, b_shape, 0, chunks)
         if lhs is None or rhs is None or lhs.dtype != a_dt or rhs.dtype != b_dt:
             return False
         if not (lhs.dtype.is_floating_point and rhs.dtype.is_floating_point):

@@ -94,7 +94,7 @@ from ..ir.model import (
     walk_expr,
     walk_stmts,
 )
-from .batching import _int, loop_range, used_after
+from .batching import const_int, loop_range, used_after
 
 __all__ = ["SweepPlan", "plan_sweep", "Sweep", "Ix", "Batch"]
 
@@ -136,7 +136,7 @@ class SweepPlan:
 def _lit_int(e: Expr | None, default: int | None = None) -> int | None:
     if e is None:
         return default
-    return _int(e)
+    return const_int(e)
 
 
 def _pipe_kwargs(e: OpCall) -> tuple[int, int] | None:
@@ -150,10 +150,10 @@ def _pipe_kwargs(e: OpCall) -> tuple[int, int] | None:
     return split, pid
 
 
-def _static_shape(t: Any) -> tuple[int, ...] | None:
+def static_shape(t: Any) -> tuple[int, ...] | None:
     if not isinstance(t, TensorType | TileType):
         return None
-    dims = [_int(d) for d in t.shape]
+    dims = [const_int(d) for d in t.shape]
     return None if any(d is None for d in dims) else tuple(d for d in dims if d is not None)
 
 
@@ -189,7 +189,7 @@ def _lanes_share(fn: Function) -> bool:
     for st in walk_stmts(fn.body):
         for e in stmt_exprs(st):
             for sub in walk_expr(e):
-                if isinstance(sub, OpCall) and "split" in sub.kwargs and _int(sub.kwargs["split"]) != 0:
+                if isinstance(sub, OpCall) and "split" in sub.kwargs and const_int(sub.kwargs["split"]) != 0:
                     return True
     return False
 
@@ -490,7 +490,7 @@ def _ops_of(s: Stmt) -> Iterable[OpCall]:
                 yield sub
 
 
-def _window_parts(e: OpCall) -> tuple[list[Expr], list[Expr]] | None:
+def window_parts(e: OpCall) -> tuple[list[Expr], list[Expr]] | None:
     """(offsets, shape) expressions of a window or write op."""
     a = e.args
     if e.op == "tile.load" and len(a) >= 3 and isinstance(a[1], ListExpr) and isinstance(a[2], ListExpr):
@@ -516,7 +516,7 @@ def _same_expr(x: Expr, y: Expr) -> bool:
 
 def _same_window(win: OpCall, write: OpCall) -> bool:
     """The window reads where the write writes (the same offsets; the shape is checked at run time)."""
-    a, b = _window_parts(win), _window_parts(write)
+    a, b = window_parts(win), window_parts(write)
     if a is None or b is None or len(a[0]) != len(b[0]):
         return False
     return all(_same_expr(x, y) for x, y in zip(a[0], b[0], strict=True))

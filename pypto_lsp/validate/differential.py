@@ -44,7 +44,7 @@ import torch
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from . import config as cfg
-from .engine import _SSA_SUFFIX, ENGINE_VERSION, compile_text, run_text
+from .engine import ENGINE_VERSION, SSA_SUFFIX, compile_text, run_text
 from .golden import GoldenError
 from .run import bundle_identity, cache_dir, normalise
 
@@ -106,7 +106,7 @@ def goldens_json(inputs: str | Path | None, expected: str | Path | None) -> dict
 
 
 def _lookup(generate: Mapping[str, Any], name: str) -> tuple[str, Any] | None:
-    for cand in (name, _SSA_SUFFIX.sub("", name), name.split("__")[0] if "__" in name.strip("_") else name):
+    for cand in (name, SSA_SUFFIX.sub("", name), name.split("__")[0] if "__" in name.strip("_") else name):
         if cand in generate:
             return cand, generate[cand]
     return None
@@ -204,7 +204,7 @@ def synthesize(
     used: list[str] = []
     missing: list[str] = []
     for p in fn.params:
-        key = _SSA_SUFFIX.sub("", p.name)
+        key = SSA_SUFFIX.sub("", p.name)
         t = p.type
         spec = _lookup(generate, p.name)
         shape: list[int] = []
@@ -296,7 +296,7 @@ def frontend_outputs(
         raise DifferentialError(f"{frontend.name} cannot be the reference: it does not run{at}: {fr.error.message}")
     fn = comp.program.function(comp.generated.entry)
     assert fn is not None
-    outs = {_SSA_SUFFIX.sub("", p.name) for p in fn.params if p.direction in ("out", "inout")}
+    outs = {SSA_SUFFIX.sub("", p.name) for p in fn.params if p.direction in ("out", "inout")}
     expected: dict[str, torch.Tensor] = {}
     for k, before in inputs.items():
         now = after.get(k)

@@ -69,7 +69,7 @@ def _keep_freed_memory() -> None:
         pass
 
 
-_SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
+SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
 
 
 @dataclass(slots=True)
@@ -244,7 +244,7 @@ def resolve_args(program: Program, entry_name: str, tensors: Mapping[str, torch.
     assert fn is not None
     args = []
     for p in fn.params:
-        candidates = [p.name, _SSA_SUFFIX.sub("", p.name), p.name.split("__")[0] if "__" in p.name.strip("_") else p.name]
+        candidates = [p.name, SSA_SUFFIX.sub("", p.name), p.name.split("__")[0] if "__" in p.name.strip("_") else p.name]
         for c in candidates:
             if c in tensors:
                 args.append(tensors[c])

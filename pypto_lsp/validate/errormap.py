@@ -36,7 +36,7 @@ from ..exec.codegen import GeneratedCode
 from ..exec.observe import Observer, RunInfo
 from ..exec.values import valid_box
 from .engine import compile_text, run
-from .report import _num
+from .report import json_number
 
 # cells of a map at most (rows x cols), about the pixels of the drawn map (at most 1000 px wide):
 # a [512, 4096] output becomes 256 x 512 cells of 2 x 8; a smaller one is not binned
@@ -385,7 +385,7 @@ def error_map(
         "grid": [nr, nc],
         "rtol": rtol,
         "atol": atol,
-        "max_abs_diff": _num(dmax),
+        "max_abs_diff": json_number(dmax),
         "bad_elements": bad_count,
         "elements": R * C,
         "unwritten_elements": unwritten,
@@ -444,9 +444,9 @@ def decode_cells(m: Mapping[str, Any]) -> dict[str, list[Any]]:
         "c": (torch.arange(nc, dtype=torch.int64).repeat(nr) * bc).tolist(),
         "i": (k // C).tolist(),
         "j": (k % C).tolist(),
-        "a": [_num(x) for x in a.tolist()],
-        "e": [_num(x) for x in e.tolist()],
-        "d": [_num(x) for x in d.tolist()],
+        "a": [json_number(x) for x in a.tolist()],
+        "e": [json_number(x) for x in e.tolist()],
+        "d": [json_number(x) for x in d.tolist()],
         "bad": cols["bad"].tolist(),
         "s": cols["s"].tolist(),
     }

@@ -17,7 +17,7 @@ PASS, FAIL, ERROR, RAN = "pass", "fail", "error", "ran"
 _SSA = re.compile(r"__ssa_v\d+$")  # the SSA suffix of an IR name
 
 
-def _num(x: float | None) -> float | None:
+def json_number(x: float | None) -> float | None:
     """JSON has no NaN/Inf: NaN becomes null, infinities the largest float."""
     if x is None or math.isnan(x):
         return None
@@ -39,8 +39,8 @@ class TensorResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "max_abs_diff": _num(self.max_abs_diff),
-            "max_rel_diff": _num(self.max_rel_diff),
+            "max_abs_diff": json_number(self.max_abs_diff),
+            "max_rel_diff": json_number(self.max_rel_diff),
             "pass": self.passed,
             "nan_count": self.nan_count,
         }
@@ -210,7 +210,7 @@ class ValueDivergence:
 
     def to_json(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in ValueDivergence.__dataclass_fields__ if k != "related"}
-        return {**d, "max_abs_diff": _num(self.max_abs_diff), "related": [r.to_json() for r in self.related]}
+        return {**d, "max_abs_diff": json_number(self.max_abs_diff), "related": [r.to_json() for r in self.related]}
 
     @staticmethod
     def from_json(d: Mapping[str, Any]) -> ValueDivergence:
