@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 
 const assets = new URL('../pypto_lsp/report_assets/', import.meta.url);
 mkdirSync(new URL('dist/webview/', import.meta.url), { recursive: true });
-for (const f of ['vega.min.js', 'vega-lite.min.js', 'vega-embed.min.js', 'render.js', 'memmap.js', 'LICENSES.txt']) {
+for (const f of ['vega.min.js', 'vega-lite.min.js', 'vega-embed.min.js', 'render.js', 'memmap.js', 'taskgraph.js', 'LICENSES.txt']) {
     copyFileSync(new URL(f, assets), new URL(`dist/webview/${f}`, import.meta.url));
 }
 

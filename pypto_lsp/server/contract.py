@@ -2,7 +2,7 @@
 
 One home for each: the server's handlers register these, its lenses use them, and the VS Code
 extension's copies (``vscode-extension/src/core/protocol.ts``, ``common/constants.ts``,
-``core/pictures.ts``) are checked against this module by ``tests/unit/test_contract.py``.
+``core/pictures.ts``, ``core/memmap.ts``, ``core/taskgraph.ts``) are checked against this module by ``tests/unit/test_contract.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ CONFIGURE_GOLDEN = "pypto-lsp.configureGolden"  # [uri]
 REVEAL_LINE = "pypto-lsp.revealLine"  # [uri, 0-based line]
 SHOW_ERROR_MAP = "pypto-lsp.showErrorMap"  # [uri, tensor]; its data: ERROR_MAP
 SHOW_MEMORY_MAP = "pypto-lsp.showMemoryMap"  # [uri]; its data: MEMORY_MAP
-CLIENT_COMMANDS = (COMPARE_WITH_PREVIOUS, CONFIGURE_GOLDEN, REVEAL_LINE, SHOW_ERROR_MAP, SHOW_MEMORY_MAP)
+SHOW_TASK_GRAPH = "pypto-lsp.showTaskGraph"  # [uri]; its data: TASK_GRAPH
+CLIENT_COMMANDS = (COMPARE_WITH_PREVIOUS, CONFIGURE_GOLDEN, REVEAL_LINE, SHOW_ERROR_MAP, SHOW_MEMORY_MAP, SHOW_TASK_GRAPH)
 NO_ACTION = ""  # a lens that only shows text
 
 # custom requests (client -> server)
@@ -29,7 +30,8 @@ DEBUG_INFO = "pypto-lsp/debugInfo"
 PASS_CHART = "pypto-lsp/passChart"
 ERROR_MAP = "pypto-lsp/errorMap"
 MEMORY_MAP = "pypto-lsp/memoryMap"
-REQUESTS = (DEBUG_INFO, PASS_CHART, ERROR_MAP, MEMORY_MAP)
+TASK_GRAPH = "pypto-lsp/taskGraph"
+REQUESTS = (DEBUG_INFO, PASS_CHART, ERROR_MAP, MEMORY_MAP, TASK_GRAPH)
 
 # custom notifications (server -> client)
 FILE_RESULT_NOTIFICATION = "pypto-lsp/fileResult"  # after every validation of a file

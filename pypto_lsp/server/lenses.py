@@ -62,6 +62,9 @@ def lenses_for(v: DocView) -> list[types.CodeLens]:
             if mem is not None:
                 out.append(_lens(0, mem[0], C.REVEAL_LINE, [uri, mem[1] - 1]))
                 out.append(_lens(0, "Show memory map", C.SHOW_MEMORY_MAP, [uri]))  # a webview of the VS Code extension
+            tasks = v.result.tasks if v.result is not None and not v.pending else None
+            if tasks and tasks.get("races"):
+                out.append(_lens(0, "Show task graph", C.SHOW_TASK_GRAPH, [uri]))  # a webview of the VS Code extension
             loc = v.divergence
             if loc is not None and loc.value is not None and loc.key[0] == v.result_hash and not v.pending:
                 # the first differing value (see validation.Validator.localize_first_divergent): where to look

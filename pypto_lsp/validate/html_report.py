@@ -1,7 +1,8 @@
 """``pypto-lsp validate --report report.html``: one self-contained HTML file.
 
-The pass chart, the summary table and the error map of each failing tensor of the first
-divergent pass. Vega, Vega-Lite, vega-embed (pinned in ``report_assets/package.json``, shipped
+The pass chart, the summary table, the error map of each failing tensor of the first
+divergent pass and the task graph of each file with a race (:mod:`.taskgraph`; a file whose
+graph is the same as the file before's is named under that picture, not drawn again). Vega, Vega-Lite, vega-embed (pinned in ``report_assets/package.json``, shipped
 minified as package data) and the drawing code (``report_assets/render.js``, shared with the
 VS Code webviews) are inlined, as is the data: the file needs no network and no server, so a
 CI job can keep it as an artifact.
@@ -18,8 +19,9 @@ from typing import Any
 
 from .passchart import pass_chart
 from .report import Report
+from .taskgraph import report_graphs
 
-ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "render.js")
+ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "render.js", "taskgraph.js")
 
 
 def asset_text(name: str) -> str:
@@ -45,7 +47,8 @@ def report_data(
 ) -> dict[str, Any]:
     """The chart of every file and, with goldens, the error maps of the first divergent pass's failing tensors."""
     fd = report.first_divergent
-    chart = pass_chart([result_json(f) for f in report.files], fd.file if fd is not None else None)
+    rows = [result_json(f) for f in report.files]
+    chart = pass_chart(rows, fd.file if fd is not None else None)
     maps: list[dict[str, Any]] = []
     map_error = None
     if fd is not None and fd.status == "fail" and inputs is not None and expected is not None:
@@ -60,7 +63,7 @@ def report_data(
             map_error = res["error"]
         except Exception as exc:  # the report still has the chart and the table
             map_error = f"{type(exc).__name__}: {exc}"
-    return {"chart": chart, "maps": maps, "map_error": map_error}
+    return {"chart": chart, "maps": maps, "map_error": map_error, "task_graphs": report_graphs(rows)}
 
 
 def _json_script(data: Any) -> str:
@@ -129,8 +132,28 @@ _BOOT = """
     document.querySelectorAll('tr.picked').forEach(function (r) { r.classList.remove('picked'); });
     row.classList.add('picked'); row.scrollIntoView({ block: 'center' });
   } });
+  (data.task_graphs || []).forEach(function (g, i) {
+    window.pyptoTaskGraph.renderAll(document.getElementById('task-graph-' + i), g, {});
+  });
 })();
 """
+
+
+def _task_graphs(graphs: list[dict[str, Any]]) -> str:
+    if not graphs:
+        return ""
+    parts = [
+        "<h2>Task order · races</h2><p class='muted'>The runtime's tasks of each file with a race: a task one layer "
+        "below the deepest task it waits for, grey arrows the dependencies, red dashed lines the racing pairs.</p>"
+    ]
+    for i, g in enumerate(graphs):
+        same = g.get("same_in") or []
+        note = ""
+        if same:
+            names = ", ".join(html.escape(Path(f).name) for f in same[:6]) + (f" and {len(same) - 6} more" if len(same) > 6 else "")
+            note = f"<p class='muted'>The same graph in {names}.</p>"
+        parts.append(f"<div id='task-graph-{i}' class='task-graph-host'></div>{note}")
+    return "".join(parts)
 
 
 def render_html(report: Report, data: dict[str, Any], title: str) -> str:
@@ -150,6 +173,7 @@ def render_html(report: Report, data: dict[str, Any], title: str) -> str:
         "<div id='pictures'><h2>Where in the pipeline</h2><div class='pass-chart'></div>"
         f"<h2>Summary</h2>{_table(report, chart)}"
         f"<h2>Where in the tensor{' · ' + html.escape(Path(fd.file).name) if fd is not None else ''}</h2>{maps_note}</div>"
+        f"{_task_graphs(data.get('task_graphs') or [])}"
     )
     return standalone_page(title, body, data, ASSETS, _BOOT)
 

@@ -37,7 +37,8 @@ def test_lens_commands_the_client_implements_match_the_extension() -> None:
     lens = ts_object("src/common/constants.ts", "LENS_CMD")
     pictures = ts_object("src/core/pictures.ts", "PICTURE_CMD")
     memmap = ts_const("src/core/memmap.ts", "SHOW_MEMORY_MAP")
-    assert sorted([*lens.values(), pictures["showErrorMap"], memmap]) == sorted(C.CLIENT_COMMANDS)
+    taskgraph = ts_const("src/core/taskgraph.ts", "SHOW_TASK_GRAPH")
+    assert sorted([*lens.values(), pictures["showErrorMap"], memmap, taskgraph]) == sorted(C.CLIENT_COMMANDS)
     # and the extension declares each of them (a lens command VS Code does not know does nothing)
     declared = {c["command"] for c in json.loads((EXT / "package.json").read_text(encoding="utf-8"))["contributes"]["commands"]}
     assert set(C.CLIENT_COMMANDS) <= declared
@@ -49,6 +50,7 @@ def test_requests_and_notifications_match_the_extension() -> None:
     assert ts_const("src/core/pictures.ts", "PASS_CHART_REQUEST") == C.PASS_CHART
     assert ts_const("src/core/pictures.ts", "ERROR_MAP_REQUEST") == C.ERROR_MAP
     assert ts_const("src/core/memmap.ts", "MEMORY_MAP_REQUEST") == C.MEMORY_MAP
+    assert ts_const("src/core/taskgraph.ts", "TASK_GRAPH_REQUEST") == C.TASK_GRAPH
 
 
 def test_the_server_registers_every_contract_name() -> None:

@@ -28,6 +28,8 @@ import { PassesTreeProvider } from './views/passesTree';
 import { Pictures } from './views/pictures';
 import { MemoryMaps } from './views/memmap';
 import { SHOW_MEMORY_MAP } from './core/memmap';
+import { SHOW_TASK_GRAPH } from './core/taskgraph';
+import { TaskGraphs } from './views/taskgraph';
 import { PASS_CHART_REQUEST, PICTURE_CMD } from './core/pictures';
 import { DumpStatusBar } from './views/statusBar';
 
@@ -90,6 +92,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         registerCommand(SHOW_MEMORY_MAP, (arg?: unknown) => {
             const uri = toUri(arg);
             return uri ? memoryMaps.show(uri) : showInformationMessage('PyPTO LSP: open a pass dump first.');
+        }),
+    );
+    const taskGraphs = new TaskGraphs(srv, store, context.extensionUri);
+    context.subscriptions.push(
+        taskGraphs,
+        registerCommand(SHOW_TASK_GRAPH, (arg?: unknown) => {
+            const uri = toUri(arg);
+            return uri ? taskGraphs.show(uri) : showInformationMessage('PyPTO LSP: open a pass dump first.');
         }),
     );
 
