@@ -344,6 +344,11 @@ def chunk_window(src: Any, offsets: tuple[Any, ...], shape: tuple[int, int], axi
     offs = [int(o) for o in offsets]
     if any(o < 0 or o + n > size for o, n, size in zip(offs, full, src.shape, strict=True)):
         return None  # past the edge: the loop as written handles the clamping
+    from . import sanitizer
+
+    san = sanitizer.active()
+    if san is not None:  # the chunks' loads, as one read of their region
+        san.access("r", src, offs, full, "tile.load")
     return src[offs[0] : offs[0] + full[0], offs[1] : offs[1] + full[1]]
 
 

@@ -94,6 +94,7 @@ from ..ir.model import (
     walk_expr,
     walk_stmts,
 )
+from . import sanitizer
 from .batching import const_int, loop_range, used_after
 
 __all__ = ["SweepPlan", "plan_sweep", "Sweep", "Ix", "Batch"]
@@ -977,6 +978,7 @@ def _fast_window(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, a
     if view is None:
         return None
     if name == "tile.load":
+        _sanitized("r", sw, src, offs, shape, count, name)
         view = view.clone(memory_format=torch.contiguous_format)  # a load makes fresh tiles
     return Batch(t=view)
 
@@ -1000,8 +1002,23 @@ def _fast_write(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, ar
     view = _windows(sw, dst, offs, list(t.shape[1:]), count)
     if view is None:
         return None
+    _sanitized("w", sw, dst, offs, list(t.shape[1:]), count, name)
     view.copy_(t.to(dst.dtype))
     return dst
+
+
+def _sanitized(kind: str, sw: Sweep, t: Any, offs: Any, shape: list[int], count: int, op: str) -> None:
+    """The sanitizer sees the ``count`` windows of a sweep as one read or write of their region."""
+    san = sanitizer.active()
+    if san is None:
+        return
+    mv = _moving(sw, offs, count)
+    if mv is None:
+        return
+    axis, first, _step = mv
+    span = list(shape)
+    span[axis] *= count
+    san.access(kind, t, first, span, op)
 
 
 _ELEMENTWISE = {

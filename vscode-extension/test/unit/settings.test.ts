@@ -63,6 +63,7 @@ describe('normaliseSettings', () => {
             memory: true,
             maxAlloc: null,
             exact: false,
+            sanitize: true,
         });
     });
     test('valid values are kept and resolved', () => {
@@ -89,6 +90,7 @@ describe('normaliseSettings', () => {
             memory: true,
             maxAlloc: null,
             exact: false,
+            sanitize: true,
         });
     });
     test('invalid values fall back to the defaults', () => {
@@ -111,6 +113,12 @@ describe('normaliseSettings', () => {
         assert.equal(normaliseSettings({ memory: false }, ctx, true).server.memory, false);
         assert.equal(normaliseSettings({ memory: 'no' }, ctx, true).server.memory, true);
     });
+    test('sanitize: on unless set to false', () => {
+        assert.equal(normaliseSettings({}, ctx, true).server.sanitize, true);
+        assert.equal(normaliseSettings({ sanitize: false }, ctx, true).server.sanitize, false);
+        assert.equal(normaliseSettings({ sanitize: 'no' }, ctx, true).server.sanitize, true);
+    });
+
     test('exact: off unless set to true', () => {
         assert.equal(normaliseSettings({ exact: true }, ctx, true).server.exact, true);
         assert.equal(normaliseSettings({ exact: 'yes' }, ctx, true).server.exact, false);
