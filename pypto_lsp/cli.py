@@ -270,7 +270,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     configure_torch()
     exact = bool(args.exact or (case.exact if case else False))  # --exact or the case's 'exact'
-    from .exec import batching
+    from .analysis import batching_plan as batching
 
     batching.set_exact(exact)  # also for the reference and localisation runs of this case
 
@@ -487,7 +487,7 @@ def cmd_validate_cases(args: argparse.Namespace, validate_one: Any) -> int:
         return EXIT_USAGE
     config = Path(args.config)
     try:
-        cases = cfg._cases_in(config)
+        cases = cfg.cases_in(config)
         labels = case_labels(config, cases)
     except (cfg.ConfigError, OSError, ValueError) as exc:
         print(f"pypto-lsp validate: {exc}", file=sys.stderr)

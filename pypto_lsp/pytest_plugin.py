@@ -66,7 +66,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     path = _config_file(opt, config.rootpath)
     try:
-        cases = cfg._cases_in(path)
+        cases = cfg.cases_in(path)
         labels = case_labels(path, cases)
     except (cfg.ConfigError, OSError, ValueError) as exc:
         raise pytest.UsageError(f"--pypto-lsp: {exc}") from exc

@@ -76,7 +76,7 @@ _RESERVED = frozenset(
 )
 
 if TYPE_CHECKING:
-    from .sweep import SweepPlan
+    from ..analysis.sweep_plan import SweepPlan
 
 
 # ops whose result is an operand's buffer (a view or the same tensor): no allocation to check
@@ -599,7 +599,7 @@ class _FunctionGen:
     def batched_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool:
         """A K-chunk accumulation loop as one batched call (see :mod:`.batching`), the loop
         itself emitted by the caller in its ``else:``; False when the loop must run as written."""
-        from . import batching
+        from ..analysis import batching_plan as batching
 
         plan = batching.plan_loop(s, self.fn) if self.gen.batching else None
         if plan is None:
@@ -629,7 +629,7 @@ class _FunctionGen:
         With the memory model on placed tiles: the name of a :class:`.pipebatch.Peel` the caller
         iterates instead of the range, and the lines (indent, text) of the batched call the caller
         puts at the top of the body."""
-        from . import pipebatch
+        from ..analysis import pipebatch_plan as pipebatch
 
         if not self.gen.sweeps or not self.gen.check_shapes or self.cube or (self.mem is None and not self.gen.batching):
             return False
@@ -645,7 +645,7 @@ class _FunctionGen:
             for (lhs, rhs), (ldt, rdt) in zip(push.products, push.dtypes, strict=True):
                 specs += "(" + self._window_spec(lhs, ldt) + ", " + self._window_spec(rhs, rdt) + "), "
             order = "".join(f"{i}, " for i in push.order)
-            from .sweep import racy_peer
+            from ..analysis.sweep_plan import racy_peer
 
             paced = ", paced=True" if racy_peer(self.gen.program, self.fn) else ""
             first = f", first={peel}.first" if peel is not None else ""
@@ -677,7 +677,7 @@ class _FunctionGen:
         """A loop nest whose iterations are independent, its body emitted once over all iterations
         (see :mod:`.sweep`), the loop itself emitted by the caller in its ``else:``; False when the
         loop must run as written."""
-        from . import sweep
+        from ..analysis import sweep_plan as sweep
 
         if not self.gen.sweeps or not self.gen.check_shapes or self.cube:
             return False
@@ -749,7 +749,7 @@ class _FunctionGen:
             self.emit(ind, f"{name} = {self.py(final)}", s.header_span)
 
     def _window_spec(self, w: object, dtype: str) -> str:
-        from .batching import Window
+        from ..analysis.batching_plan import Window
 
         assert isinstance(w, Window)
         offs = "".join((_literal(o) if isinstance(o, int) else self.expr(o)) + ", " for o in w.offsets)
@@ -1069,7 +1069,7 @@ class _ProgramGen:
         self.sanitize = sanitize
         self.task_sites = sites_by_call(program) if sanitize else {}
         self.needs_rtype = NEEDS_RESULT_TYPE
-        from . import batching
+        from ..analysis import batching_plan as batching
 
         # batched loops (see .batching): never traced, never exact, never with the memory model on placed tiles
         # (the memory model on a program whose plan places nothing leaves the script values-only)

@@ -259,7 +259,7 @@ def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
     return case
 
 
-def _cases_in(config: Path) -> list[Case]:
+def cases_in(config: Path) -> list[Case]:
     try:
         data = tomllib.loads(config.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -385,7 +385,7 @@ def find_case(dump: str | Path, config: str | Path | None = None) -> Case:
     target = Path(dump).resolve()
     folder = dump_folder(target)
     if config is not None:
-        cases = _by_goldens(_cases_in(Path(config)))
+        cases = _by_goldens(cases_in(Path(config)))
         for c in cases:
             if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
                 return c
@@ -393,7 +393,7 @@ def find_case(dump: str | Path, config: str | Path | None = None) -> Case:
             return cases[0]
         raise ConfigError(f"{config}: no [[cases]] entry covers {folder}")
     for cfg in config_files(folder):
-        for c in _by_goldens(_cases_in(cfg)):
+        for c in _by_goldens(cases_in(cfg)):
             if c.dumps is not None and (_contains(c.dumps, target) or _contains(c.dumps, folder)):
                 return c
     return default_case(folder)

@@ -123,7 +123,7 @@ def compile_text(
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    from ..exec import batching
+    from ..analysis import batching_plan as batching
 
     exact = batching.exact(exact)
     key = (digest, entry, check_shapes, trace, memory, backend, exact, sanitize)
@@ -674,7 +674,7 @@ _SAFE_BUILTINS = {
 }
 
 
-def _read_text(f: Path) -> str | FileResult:
+def read_dump_text(f: Path) -> str | FileResult:
     from ..ir.parser import parse_bytes
 
     data = f.read_bytes()

@@ -17,7 +17,7 @@ import torch
 
 from ..ir.passdiff import MEMREF_ITEM
 from .config import RunSettings
-from .engine import ENGINE_VERSION, _read_text, run_text
+from .engine import ENGINE_VERSION, read_dump_text, run_text
 from .report import ERROR, FAIL, PASS, RAN, FileResult, Report
 
 # What cannot change numerics: comment lines, memref/address annotations and the
@@ -77,7 +77,7 @@ class ResultCache:
         sanitize: bool = True,
     ) -> str:
         h = hashlib.blake2b(digest_size=20)
-        from ..exec import batching
+        from ..analysis import batching_plan as batching
 
         mem = (f"memory:{backend or '*'}" if memory else "values") + (":sanitize" if sanitize else "")
         mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
@@ -203,7 +203,7 @@ def validate_files(
     texts: list[str | FileResult] = []
     keys: list[str | None] = []
     for f in files:
-        text = _read_text(f)
+        text = read_dump_text(f)
         texts.append(text)
         keys.append(
             None

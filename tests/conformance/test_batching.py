@@ -19,7 +19,7 @@ import sys
 import pytest
 import torch
 
-from pypto_lsp.exec import batching
+from pypto_lsp.analysis import batching_plan as batching
 from pypto_lsp.validate import engine
 from pypto_lsp.validate.golden import load_bundle
 

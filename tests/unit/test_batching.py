@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pypto_lsp.exec import batching
+from pypto_lsp.analysis import batching_plan as batching
 from pypto_lsp.validate.engine import compile_text, run_text
 from pypto_lsp.validate.report import PASS
 

@@ -1,0 +1,6 @@
+"""The analysis floor: what is decided from the IR alone before anything runs (no torch, no LSP).
+
+Between ``ir`` (the dump language) and ``exec`` (running it): the plans of the batched loops
+(:mod:`.batching_plan` K-chunk accumulations, :mod:`.pipebatch_plan` pipe loops, :mod:`.sweep_plan`
+sweeps), each with its run-time half in ``exec`` of the same stem.
+"""
