@@ -203,6 +203,16 @@ class _Compare(_Hook):
         self.limit: int | None = None  # values to compare at most, once a cause is known
         self.stopped = False
 
+    def keep_counts(self) -> None:
+        """The run's outputs differ and no value did: the trip counts still provisional count.
+
+        A loop whose results are tensors (a loop over a tensor-level ``pl.at`` region, before
+        outlining) hands out nothing that is compared element by element, so a changed trip
+        count stays provisional to the end; when the outputs then differ, it is the cause."""
+        for e in self.events:
+            if e.v.kind == "count":
+                e.provisional = False
+
     @property
     def found(self) -> ValueDivergence | None:
         """The first cause, else the first differing value; the next two candidates related."""
@@ -456,6 +466,15 @@ def _where_worst(cur: torch.Tensor, prev: torch.Tensor) -> str:
     return f"{at} ({a.reshape(-1)[flat].item():.6g} here, {b.reshape(-1)[flat].item():.6g} before)"
 
 
+def _outputs_differ(prev: Mapping[str, torch.Tensor], cur: Mapping[str, torch.Tensor], rtol: float, atol: float) -> bool:
+    """Whether a tensor both runs finished with (the entry's parameters, returned values) is not close."""
+    for k, a in cur.items():
+        b = prev.get(k)
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and _differs(a, b, rtol, atol, full=False) is not None:
+            return True
+    return False
+
+
 def _check_timeout(fr: Any) -> None:
     if fr.error is not None and fr.error.kind == "TimeoutError":
         raise TimeoutError(fr.error.message)  # its thread may still run: the caller decides what to do
@@ -491,12 +510,23 @@ def first_differing_value(
         return None
     renamed = _renames(prev_names - cur_names, cur_names - prev_names)
     prev = _Trace((prev_names & cur_names) | set(renamed.values()), TRACE_BUDGET_BYTES)
-    _check_timeout(run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev))
+    prev_after: dict[str, torch.Tensor] = {}
+    _check_timeout(
+        run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev, keep=prev_after)
+    )
     if not prev.records and not prev.ran:
         return None
     cmp = _Compare(prev, renamed, rtol, atol)
-    _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp))
+    cur_after: dict[str, torch.Tensor] = {}
+    _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp, keep=cur_after))
     found = cmp.found
+    if (
+        found is None
+        and any(e.v.kind == "count" and e.provisional for e in cmp.events)
+        and _outputs_differ(prev_after, cur_after, rtol, atol)
+    ):
+        cmp.keep_counts()
+        found = cmp.found
     if found is not None:
         found.truncated = prev.truncated
     return found
