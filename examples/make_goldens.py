@@ -84,9 +84,18 @@ def split_rows() -> None:
     save("split_rows", {"a": a, "w": w, "out": out}, {"out": want})
 
 
+def returns() -> None:
+    """HalfExp: returns exp(x * 0.5), x [32, 64] FP32; no output parameter, so the golden is
+    the expected bundle's ``return`` entry."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(32, 64, generator=g, dtype=torch.float32)
+    save("returns", {"x": x}, {"return": torch.exp(x.double() * 0.5).to(torch.float32)})
+
+
 if __name__ == "__main__":
     elementwise()
     mixed_matmul()
     softmax()
     odd_rows()
     split_rows()
+    returns()

@@ -29,8 +29,9 @@ from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL
 from .golden import GoldenError
 from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, TensorResult
+from .returned import fresh, return_writes, returned_tensors
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"  # results and references cached by an older engine are stale (2: valid regions of tensor ops, returned values)
 
 
 def configure_torch() -> None:
@@ -419,9 +420,10 @@ def run_text(
 
             session = ns["_pl_mem_session"] = Session()
         fn_obj = ns[gen.functions[gen.entry]]
+        returned: dict[str, torch.Tensor] = {}
         try:
             try:
-                _run_with_timeout(lambda: fn_obj(*args), timeout)
+                returned = returned_tensors(_run_with_timeout(lambda: fn_obj(*args), timeout))
             finally:
                 loan.settle(run_tensors)
                 result.call_counts = dict(ns.get("_pl_calls") or {})
@@ -441,15 +443,19 @@ def run_text(
             return result
         if keep is not None:
             keep.update(run_tensors)
+            keep.update(fresh(returned, run_tensors.values()))  # a program that returns its result
         if not expected:
             result.status = FAIL if _memory_fails(result) else RAN
             return result
         ok = True
+        outputs = {**run_tensors, **returned} if returned else run_tensors
+        if returned:
+            result.writes.update(return_writes(comp.program, gen.entry, [k for k in returned if k in expected]))
         for key, exp in expected.items():
-            if key not in run_tensors:
-                result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(run_tensors)}")
+            if key not in outputs:
+                result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(outputs)}")
                 return result
-            act = run_tensors[key]
+            act = outputs[key]
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
                 return result

@@ -51,6 +51,7 @@ class _Record:
     line: int
     value: Any  # a detached copy of the valid region, or a Python scalar
     occurrence: int = 0  # earlier assignments of this name by the same role, lane and block
+    shape: tuple[int, ...] | None = None  # a tensor's whole shape (its valid region is ``value``'s)
 
 
 def _source_name(name: str) -> str:
@@ -135,7 +136,15 @@ class _Trace(_Hook):
         if isinstance(snap, torch.Tensor):
             snap = snap.detach().clone()  # the run may still write into it
         self.records[(name, ctx.role, ctx.lane, ctx.block_idx, n)] = _Record(
-            name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n
+            name,
+            ctx.role,
+            ctx.lane,
+            ctx.lanes,
+            ctx.block_idx,
+            line,
+            snap,
+            n,
+            tuple(value.shape) if isinstance(value, torch.Tensor) else None,
         )
         return value
 
@@ -274,13 +283,13 @@ class _Compare(_Hook):
         if self.limit is not None and self.compared > self.limit:
             self.stopped = True  # enough looking for further candidates
             raise _Stop
-        d = _differs(cur, other.value, self.rtol, self.atol, full=False)
+        d = _valid_differs(value, cur, other) or _differs(cur, other.value, self.rtol, self.atol, full=False)
         self.differs[key] = d is not None
         if d is None:
             if self.watches and not provisional:
                 self._agrees(name, (ctx.role, ctx.lane, ctx.block_idx))
             return value
-        if self._wanted(line, not tainted, provisional):
+        if d[2] != "valid" and self._wanted(line, not tainted, provisional):
             d = _differs(cur, other.value, self.rtol, self.atol)  # again, with the figures
         assert d is not None
         v = ValueDivergence(
@@ -407,6 +416,16 @@ def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
     for n in cur_only:
         cur_by.setdefault(_source_name(n), []).append(n)
     return {c[0]: prev_by[src][0] for src, c in cur_by.items() if len(c) == 1 and len(prev_by.get(src, ())) == 1}
+
+
+def _valid_differs(value: Any, cur: Any, other: _Record) -> tuple[float, str, str] | None:
+    """A tensor of the same whole shape as its partner whose valid region differs (what a store
+    writes of it then differs too): (NaN, "valid region [..] here, [..] before", "valid")."""
+    if not isinstance(value, torch.Tensor) or other.shape is None or tuple(value.shape) != other.shape:
+        return None
+    if not isinstance(cur, torch.Tensor) or not isinstance(other.value, torch.Tensor) or cur.shape == other.value.shape:
+        return None
+    return math.nan, f"valid region {list(cur.shape)} here, {list(other.value.shape)} before (of {list(value.shape)})", "valid"
 
 
 def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -> tuple[float, str, str] | None:
