@@ -29,7 +29,8 @@ from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL
 from .golden import GoldenError
 from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, TensorResult
-from .returned import fresh, return_writes, returned_tensors
+from .returned import return_writes, returned_tensors
+from .returned import settle as settle_returned
 
 ENGINE_VERSION = "2"  # results and references cached by an older engine are stale (2: valid regions of tensor ops, returned values)
 
@@ -421,6 +422,7 @@ def run_text(
             session = ns["_pl_mem_session"] = Session()
         fn_obj = ns[gen.functions[gen.entry]]
         returned: dict[str, torch.Tensor] = {}
+        lent = dict(run_tensors)  # as the run gets them (settle replaces the inputs it wrote)
         try:
             try:
                 returned = returned_tensors(_run_with_timeout(lambda: fn_obj(*args), timeout))
@@ -441,9 +443,10 @@ def run_text(
             result.error = _span_error(_error_kind(exc), _exc_message(exc), span, **detail)
             result.error.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
             return result
+        returned, new = settle_returned(returned, lent, run_tensors)
         if keep is not None:
             keep.update(run_tensors)
-            keep.update(fresh(returned, run_tensors.values()))  # a program that returns its result
+            keep.update(new)  # a program that returns its result (not one of its parameters)
         if not expected:
             result.status = FAIL if _memory_fails(result) else RAN
             return result

@@ -3,7 +3,7 @@
 A program may return its result instead of writing a ``pl.Out`` parameter. Its values are
 compared like outputs, keyed ``return`` (a single value) or ``return.0``, ``return.1`` ...
 (a tuple, in order). A returned value that is one of the entry's parameter tensors (the
-usual ``return out``) is that parameter's value already: :func:`fresh` leaves it out of what
+usual ``return out``) is that parameter's value already: :func:`settle` leaves it out of what
 differential mode compares, so nothing is compared twice; an expected bundle may still name
 it under ``return``.
 """
@@ -19,7 +19,7 @@ from ..ir.model import Program, Return, walk_stmts
 
 RETURN_KEY = "return"
 
-__all__ = ["RETURN_KEY", "is_return_key", "returned_tensors", "fresh", "return_writes"]
+__all__ = ["RETURN_KEY", "is_return_key", "returned_tensors", "settle", "return_writes"]
 
 
 def is_return_key(key: str) -> bool:
@@ -45,10 +45,24 @@ def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
-def fresh(returned: Mapping[str, torch.Tensor], params: Iterable[torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The returned tensors that are not one of ``params`` (the entry's parameter tensors)."""
-    ps = [p for p in params if isinstance(p, torch.Tensor)]
-    return {k: v for k, v in returned.items() if not any(_same_tensor(v, p) for p in ps)}
+def settle(
+    returned: Mapping[str, torch.Tensor], lent: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """(every returned value, those that are no parameter) once the run's tensors are settled.
+
+    ``lent`` are the entry's tensors as the run got them, ``after`` the same keys after it: an
+    input the dump wrote is restored for the next run and its written state kept in ``after``
+    (validate.lend), so a returned value that is a parameter (``return c``) is taken from there.
+    """
+    out: dict[str, torch.Tensor] = {}
+    new: dict[str, torch.Tensor] = {}
+    for k, v in returned.items():
+        param = next((p for p, t in lent.items() if isinstance(t, torch.Tensor) and _same_tensor(v, t)), None)
+        if param is None:
+            out[k] = new[k] = v
+        else:
+            out[k] = after.get(param, v)
+    return out, new
 
 
 def return_writes(program: Program, entry: str, keys: Iterable[str]) -> dict[str, list[list[int]]]:

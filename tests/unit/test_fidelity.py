@@ -235,3 +235,28 @@ def test_changed_trip_count_in_a_pl_at_region_is_named_on_the_loop_line() -> Non
     # the same trip count spelled otherwise: nothing to report
     same = prev.replace("pl.range(8, init_values", "pl.range(0, 8, 1, init_values")
     assert same != prev and first_differing_value(prev, same, ins, rtol=1e-3, atol=1e-3) is None
+
+
+INOUT = """# pypto.program: WritesInput
+import pypto.language as pl
+
+@pl.program
+class WritesInput:
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def writes_input(self, c: pl.Tensor[[8, 16], pl.FP32]) -> pl.Tensor[[8, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            d: pl.Tensor[[8, 16], pl.FP32] = pl.tensor.muls(c, 2.0)
+            c: pl.Tensor[[8, 16], pl.FP32] = pl.tensor.assemble(c, d, [0, 0])
+        return c
+"""
+
+
+def test_a_returned_input_the_run_wrote_is_its_written_state() -> None:
+    """``return c`` of an input the dump writes: the input is lent, then restored for the next run
+    (validate.lend); the returned value is what the run wrote, and it is compared as 'c' already."""
+    c = torch.randn(8, 16)
+    fr = run_text(INOUT, {"c": c}, {"return": 2 * c})
+    assert fr.status == PASS, fr.tensors
+    kept: dict[str, torch.Tensor] = {}
+    run_text(INOUT, {"c": c}, {}, keep=kept)
+    assert "return" not in kept and torch.equal(kept["c"], 2 * c)
