@@ -39,6 +39,7 @@ _MAX_RAN = 1_000_000  # loop/if executions remembered per traced run
 _FURTHER = 64  # values compared past twice the first cause's before the run stops looking for more
 _LOOP = "loop "  # counter keys of loops and ifs, apart from value names
 _IF = "if: "
+_LATE_KINDS = ("count", "valid")  # provisional events that count once the outputs differ
 
 
 @dataclass(slots=True)
@@ -212,14 +213,17 @@ class _Compare(_Hook):
         self.limit: int | None = None  # values to compare at most, once a cause is known
         self.stopped = False
 
-    def keep_counts(self) -> None:
-        """The run's outputs differ and no value did: the trip counts still provisional count.
+    def keep_provisional(self) -> None:
+        """The run's outputs differ and no value did: the trip counts and valid regions that
+        changed, still provisional, count.
 
         A loop whose results are tensors (a loop over a tensor-level ``pl.at`` region, before
         outlining) hands out nothing that is compared element by element, so a changed trip
-        count stays provisional to the end; when the outputs then differ, it is the cause."""
+        count stays provisional to the end; a valid region may change with a pass that splits
+        work between lanes (lane 1 replaying with an empty region). When the outputs then
+        differ, they are the candidates."""
         for e in self.events:
-            if e.v.kind == "count":
+            if e.v.kind in _LATE_KINDS:
                 e.provisional = False
 
     @property
@@ -284,7 +288,8 @@ class _Compare(_Hook):
             self.stopped = True  # enough looking for further candidates
             raise _Stop
         d = _valid_differs(value, cur, other) or _differs(cur, other.value, self.rtol, self.atol, full=False)
-        self.differs[key] = d is not None
+        # a valid region that changed alone taints nothing: a pass may cut a lane's share of the work
+        self.differs[key] = d is not None and d[2] != "valid"
         if d is None:
             if self.watches and not provisional:
                 self._agrees(name, (ctx.role, ctx.lane, ctx.block_idx))
@@ -307,7 +312,8 @@ class _Compare(_Hook):
             kind=d[2],
             cause=not tainted,
         )
-        self._event(v, provisional, name if provisional else None)
+        # a changed valid region counts once the outputs differ (see first_differing_value)
+        self._event(v, provisional or v.kind == "valid", name if provisional else None)
         return value
 
     def _agrees(self, name: str, where: tuple[str | None, int, int]) -> None:
@@ -541,10 +547,10 @@ def first_differing_value(
     found = cmp.found
     if (
         found is None
-        and any(e.v.kind == "count" and e.provisional for e in cmp.events)
+        and any(e.v.kind in _LATE_KINDS and e.provisional for e in cmp.events)
         and _outputs_differ(prev_after, cur_after, rtol, atol)
     ):
-        cmp.keep_counts()
+        cmp.keep_provisional()
         found = cmp.found
     if found is not None:
         found.truncated = prev.truncated
