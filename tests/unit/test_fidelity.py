@@ -8,7 +8,7 @@
   reference's returned values in differential mode, an empty bundle meaning differential mode
   (``examples/returns``, docs/goldens.md).
 * A changed trip count of a loop in a ``pl.at`` region before outlining is named on the loop's
-  line (``tests/data/trip_count``: a hand-made pair, ``pl.range(8)`` became ``pl.range(7)``).
+  line (``examples/broken_trip_count``: a hand-made pair, ``pl.range(8)`` became ``pl.range(7)``).
 
 The goldens are checked here against plain torch from the committed inputs, not against our
 engine; every broken variant is the example with one edit, failing on the edited line.
@@ -34,7 +34,7 @@ from pypto_lsp.validate.report import FAIL, PASS, RAN
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
-TRIP = ROOT / "tests" / "data" / "trip_count" / "passes_dump"
+TRIP = EX / "broken_trip_count" / "passes_dump"
 
 configure_torch()
 
@@ -224,7 +224,7 @@ def test_empty_expected_bundle_means_differential(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- trip counts before outlining
 
 
-def test_changed_trip_count_in_a_pl_at_region_is_named_on_the_loop_line() -> None:
+def test_broken_trip_count_in_a_pl_at_region_is_named_on_the_loop_line() -> None:
     prev = (TRIP / "04_after_ConvertToSSA.py").read_text()
     cur = (TRIP / "05_after_Simplify.py").read_text()
     x = torch.randn(64, 128, generator=torch.Generator().manual_seed(0))
@@ -260,3 +260,19 @@ def test_a_returned_input_the_run_wrote_is_its_written_state() -> None:
     kept: dict[str, torch.Tensor] = {}
     run_text(INOUT, {"c": c}, {}, keep=kept)
     assert "return" not in kept and torch.equal(kept["c"], 2 * c)
+
+
+def test_broken_trip_count_example_is_localised_on_the_loop_line() -> None:
+    report = validate_passes(TRIP)  # no goldens: 04 on synthesized inputs is the reference
+    assert [f.status for f in report.files] == [PASS, FAIL]
+    v = localize_report(report, report_inputs(TRIP), rtol=1e-3, atol=1e-3, entry=None, timeout=None)
+    assert v is not None and (v.line, v.kind, v.name) == (9, "count", "i__idx_v0")
+
+
+def report_inputs(dumps: Path) -> dict[str, torch.Tensor]:
+    """The synthesized inputs differential mode ran the folder on."""
+    from pypto_lsp.validate.config import discover_dumps, find_case
+    from pypto_lsp.validate.differential import for_case
+
+    files = discover_dumps(dumps)
+    return for_case(files, find_case(files[0]), entry=None, timeout=None).inputs
