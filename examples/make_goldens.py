@@ -56,7 +56,46 @@ def softmax() -> None:
     save("softmax", {"scores": scores, "probs": probs}, {"probs": ref.to(torch.float32)})
 
 
+def odd_rows() -> None:
+    """OddRows: out = exp(a[:15] @ w) and rs = its row sums on the 15 valid rows of a 16-row window;
+    row 15 of both keeps its initial -1 (TSTORE writes the valid extent only)."""
+    g = torch.Generator().manual_seed(3)
+    a = 0.125 * torch.randn(16, 64, generator=g, dtype=torch.float32)
+    w = 0.125 * torch.randn(64, 32, generator=g, dtype=torch.float32)
+    out = torch.full((16, 32), -1.0, dtype=torch.float32)
+    rs = torch.full((16, 1), -1.0, dtype=torch.float32)
+    e = torch.exp(a[:15].double() @ w.double())
+    want_out = out.clone()
+    want_out[:15] = e.to(torch.float32)
+    want_rs = rs.clone()
+    want_rs[:15] = e.sum(dim=-1, keepdim=True).to(torch.float32)
+    save("odd_rows", {"a": a, "w": w, "out": out, "rs": rs}, {"out": want_out, "rs": want_rs})
+
+
+def split_rows() -> None:
+    """SplitRows: out = exp(a[:11] @ w), rows split between two vector lanes of 8 (8 real rows, then 3);
+    rows 11-15 keep their initial -1."""
+    g = torch.Generator().manual_seed(4)
+    a = 0.125 * torch.randn(16, 64, generator=g, dtype=torch.float32)
+    w = 0.125 * torch.randn(64, 32, generator=g, dtype=torch.float32)
+    out = torch.full((16, 32), -1.0, dtype=torch.float32)
+    want = out.clone()
+    want[:11] = torch.exp(a[:11].double() @ w.double()).to(torch.float32)
+    save("split_rows", {"a": a, "w": w, "out": out}, {"out": want})
+
+
+def returns() -> None:
+    """HalfExp: returns exp(x * 0.5), x [32, 64] FP32; no output parameter, so the golden is
+    the expected bundle's ``return`` entry."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(32, 64, generator=g, dtype=torch.float32)
+    save("returns", {"x": x}, {"return": torch.exp(x.double() * 0.5).to(torch.float32)})
+
+
 if __name__ == "__main__":
     elementwise()
     mixed_matmul()
     softmax()
+    odd_rows()
+    split_rows()
+    returns()

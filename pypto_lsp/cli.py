@@ -307,10 +307,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except GoldenError as exc:
             print(f"pypto-lsp validate: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if not expected:
-            print(f"pypto-lsp validate: the expected bundle {expected_path} holds no tensors: nothing would be compared", file=sys.stderr)
-            return EXIT_USAGE
         compared = dif.goldens_json(inputs_path, expected_path)
+        if not expected:
+            # nothing to compare with: the earliest dump, run on these inputs, is the reference (docs/goldens.md)
+            print(f"pypto-lsp validate: note: the expected bundle {expected_path} holds no tensors: differential mode", file=sys.stderr)
+            try:
+                reference = dif.on_inputs(
+                    cfg.discover_dumps(cfg.dump_folder(files[0])),
+                    inputs,
+                    str(inputs_path),
+                    entry=settings.entry,
+                    timeout=settings.timeout_s,
+                )
+            except (OSError, ValueError, dif.DifferentialError) as exc:
+                print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+                return EXIT_FAIL
+            expected = reference.expected
+            inputs_path = expected_path = None  # results are cached by the tensors, not by the empty bundle
+            compared = reference.to_json()
+            if not args.json:
+                print(f"compared with: {reference.describe()}")
     progress = sys.stderr.isatty() and not args.json
     done = [0]
 

@@ -21,8 +21,9 @@ lengths, configs) and dynamic dimensions cannot be guessed: they come from the c
 Otherwise :class:`GenerateError` names every parameter that needs values, once.
 
 The earliest dump is run once on those inputs; the entry's outputs after the run
-(``pl.Out``/``pl.InOut`` parameters and any parameter the run changed) are the expected
-values for every file of the folder, the first included. The pair is cached on disk
+(``pl.Out``/``pl.InOut`` parameters, any parameter the run changed, and what it returns
+when that is no parameter: ``return`` / ``return.0`` ..., see :mod:`.returned`) are the
+expected values for every file of the folder, the first included. The pair is cached on disk
 (keyed by the normalised frontend text, the entry, the seed and the table), next to the
 per-file results, which are keyed by the tensors themselves as usual.
 """
@@ -46,6 +47,7 @@ from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from . import config as cfg
 from .engine import ENGINE_VERSION, SSA_SUFFIX, compile_text, run_text
 from .golden import GoldenError
+from .returned import is_return_key
 from .run import bundle_identity, cache_dir, normalise
 
 DEFAULT_SEED = 0
@@ -70,6 +72,7 @@ class Reference:
     generated: list[str] = field(default_factory=list)  # parameters taken from [cases.generate]
     cached: bool = False
     seconds: float = 0.0
+    given: str | None = None  # the input bundle the reference ran on (an empty expected bundle), else synthesized
 
     @property
     def label(self) -> str:
@@ -77,6 +80,8 @@ class Reference:
         return f"{self.frontend.stem} (no goldens)"
 
     def describe(self) -> str:
+        if self.given is not None:
+            return f"{self.frontend.name} run on the inputs of {self.given} (the expected bundle holds no tensors)"
         gen = f"; from [cases.generate]: {', '.join(self.generated)}" if self.generated else ""
         return f"{self.frontend.name} run on synthesized inputs (no goldens; seed {self.seed}{gen})"
 
@@ -304,6 +309,9 @@ def frontend_outputs(
             continue
         if k in outs or now.shape != before.shape or not torch.equal(now, before):
             expected[k] = now.detach().clone()
+    for k, now in after.items():
+        if is_return_key(k) and k not in inputs:  # an entry that returns its result (validate.returned)
+            expected[k] = now.detach().clone()
     return expected
 
 
@@ -352,6 +360,17 @@ def reference(
             pass
     ref.seconds = time.perf_counter() - t0
     return ref
+
+
+def on_inputs(
+    files: list[Path], inputs: dict[str, torch.Tensor], given: str, *, entry: str | None = None, timeout: float | None = None
+) -> Reference:
+    """The earliest dump of ``files`` run on golden ``inputs`` (from ``given``): the reference when the
+    expected bundle beside them holds no tensors (a program that returns its result, say)."""
+    t0 = time.perf_counter()
+    frontend = sorted(files, key=lambda f: f.name)[0]
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout)
+    return Reference(dict(inputs), expected, frontend, DEFAULT_SEED, seconds=time.perf_counter() - t0, given=given)
 
 
 def for_case(

@@ -31,8 +31,12 @@ from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL
 from .golden import GoldenError
 from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, TensorResult
+from .returned import return_writes, returned_tensors
+from .returned import settle as settle_returned
 
-ENGINE_VERSION = "2"  # 2: the sanitizer
+# results and references cached by an older engine are stale (2: the sanitizer, valid regions of
+# tensor ops, returned values)
+ENGINE_VERSION = "2"
 
 
 def configure_torch() -> None:
@@ -368,6 +372,7 @@ class Outcome:
     value: Any = None
     error: ErrorInfo | None = None
     exception: BaseException | None = None
+    lent: dict[str, torch.Tensor] = field(default_factory=dict)  # the tensors as the run got them (settle restores written inputs)
 
 
 def run(
@@ -419,7 +424,7 @@ def run(
     call: Callable[[], Any] = invoke
     for o in reversed(observers):  # the first observer's call is the outermost
         call = partial(o.call, call, info)
-    out = Outcome(run_tensors)
+    out = Outcome(run_tensors, lent=dict(run_tensors))
     try:
         try:
             out.value = info.value = _run_with_timeout(call, timeout)
@@ -520,6 +525,7 @@ def run_text(
             result.error = out.error
             return result
         run_tensors = out.tensors
+        returned, new = settle_returned(returned_tensors(out.value), out.lent, run_tensors)
         if san is not None and result.memory is not None:
             races = san.races()
             if races:
@@ -529,15 +535,19 @@ def run_text(
                 result.tasks = san.graph(races)
         if keep is not None:
             keep.update(run_tensors)
+            keep.update(new)  # a program that returns its result (not one of its parameters)
         if not expected:
             result.status = FAIL if _memory_fails(result) else RAN
             return result
         ok = True
+        outputs = {**run_tensors, **returned} if returned else run_tensors
+        if returned:
+            result.writes.update(return_writes(comp.program, gen.entry, [k for k in returned if k in expected]))
         for key, exp in expected.items():
-            if key not in run_tensors:
-                result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(run_tensors)}")
+            if key not in outputs:
+                result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(outputs)}")
                 return result
-            act = run_tensors[key]
+            act = outputs[key]
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
                 return result

@@ -39,6 +39,7 @@ _MAX_RAN = 1_000_000  # loop/if executions remembered per traced run
 _FURTHER = 64  # values compared past twice the first cause's before the run stops looking for more
 _LOOP = "loop "  # counter keys of loops and ifs, apart from value names
 _IF = "if: "
+_LATE_KINDS = ("count", "valid")  # provisional events that count once the outputs differ
 
 
 @dataclass(slots=True)
@@ -51,6 +52,7 @@ class _Record:
     line: int
     value: Any  # a detached copy of the valid region, or a Python scalar
     occurrence: int = 0  # earlier assignments of this name by the same role, lane and block
+    shape: tuple[int, ...] | None = None  # a tensor's whole shape (its valid region is ``value``'s)
 
 
 def _source_name(name: str) -> str:
@@ -135,7 +137,15 @@ class _Trace(_Hook):
         if isinstance(snap, torch.Tensor):
             snap = snap.detach().clone()  # the run may still write into it
         self.records[(name, ctx.role, ctx.lane, ctx.block_idx, n)] = _Record(
-            name, ctx.role, ctx.lane, ctx.lanes, ctx.block_idx, line, snap, n
+            name,
+            ctx.role,
+            ctx.lane,
+            ctx.lanes,
+            ctx.block_idx,
+            line,
+            snap,
+            n,
+            tuple(value.shape) if isinstance(value, torch.Tensor) else None,
         )
         return value
 
@@ -203,6 +213,19 @@ class _Compare(_Hook):
         self.limit: int | None = None  # values to compare at most, once a cause is known
         self.stopped = False
 
+    def keep_provisional(self) -> None:
+        """The run's outputs differ and no value did: the trip counts and valid regions that
+        changed, still provisional, count.
+
+        A loop whose results are tensors (a loop over a tensor-level ``pl.at`` region, before
+        outlining) hands out nothing that is compared element by element, so a changed trip
+        count stays provisional to the end; a valid region may change with a pass that splits
+        work between lanes (lane 1 replaying with an empty region). When the outputs then
+        differ, they are the candidates."""
+        for e in self.events:
+            if e.v.kind in _LATE_KINDS:
+                e.provisional = False
+
     @property
     def found(self) -> ValueDivergence | None:
         """The first cause, else the first differing value; the next two candidates related."""
@@ -264,13 +287,14 @@ class _Compare(_Hook):
         if self.limit is not None and self.compared > self.limit:
             self.stopped = True  # enough looking for further candidates
             raise _Stop
-        d = _differs(cur, other.value, self.rtol, self.atol, full=False)
-        self.differs[key] = d is not None
+        d = _valid_differs(value, cur, other) or _differs(cur, other.value, self.rtol, self.atol, full=False)
+        # a valid region that changed alone taints nothing: a pass may cut a lane's share of the work
+        self.differs[key] = d is not None and d[2] != "valid"
         if d is None:
             if self.watches and not provisional:
                 self._agrees(name, (ctx.role, ctx.lane, ctx.block_idx))
             return value
-        if self._wanted(line, not tainted, provisional):
+        if d[2] != "valid" and self._wanted(line, not tainted, provisional):
             d = _differs(cur, other.value, self.rtol, self.atol)  # again, with the figures
         assert d is not None
         v = ValueDivergence(
@@ -288,7 +312,8 @@ class _Compare(_Hook):
             kind=d[2],
             cause=not tainted,
         )
-        self._event(v, provisional, name if provisional else None)
+        # a changed valid region counts once the outputs differ (see first_differing_value)
+        self._event(v, provisional or v.kind == "valid", name if provisional else None)
         return value
 
     def _agrees(self, name: str, where: tuple[str | None, int, int]) -> None:
@@ -399,6 +424,16 @@ def _renames(prev_only: set[str], cur_only: set[str]) -> dict[str, str]:
     return {c[0]: prev_by[src][0] for src, c in cur_by.items() if len(c) == 1 and len(prev_by.get(src, ())) == 1}
 
 
+def _valid_differs(value: Any, cur: Any, other: _Record) -> tuple[float, str, str] | None:
+    """A tensor of the same whole shape as its partner whose valid region differs (what a store
+    writes of it then differs too): (NaN, "valid region [..] here, [..] before", "valid")."""
+    if not isinstance(value, torch.Tensor) or other.shape is None or tuple(value.shape) != other.shape:
+        return None
+    if not isinstance(cur, torch.Tensor) or not isinstance(other.value, torch.Tensor) or cur.shape == other.value.shape:
+        return None
+    return math.nan, f"valid region {list(cur.shape)} here, {list(other.value.shape)} before (of {list(value.shape)})", "valid"
+
+
 def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -> tuple[float, str, str] | None:
     """None when close; else (max abs diff or NaN, a short description, "value" or "dtype").
 
@@ -456,6 +491,15 @@ def _where_worst(cur: torch.Tensor, prev: torch.Tensor) -> str:
     return f"{at} ({a.reshape(-1)[flat].item():.6g} here, {b.reshape(-1)[flat].item():.6g} before)"
 
 
+def _outputs_differ(prev: Mapping[str, torch.Tensor], cur: Mapping[str, torch.Tensor], rtol: float, atol: float) -> bool:
+    """Whether a tensor both runs finished with (the entry's parameters, returned values) is not close."""
+    for k, a in cur.items():
+        b = prev.get(k)
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and _differs(a, b, rtol, atol, full=False) is not None:
+            return True
+    return False
+
+
 def _check_timeout(fr: Any) -> None:
     if fr.error is not None and fr.error.kind == "TimeoutError":
         raise TimeoutError(fr.error.message)  # its thread may still run: the caller decides what to do
@@ -491,12 +535,23 @@ def first_differing_value(
         return None
     renamed = _renames(prev_names - cur_names, cur_names - prev_names)
     prev = _Trace((prev_names & cur_names) | set(renamed.values()), TRACE_BUDGET_BYTES)
-    _check_timeout(run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev))
+    prev_after: dict[str, torch.Tensor] = {}
+    _check_timeout(
+        run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev, keep=prev_after)
+    )
     if not prev.records and not prev.ran:
         return None
     cmp = _Compare(prev, renamed, rtol, atol)
-    _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp))
+    cur_after: dict[str, torch.Tensor] = {}
+    _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp, keep=cur_after))
     found = cmp.found
+    if (
+        found is None
+        and any(e.v.kind in _LATE_KINDS and e.provisional for e in cmp.events)
+        and _outputs_differ(prev_after, cur_after, rtol, atol)
+    ):
+        cmp.keep_provisional()
+        found = cmp.found
     if found is not None:
         found.truncated = prev.truncated
     return found

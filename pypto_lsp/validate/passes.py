@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from .config import Case, RunSettings, discover_dumps, dump_folder, find_case
-from .differential import for_case
+from .differential import for_case, on_inputs
 from .engine import configure_torch
 from .golden import GoldenError, load_bundle
 from .report import FileResult, Report
@@ -39,8 +39,9 @@ def validate_passes(
 
     ``inputs``/``expected`` are dicts of tensors or bundle paths; when omitted
     they come from the config/golden folder found for ``path``, else from the folder's
-    earliest dump run on synthesized inputs (:mod:`.differential`). Fresh input
-    copies per file; a failing file never stops the run.
+    earliest dump run on synthesized inputs (:mod:`.differential`). An expected bundle
+    without tensors means the earliest dump run on ``inputs`` is the reference (docs/goldens.md).
+    Fresh input copies per file; a failing file never stops the run.
     """
     configure_torch()
     for label, v in (("rtol", rtol), ("atol", atol)):
@@ -58,6 +59,12 @@ def validate_passes(
             raise GoldenError(f"no golden tensors for {path}: pass --inputs/--expected, or add a pypto-lsp.toml [[cases]] entry")
     ins = _bundle(inputs if inputs is not None else (case.inputs if case else None))
     exp = _bundle(expected if expected is not None else (case.expected if case else None))
+    if not exp and ins:
+        # an expected bundle without tensors (a program returning its result): differential on these inputs
+        given = str(inputs if isinstance(inputs, str | Path) else (case.inputs if case and inputs is None else "the inputs given"))
+        eff_entry = entry or (case.entry if case else None)
+        exp = on_inputs(discover_dumps(dump_folder(files[0])), dict(ins), given, entry=eff_entry, timeout=timeout).expected
+        inputs = expected = None  # results are keyed by the tensors, not by the bundle files
     # the case's settings (no case: the defaults without a timeout), with the arguments given instead
     settings = (case.settings() if case else RunSettings(timeout_s=0)).override(rtol=rtol, atol=atol, entry=entry, timeout_s=timeout)
     return validate_files(

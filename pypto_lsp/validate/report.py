@@ -186,8 +186,9 @@ class ValueDivergence:
     detail: str  # "max |Δ| ..." or what differs (shape, dtype, kind)
     compared: int  # values compared before (and including) this one
     truncated: bool
-    # "value" (numbers differ), "dtype" (the dtype differs), "count" (a loop ran a different
-    # number of times, a branch went the other way: line and name are the loop's or the if's)
+    # "value" (numbers differ), "dtype" (the dtype differs), "valid" (the valid region differs),
+    # "count" (a loop ran a different number of times, a branch went the other way: line and
+    # name are the loop's or the if's)
     kind: str = "value"
     cause: bool = False  # every operand agreed with the previous pass: this statement made the difference
     related: list[ValueDivergence] = field(default_factory=list)  # the next candidates

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .conformance import FIXTURES
@@ -49,3 +51,24 @@ def test_synthesized_inputs_find_every_broken_first_divergent_pass(capsys: pytes
     assert len(tally.found) >= 6
     assert not tally.missed, "\n".join(tally.missed)
     assert not tally.stale, "\n".join(tally.stale)
+
+
+def test_flash_attention_compares_its_returned_value_with_its_empty_expected_bundle() -> None:
+    """example_flash_attention returns its result (no pl.Out parameter) and its expected bundle is
+    empty: validated with that bundle, the frontend run on its inputs is the reference and every
+    file up to 21 compares the returned value; 22 on stay errors (ExpandMixedKernel left an
+    undefined name)."""
+    from pypto_lsp.validate.golden import load_bundle
+    from pypto_lsp.validate.passes import validate_passes
+
+    case = FIXTURES / "example_flash_attention"
+    ins, exp = load_bundle(case / "tensors.pt"), load_bundle(case / "expected.pt")
+    assert exp == {}
+    files = validate_passes(case / "passes_dump", ins, exp, rtol=0.05, atol=0.05).files
+    by_pass = {int(Path(f.file).name[:2]): f for f in files}
+    assert sorted(by_pass) == list(range(35))
+    for n, f in by_pass.items():
+        if n <= 21:
+            assert f.status == "pass" and set(f.tensors) == {"return"}, (f.file, f.status, f.error)
+        else:
+            assert f.status == "error" and f.error is not None and f.error.line, f.file

@@ -284,3 +284,21 @@ async def test_the_real_worker_localizes_and_survives_a_run_that_never_ends() ->
         assert found is not None and found["line"] == 10
     finally:
         await wc.stop()
+
+
+async def test_the_real_worker_compares_a_returned_result_with_an_empty_expected_bundle(tmp_path: Path) -> None:
+    """An expected bundle without tensors next to a program that returns its result (issue 28):
+    the worker takes the folder's earliest dump, run on the bundle's inputs, as the reference."""
+    import torch
+
+    torch.save({}, tmp_path / "empty.pt")
+    dumps = EXAMPLES / "returns" / "passes_dump"
+    golden = P.Golden(str(EXAMPLES / "returns" / "golden" / "inputs.pt"), str(tmp_path / "empty.pt"))
+    tile = dumps / "11_after_ConvertTensorToTileOps.py"
+    wc = WC.WorkerClient()
+    try:
+        for text, want in ((tile.read_text(), "pass"), (tile.read_text().replace("(chunk__tile, 0.5)", "(chunk__tile, 0.25)"), "fail")):
+            res = await wc.validate(P.ValidateParams(str(tile), text, golden, RunSettings(0.05, 0.05, timeout_s=60), use_cache=False))
+            assert res["status"] == want and set(res["tensors"]) == {"return"}, res
+    finally:
+        await wc.stop()

@@ -13,6 +13,7 @@ from pypto_lsp import load, loads, torch_codegen
 from pypto_lsp.exec.codegen import GeneratedCode, generate
 from pypto_lsp.validate.engine import locate, run_text
 from pypto_lsp.validate.golden import load_bundle
+from pypto_lsp.validate.returned import returned_tensors
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -77,10 +78,12 @@ def test_generated_script_runs_standalone_like_the_debug_guide(dump: Path) -> No
     ns: dict[str, object] = {}
     exec(code, ns)  # exactly as PyPTO's debug guide does it
     entry = ns[gen.entry]  # type: ignore[index]
-    entry(*_entry_args(gen, text, tensors))  # type: ignore[operator]
+    returned = returned_tensors(entry(*_entry_args(gen, text, tensors)))  # type: ignore[operator]
+    got = {**tensors, **returned}  # a program that returns its result: under 'return' (docs/goldens.md)
     for key, want in expected.items():
-        assert torch.allclose(tensors[key], want, rtol=5e-2, atol=5e-2), (key, (tensors[key] - want).abs().max())
-        assert not torch.equal(tensors[key], inputs[key])  # the output was mutated in place
+        assert torch.allclose(got[key], want, rtol=5e-2, atol=5e-2), (key, (got[key] - want).abs().max())
+        if key in inputs:
+            assert not torch.equal(tensors[key], inputs[key])  # the output was mutated in place
     for key, before in inputs.items():
         if key not in expected:
             assert torch.equal(tensors[key], before)  # inputs untouched
