@@ -22,7 +22,7 @@ cross-core pipe. The down projection of a decoder layer after ExpandMixedKernel,
             t = pl.tile.matmul(pl.tile.move(a), pl.tile.move(w))
             pl.tile.tpush_to_aiv(t, split=0)
 
-The codegen (:meth:`pypto_lsp.exec.codegen._FunctionGen.sweep_loop`) emits the body once with
+The codegen (:meth:`pypto_lsp.exec.codegen_loops.LoopLowering.sweep_loop`) emits the body once with
 every value carrying a leading iteration axis: the loop variables and the scalars affine in them
 are :class:`Ix` (one int per iteration), tiles are :class:`Batch` (stacked, or a list when the
 items differ), what does not depend on the iteration is computed once. :meth:`Sweep.op` runs an

@@ -695,3 +695,14 @@ def lookup(dotted: str) -> OpSpec | None:
         last = last[:-1]
     name = head + dot + last
     return OPS.get(_ALIASES.get(name, name))
+
+
+# ops whose result is a view or the same buffer (no allocation to guard: exec.codegen_memory)
+NO_NEW_BUFFER = frozenset(
+    {"tensor.view", "tensor.transpose", "tile.transpose", "tile.set_validshape", "tensor.set_validshape", "tile.fillpad_inplace"}
+)
+
+# ops that write into a destination operand and return it (the outputs' writers, analysis.output_writes)
+WRITES_INTO = frozenset(
+    {"tile.store", "tensor.assemble", "tile.assemble", "tensor.write", "tile.write", "tile.scatter_update", "tensor.scatter_update"}
+)

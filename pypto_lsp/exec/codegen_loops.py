@@ -1,0 +1,198 @@
+"""How a loop is lowered when it need not run as written: one batched call (K-chunk
+accumulations, :mod:`pypto_lsp.analysis.batching_plan`), bulk pipe transfers
+(:mod:`pypto_lsp.analysis.pipebatch_plan`) or a sweep over all iterations
+(:mod:`pypto_lsp.analysis.sweep_plan`), each with the loop as written as its fallback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis.sweep_plan import SweepPlan
+from ..ir.model import For, Name, Span, Stmt
+from .codegen_text import literal
+
+__all__ = ["LoopLowering"]
+
+
+class LoopLowering:
+    """Emits for one function's generator ``f`` (an ``exec.codegen._FunctionGen``: its names,
+    lines, memory plan and expressions)."""
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+
+    def placeholder(self, ind: int, span: Span) -> int:
+        """An empty line to :meth:`fill` once what it needs is known (the memory sites of a body)."""
+        self.f.emit(ind, "", span)
+        return len(self.f.gen.lines) - 1
+
+    def fill(self, at: int, ind: int, text: str) -> None:
+        self.f.gen.lines[at] = ("    " * ind + text, self.f.gen.lines[at][1])
+
+    def pop_sites(self, body: list[Stmt]) -> str:
+        """The memory sites of the pops of ``body`` (emitted already), as a tuple literal."""
+        assert self.f.mem is not None
+        return (
+            "("
+            + "".join(f"{self.f.mem_site_of[id(st)]}, " for st in body if id(st) in self.f.mem.pops and id(st) in self.f.mem_site_of)
+            + ")"
+        )
+
+    def batched_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool:
+        """A K-chunk accumulation loop as one batched call (see :mod:`.batching`), the loop
+        itself emitted by the caller in its ``else:``; False when the loop must run as written."""
+        from ..analysis import batching_plan as batching
+
+        plan = batching.plan_loop(s, self.f.fn) if self.f.gen.batching else None
+        if plan is None:
+            return False
+        if not carried:  # before ConvertToSSA: the accumulators are the names the body rebinds
+            carried = [self.f.py(a.name) for a in plan if a.name is not None]
+
+        def spec(w: batching.Window) -> str:
+            offs = "".join((literal(o) if isinstance(o, int) else self.f.expr(o)) + ", " for o in w.offsets)
+            return f"{self.f.py(w.source)}, ({offs}), {w.shape!r}"
+
+        specs = "".join(f"({spec(a.lhs)}, {spec(a.rhs)}), " for a in plan)
+        trips = batching.loop_range(s)
+        assert trips is not None
+        self.f.emit(ind, f"_pl_b = _pl_bt.kchunk(({''.join(c + ', ' for c in carried)}), ({specs}), {len(trips)})", s.header_span)
+        self.f.emit(ind, "if _pl_b is not None:", s.header_span)
+        self.f.emit(ind + 1, f"{', '.join(carried)}, = _pl_b", s.header_span)
+        self.f.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
+        self.f.emit(ind, "else:", s.header_span)
+        self.f.gen.uses_batching = True
+        return True
+
+    def pipe_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool | tuple[str, list[tuple[int, str]]]:
+        """A loop on one end of a cross-core pipe as one call (see :mod:`.pipebatch`), the loop
+        itself emitted by the caller in its ``else:``; False when the loop must run as written.
+
+        With the memory model on placed tiles: the name of a :class:`.pipebatch.Peel` the caller
+        iterates instead of the range, and the lines (indent, text) of the batched call the caller
+        puts at the top of the body."""
+        from ..analysis import pipebatch_plan as pipebatch
+
+        if not self.f.gen.sweeps or not self.f.gen.check_shapes or self.f.cube or (self.f.mem is None and not self.f.gen.batching):
+            return False
+        trips = pipebatch.loop_range(s)
+        peel = f"_pl_pk{len(self.f.gen.lines)}" if self.f.mem is not None else None
+        chunks = f"{peel}.count" if peel is not None else str(len(trips or ()))
+        push = pipebatch.plan_push_loop(s, self.f.fn) if not carried else None
+        pop = None if push is not None else pipebatch.plan_pop_loop(s, self.f.fn) if carried else None
+        if trips is None or (push is None and pop is None):
+            return False
+        if push is not None:
+            specs = ""
+            for (lhs, rhs), (ldt, rdt) in zip(push.products, push.dtypes, strict=True):
+                specs += "(" + self._window_spec(lhs, ldt) + ", " + self._window_spec(rhs, rdt) + "), "
+            order = "".join(f"{i}, " for i in push.order)
+            from ..analysis.sweep_plan import racy_peer
+
+            paced = ", paced=True" if racy_peer(self.f.gen.program, self.f.fn) else ""
+            first = f", first={peel}.first" if peel is not None else ""
+            call = [(0, f"if _pl_pb.push_loop(({specs}), ({order}), {chunks}{paced}{first}):")]
+        else:
+            assert pop is not None
+            steps = ""
+            for slot, p_name, p_type, op, a_name, a_type, first_ in pop.steps:
+                steps += f"({slot}, {self.f.check_args(p_type)}, {literal(p_name)}, {literal(op)}, "
+                steps += f"{self.f.check_args(a_type)}, {literal(a_name)}, {first_}), "
+            inits = "".join(c + ", " for c in carried)
+            call = [
+                (0, f"_pl_b = _pl_pb.pop_accumulate(({inits}), {chunks}, ({steps}), {pop.split}, {pop.pid})"),
+                (0, "if _pl_b is not None:"),
+                (1, f"{', '.join(carried)}, = _pl_b"),
+            ]
+        self.f.gen.uses_pipebatch = True
+        if peel is not None:
+            # placed tiles: the first and last iterations run in the arenas, the middle batched
+            # when they met no hazard (see pipebatch.Peel); the call sits at the top of the body
+            return peel, [(1, f"if {peel}.batch:")] + [(d + 2, t) for d, t in call] + [(3, f"{peel}.take()"), (3, "continue")]
+        for d, t in call:
+            self.f.emit(ind + d, t, s.header_span)
+        self.f.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
+        self.f.emit(ind, "else:", s.header_span)
+        return True
+
+    def sweep_loop(self, s: For, carried: list[str], ind: int) -> bool:
+        """A loop nest whose iterations are independent, its body emitted once over all iterations
+        (see :mod:`.sweep`), the loop itself emitted by the caller in its ``else:``; False when the
+        loop must run as written."""
+        from ..analysis import sweep_plan as sweep
+
+        if not self.f.gen.sweeps or not self.f.gen.check_shapes or self.f.cube:
+            return False
+        plan = sweep.plan_sweep(s, self.f.fn, self.f.gen.program, self.f.types)
+        if plan is None:
+            return False
+        writes = ""
+        for written, w in plan.writes:
+            parts = sweep.window_parts(w)
+            value = w.args[0] if w.op == "tile.store" else w.args[1]
+            shape = sweep.static_shape(self.f.types.get(value.id)) if isinstance(value, Name) else None
+            if parts is None or shape is None:
+                return False
+            offs = "[" + ", ".join(self.f.expr(o) for o in parts[0]) + "]"
+            writes += f"({self.f.py(written)}, {offs}, {shape!r}), "
+        ranges = "".join(f"({t.start}, {t.stop}, {t.step}), " for t in plan.trips)
+        paced = ", paced=True" if plan.paced else ""
+        self.f.emit(ind, f"_pl_sw = _pl_swp.Sweep(({ranges}), {plan.pop_first!r}{paced})", s.header_span)
+        self._sweep_head(plan, ind, per_item=None)
+        reads = "".join(self.f.py(n) + ", " for n in plan.reads)
+        self.f.emit(ind, f"if _pl_sw.ready(({reads}), ({writes})):", s.header_span)
+        if self.f.mem is None:
+            self._sweep_batched(plan, carried, ind + 1, s)
+        else:
+            # placed tiles: the first and last iterations run one by one in the arenas, the middle
+            # batched when the first ones met no hazard (see Sweep.peeled)
+            peel_at = self.placeholder(ind + 1, s.header_span)
+            self.f.emit(ind + 2, "if _pl_it is None:", s.header_span)
+            self._sweep_head(plan, ind + 3, per_item=None)
+            self._sweep_batched(plan, carried, ind + 3, s)
+            self.f.emit(ind + 2, "else:", s.header_span)
+            self._sweep_head(plan, ind + 3, per_item="_pl_it")
+            self.f.block(plan.body, ind + 3)
+            for name, final in zip(carried, plan.finals, strict=True):
+                self.f.emit(ind + 3, f"{name} = {self.f.py(final)}", s.header_span)
+            self.fill(peel_at, ind + 1, f"for _pl_it in _pl_sw.peeled(_pl_mem_session, _pl_m, {self.pop_sites(plan.body)}):")
+        for loop, trips in zip(plan.loops, plan.trips, strict=True):
+            assert loop.var is not None
+            self.f.emit(ind + 1, f"{self.f.py(loop.var.name)} = {trips[-1]}", loop.header_span)
+        self.f.emit(ind, "else:", s.header_span)
+        self.f.gen.uses_sweep = True
+        return True
+
+    def _sweep_head(self, plan: SweepPlan, ind: int, per_item: str | None) -> None:
+        """A sweep's loop variables (all iterations, or one: ``per_item`` names the tuple of its
+        values), each inner level's carried values handed on from its outer level, the scalars."""
+        names = [self.f.py(loop.var.name) for loop in plan.loops if loop.var is not None]
+        if per_item is not None:
+            self.f.emit(ind, f"{', '.join(names)}, = {per_item}", plan.loops[0].header_span)
+        for level, loop in enumerate(plan.loops):
+            if per_item is None:
+                self.f.emit(ind, f"{names[level]} = _pl_sw.var({level})", loop.header_span)
+            if level > 0 and loop.iter_args:
+                inner = ", ".join(self.f.py(a.name) for a in loop.iter_args)
+                outer = ", ".join(self.f.py(a.name) for a in plan.loops[level - 1].iter_args)
+                self.f.emit(ind, f"{inner}, = ({outer},)", loop.header_span)
+        for _level, st in plan.scalars:
+            self.f.stmt(st, ind)
+
+    def _sweep_batched(self, plan: SweepPlan, carried: list[str], ind: int, s: For) -> None:
+        """A sweep's body over its iterations, chunk by chunk; the carried values after it."""
+        self.f.emit(ind, "while _pl_sw.next():", s.header_span)
+        self.f.sweep_mode, self.f.sweep_dead_ids = True, plan.dead
+        try:
+            self.f.block(plan.body, ind + 1)
+        finally:
+            self.f.sweep_mode = self.f.sweep_dead = False
+        for name, final in zip(carried, plan.finals, strict=True):
+            self.f.emit(ind, f"{name} = {self.f.py(final)}", s.header_span)
+
+    def _window_spec(self, w: object, dtype: str) -> str:
+        from ..analysis.batching_plan import Window
+
+        assert isinstance(w, Window)
+        offs = "".join((literal(o) if isinstance(o, int) else self.f.expr(o)) + ", " for o in w.offsets)
+        return f"{self.f.py(w.source)}, ({offs}), {w.shape!r}, {self.f.gen.dtype(dtype)}"
