@@ -43,7 +43,7 @@ __all__ = [
     "reset",
 ]
 
-_FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime", "lane_sim")
+_FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime")
 
 
 class Ctx:
@@ -60,7 +60,6 @@ class Ctx:
         self.block_idx = 0
         self.block_num = 1
         self.runtime: Any = None  # crosscore.Runtime of the group this kernel runs in
-        self.lane_sim: Any = None  # shared state of a sequential split_aiv region run
 
     def derive(self, **fields: Any) -> Ctx:
         new = Ctx.__new__(Ctx)
@@ -111,10 +110,6 @@ def current_runtime() -> Any:
     return _state.ctx.runtime
 
 
-def lane_sim() -> Any:
-    return _state.ctx.lane_sim
-
-
 def standalone() -> Any:
     return _state.standalone
 
@@ -163,13 +158,11 @@ def spmd_block(idx: int, num: int) -> Iterator[None]:
 
 
 @contextmanager
-def subblock(lane_idx: int, lanes: int = 2, *, mode: int | None = None, sim: Any = None) -> Iterator[None]:
+def subblock(lane_idx: int, lanes: int = 2, *, mode: int | None = None) -> Iterator[None]:
     """Run the body as AIV lane ``lane_idx`` of ``lanes`` (a sequential split_aiv region)."""
     fields: dict[str, Any] = {"lane": int(lane_idx), "lanes": int(lanes)}
     if mode is not None:
         fields["split_mode"] = int(mode)
-    if sim is not None:
-        fields["lane_sim"] = sim
     with bound(**fields):
         yield
 

@@ -677,8 +677,7 @@ def run_group(
     roles += [("aiv", lane, aiv_fn) for lane in range(n_aiv)]
     mode = split if aic_fn is None else 0
     ctxs = [
-        parent.derive(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, lane_sim=None, split_mode=mode)
-        for role, lane, _fn in roles
+        parent.derive(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, split_mode=mode) for role, lane, _fn in roles
     ]
 
     def make(slot: int) -> Callable[[], Any]:

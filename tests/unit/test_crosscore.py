@@ -10,9 +10,9 @@ import traceback
 import pytest
 import torch
 
-from pypto_lsp.exec import context, crosscore
+from pypto_lsp.exec import context, crosscore, runtime
 from pypto_lsp.exec.crosscore import CrossCoreError, run_group
-from pypto_lsp.exec.kernels import KERNELS, ResultType, split_aiv_lanes
+from pypto_lsp.exec.kernels import KERNELS, ResultType
 from pypto_lsp.exec.values import get_valid, valid_or_shape, with_valid
 
 K = KERNELS
@@ -463,15 +463,17 @@ def test_aiv_shard_and_aic_gather_identity_without_lanes() -> None:
 
 
 def test_split_aiv_region_sequential_lanes() -> None:
+    """The production region (``runtime.split_aiv_lanes`` and the kernels the script gets)."""
+    shard, gather = runtime.kernel("tile.aiv_shard"), runtime.kernel("tile.aic_gather")
     qk = torch.randn(64, 64)
     full = None
     lanes = []
-    for aiv_id in split_aiv_lanes(2, "UP_DOWN"):
+    for aiv_id in runtime.split_aiv_lanes(2, 1):  # UP_DOWN
         lanes.append((aiv_id, lane_idx()))
-        h = K["tile.aiv_shard"](qk)  # split inherited from the region
+        h = shard(qk)  # split inherited from the region
         assert h.shape == (32, 64)
         sc = K["tile.muls"](h, 2.0)
-        full = K["tile.aic_gather"](sc)
+        full = gather(sc, _site=1)
     assert lanes == [(0, 0), (1, 1)]
     assert lane_idx() == 0
     assert full is not None and torch.allclose(full, 2 * qk)
@@ -480,8 +482,9 @@ def test_split_aiv_region_sequential_lanes() -> None:
 def test_aiv_shard_odd_extent_per_lane_valid() -> None:
     acc = torch.randn(33, 64)
     parts = {}
-    for lane in split_aiv_lanes(2, 1):
-        parts[lane] = K["tile.aiv_shard"](acc, split=1, _rtype=ResultType((17, 64), torch.float32, None, None, "Vec"))
+    shard = runtime.kernel("tile.aiv_shard")
+    for lane in runtime.split_aiv_lanes(2, 1):
+        parts[lane] = shard(acc, split=1, _rtype=ResultType((17, 64), torch.float32, None, None, "Vec"))
     assert parts[0].shape == (17, 64) and torch.equal(parts[0], acc[:17])
     assert parts[1].shape == (17, 64) and torch.equal(parts[1][:16], acc[17:]) and get_valid(parts[1]) == (16, 64)
 
