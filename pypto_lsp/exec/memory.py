@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from ..ir.memory import DTYPE_BITS, Finding
+from ..ir.memory import DTYPE_BITS, Finding, Hazard
 from . import context
 from .observe import Observer, RunInfo
 from .values import DTYPES
@@ -444,7 +444,7 @@ class MemoryObserver(Observer):
 
     def __init__(self) -> None:
         self.session: Session | None = None
-        self.findings: list[dict[str, object]] = []
+        self.findings: list[Hazard] = []
 
     def started(self, ns: dict[str, Any], run: RunInfo) -> None:
         if "_pl_mem_session" in ns:

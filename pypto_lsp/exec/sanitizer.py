@@ -40,10 +40,11 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 
+from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
 from . import context
 from .observe import Observer, RunInfo
@@ -166,7 +167,7 @@ class Sanitizer(Observer):
         self.tasks: list[_Task] = []
         self.current: _Task | None = None
         self.tensormap: dict[int, list[tuple[int, Box]]] = {}
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[Hazard] = []
         self._seen: set[tuple[Any, ...]] = set()
         self._pending: list[Callable[[], Any]] = []
         self._postponed: set[int] = set()
@@ -431,23 +432,26 @@ class Sanitizer(Observer):
 
     def add(self, kind: str, line: int, name: str, other_line: int | None, other_name: str | None, message: str, **extra: Any) -> None:
         self.findings.append(
-            {
-                "kind": kind,
-                "line": line,
-                "name": name,
-                "other_line": other_line,
-                "other_name": other_name,
-                "space": "GM",
-                "core": "",
-                "range": [0, 0],
-                "message": message,
-                **extra,
-            }
+            cast(
+                Hazard,
+                {
+                    "kind": kind,
+                    "line": line,
+                    "name": name,
+                    "other_line": other_line,
+                    "other_name": other_name,
+                    "space": "GM",
+                    "core": "",
+                    "range": [0, 0],
+                    "message": message,
+                    **extra,
+                },
+            )
         )
 
-    def races(self) -> list[dict[str, Any]]:
+    def races(self) -> list[Hazard]:
         """Pairs of tasks (and parts of one task) touching overlapping elements with no order between them."""
-        out: list[dict[str, Any]] = []
+        out: list[Hazard] = []
         by_root: dict[int, list[_Task]] = {}
         for t in self.tasks:
             for key in t.access:
@@ -474,7 +478,7 @@ class Sanitizer(Observer):
                     out.append(f)
         return out
 
-    def _race(self, root: _Root, a: _Task, b: _Task, ka: str, kb: str, region: Box) -> dict[str, Any]:
+    def _race(self, root: _Root, a: _Task, b: _Task, ka: str, kb: str, region: Box) -> Hazard:
         rw = {"wr": "RAW", "rw": "WAR", "ww": "WAW"}[ka + kb]
         name_b = _arg_name(b, root)
         name_a = _arg_name(a, root)
@@ -513,7 +517,7 @@ class Sanitizer(Observer):
             "direction": tag_b,
         }
 
-    def _part_race(self, root: _Root, t: _Task) -> dict[str, Any] | None:
+    def _part_race(self, root: _Root, t: _Task) -> Hazard | None:
         parts = t.parts.get(root.key)
         if not parts or len(parts) < 2:
             return None
@@ -547,7 +551,7 @@ class Sanitizer(Observer):
                             }
         return None
 
-    def graph(self, races: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def graph(self, races: Sequence[Hazard]) -> dict[str, Any]:
         """The task graph: tasks in program order, the runtime's direct dependencies, the racing pairs."""
         nodes = [{"id": t.index, "line": t.site.line, "callee": t.site.callee} for t in self.tasks[:500]]
         edges = [{"from": d, "to": t.index} for t in self.tasks[:500] for d in sorted(t.deps) if d < 500]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .memory import operand_roles
+from .memory import Hazard, operand_roles
 from .model import (
     Assign,
     Const,
@@ -62,7 +62,7 @@ class UninitRead:
             "(a lost tile.full? the simulator zero-fills, the device does not)"
         )
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> Hazard:
         return {
             "kind": "uninitialised",
             "line": self.line,

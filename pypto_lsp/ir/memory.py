@@ -24,6 +24,7 @@ buffer beyond its memory space), ``bounds`` (a tile larger than its MemRef/alloc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from . import catalogue
 from . import diagnostics as D
@@ -124,6 +125,31 @@ def capacities(backend: str | None = None) -> dict[str, int]:
     return out
 
 
+class Hazard(TypedDict, total=False):
+    """One memory or sanitizer finding as it travels (``validate --json``, the worker, the server).
+
+    Every finding has ``kind``, ``line``, ``name``, ``other_line``, ``other_name``, ``space``, ``core``,
+    ``range`` and ``message``; a race adds ``tensor``, ``region``, ``race`` (RAW/WAR/WAW), ``tasks``,
+    ``calls``, ``direction`` and ``other_order``."""
+
+    kind: str  # overwrite | pipe-slot | capacity | bounds | race | uninitialised | out-of-bounds
+    line: int
+    name: str
+    other_line: int | None
+    other_name: str | None
+    space: str
+    core: str
+    range: list[int]
+    message: str
+    tensor: str
+    region: str
+    race: str
+    tasks: list[int]
+    calls: list[str]
+    direction: str
+    other_order: dict[str, Any]
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One memory hazard, static or found while running (``validate --json``'s ``memory.hazards``)."""
@@ -139,7 +165,7 @@ class Finding:
     end: int
     message: str
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> Hazard:
         return {
             "kind": self.kind,
             "line": self.line,

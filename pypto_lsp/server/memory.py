@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from ..ir.memory import MemoryPlan, Site, plan_program
 from ..ir.model import Program
-from ..validate.report import FileResult
+from ..validate.report import FileResult, Hazard, hazards_of
 from . import results as R
 
 CODE_PREFIX = "memory-"
@@ -31,10 +31,8 @@ def _label(kind: object) -> str:
     return "sanitizer" if kind in SANITIZER_KINDS else "memory"
 
 
-def hazards(fr: FileResult | None) -> list[dict[str, Any]]:
-    if fr is None or not fr.memory:
-        return []
-    return list(fr.memory.get("hazards") or [])
+def hazards(fr: FileResult | None) -> list[Hazard]:
+    return hazards_of(fr)
 
 
 def memory_diagnostics(fr: FileResult, lines: list[str], uri: str, encoding: str, *, include_static: bool) -> list[types.Diagnostic]:

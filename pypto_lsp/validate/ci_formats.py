@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Report, writes_for
+from .report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Hazard, Report, hazards_of, writes_for
 
 Run = tuple[str, Report, dict[str, Any]]  # (the PATH validated, its report, what it was compared with)
 
@@ -196,9 +196,9 @@ def finding_rule(kind: str) -> str:
     return f"sanitizer/{kind}" if kind in ("race", "uninitialised", "out-of-bounds") else f"memory/{kind}"
 
 
-def findings(fr: FileResult) -> list[dict[str, Any]]:
+def findings(fr: FileResult) -> list[Hazard]:
     """The file's memory and sanitizer findings that fail it (what ``engine`` counts)."""
-    return [h for h in (fr.memory or {}).get("hazards", []) if h.get("kind") in FAILING_FINDINGS]
+    return [h for h in hazards_of(fr) if h.get("kind") in FAILING_FINDINGS]
 
 
 def rule_for(kind: str) -> str:

@@ -22,7 +22,7 @@ from ..exec.codegen import CodegenError, GeneratedCode
 from ..exec.observe import Observer
 from ..ir import diagnostics as D
 from ..ir.check import check_program
-from ..ir.memory import MemoryPlan, findings_to_diagnostics, plan_program
+from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
 from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
 from ..ir.parser import parse_text
 from .budget import KIND as ALLOC_KIND
@@ -30,7 +30,7 @@ from .budget import budget as alloc_budget
 from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL
 from .golden import GoldenError
-from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, TensorResult
+from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, MemoryResult, TensorResult, hazards_of
 from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
 
@@ -87,7 +87,7 @@ class Compiled:
     error: ErrorInfo | None
     memory: MemoryPlan | None = None  # where the IR places tiles (None: memory model off)
     sanitize: bool = False  # generated with the sanitizer's hooks (exec.sanitizer)
-    static_findings: list[dict[str, Any]] = field(default_factory=list)  # the sanitizer's, from the IR alone
+    static_findings: list[Hazard] = field(default_factory=list)  # the sanitizer's, from the IR alone
 
 
 _COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None, bool, bool], Compiled] = {}
@@ -570,7 +570,7 @@ def run_text(
         result.seconds = time.perf_counter() - t0
 
 
-def _memory_json(plan: MemoryPlan | None) -> dict[str, Any]:
+def _memory_json(plan: MemoryPlan | None) -> MemoryResult:
     if plan is None:
         return {"checked": False, "hazards": []}
     return {"checked": plan.placed, "hazards": [f.to_json() for f in plan.findings]}
@@ -578,7 +578,7 @@ def _memory_json(plan: MemoryPlan | None) -> dict[str, Any]:
 
 def _memory_fails(result: FileResult) -> bool:
     """A memory or sanitizer finding fails the file even when the numbers agree."""
-    return any(h["kind"] in FAILING_FINDINGS for h in (result.memory or {}).get("hazards", ()))
+    return any(h["kind"] in FAILING_FINDINGS for h in hazards_of(result))
 
 
 def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:

@@ -88,7 +88,7 @@ def _table(report: Report, chart: dict[str, Any]) -> str:
         mem = p.get("memory")
         if mem and mem.get("hazards"):
             err = (err + " · " if err else "") + html.escape(f"{mem['hazards']} memory hazard(s): {mem.get('first') or ''}"[:400])
-        cls = [fr.status]
+        cls: list[str] = [fr.status]
         if p["first_divergent"]:
             cls.append("first")
         if p["unchanged"]:

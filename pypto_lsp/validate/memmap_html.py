@@ -17,6 +17,7 @@ from typing import Any
 
 from ..ir.memmap import memory_map_text
 from .html_report import standalone_page
+from .report import Hazard, hazards_of
 
 ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "render.js", "memmap.js")
 
@@ -28,7 +29,7 @@ _BOOT = """
 """
 
 
-def run_findings(path: Path, config: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+def run_findings(path: Path, config: str | None = None) -> tuple[list[Hazard], str | None]:
     """The sanitizer's findings of one run of ``path`` with its case's goldens (torch)."""
     from .config import find_case
     from .engine import run_text
@@ -49,8 +50,7 @@ def run_findings(path: Path, config: str | None = None) -> tuple[list[dict[str, 
         memory=True,
         backend=case.backend,
     )
-    mem = fr.memory or {}
-    return list(mem.get("hazards") or []), None
+    return list(hazards_of(fr)), None
 
 
 def render_html(data: dict[str, Any], title: str) -> str:
@@ -72,7 +72,7 @@ def cmd_memmap(args: Any) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         print(f"pypto-lsp memmap: {exc}", file=sys.stderr)
         return 2
-    findings: list[dict[str, Any]] = []
+    findings: list[Hazard] = []
     note = None
     if args.run:
         findings, note = run_findings(path, args.config)

@@ -7,13 +7,34 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
+
+from ..ir.memory import Hazard
 
 if TYPE_CHECKING:
     from ..ir.diagnostics import Diagnostic
     from ..ir.model import Span
 
-PASS, FAIL, ERROR, RAN = "pass", "fail", "error", "ran"
+Status = Literal["pass", "fail", "error", "ran"]  # a file's verdict (``ran``: nothing to compare)
+PASS: Final = "pass"
+FAIL: Final = "fail"
+ERROR: Final = "error"
+RAN: Final = "ran"
+STATUSES: tuple[Status, ...] = (PASS, FAIL, ERROR, RAN)
+
+
+class MemoryResult(TypedDict):
+    """``FileResult.memory``: whether the memory model placed tiles, and every finding (sanitizer's included)."""
+
+    checked: bool
+    hazards: list[Hazard]
+
+
+def hazards_of(fr: FileResult | None) -> list[Hazard]:
+    """The file's memory and sanitizer findings (none without a result)."""
+    return list(fr.memory["hazards"]) if fr is not None and fr.memory else []
+
+
 _SSA = re.compile(r"__ssa_v\d+$")  # the SSA suffix of an IR name
 
 
@@ -93,7 +114,7 @@ class ErrorInfo:
 @dataclass(slots=True)
 class FileResult:
     file: str
-    status: str
+    status: Status
     tensors: dict[str, TensorResult] = field(default_factory=dict)
     error: ErrorInfo | None = None
     seconds: float = 0.0
@@ -105,7 +126,7 @@ class FileResult:
     call_counts: dict[str, int] = field(default_factory=dict)
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     # {"checked": bool, "hazards": [{"kind", "line", "name", "other_line", "other_name", "space", "core", "range", "message"}]}
-    memory: dict[str, Any] | None = None
+    memory: MemoryResult | None = None
     # the runtime's tasks (exec.sanitizer.Sanitizer.graph): {"nodes", "edges", "races", "truncated"}; None: no tasks
     tasks: dict[str, Any] | None = None
 

@@ -15,6 +15,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ...ir.memmap import memory_map, memory_map_text
+from ...validate.report import Hazard, hazards_of
 from ..contract import MEMORY_MAP
 from ..convert import request_uri
 from ..core import Core
@@ -29,12 +30,11 @@ def map_for(core: Core, uri: str) -> dict[str, Any]:
     except (NotADump, OSError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     st = core.docs.get(uri)
-    findings: list[dict[str, Any]] = []
+    findings: list[Hazard] = []
     with_run = False
     if st is not None and st.result is not None and st.result_hash == snap.hash and not st.pending:
-        mem = st.result.memory or {}
-        findings = list(mem.get("hazards") or [])
-        with_run = bool(mem.get("checked"))
+        findings = list(hazards_of(st.result))
+        with_run = bool(st.result.memory and st.result.memory["checked"])
     path, backend = str(snap.path), snap.resolved.backend
     if st is not None and st.program is not None and st.parsed_hash == snap.hash:
         data = memory_map(st.program, findings, backend=backend, file=path)
