@@ -212,11 +212,14 @@ class Adapter:
             if isinstance(o, dict) and o.get("filterId"):
                 wanted.add(o["filterId"])
         self.filters = {f for f in wanted if f in FILTERS}
-        if self.session is not None:
+        if self.session is not None and not self.configured:
+            # before the run starts the launch's stopOn* flags add to the client's defaults;
+            # afterwards the client's choice is the whole of it
             la = self.launch_args
             for flag, f in (("stopOnNaN", "nan"), ("stopOnFirstDifference", "difference"), ("stopOnFinding", "finding")):
                 if la.get(flag):
                     self.filters.add(f)
+        if self.session is not None:
             self.session.filters = set(self.filters)
         self.respond(req, {"breakpoints": [{"verified": True} for _ in self.filters]})
 

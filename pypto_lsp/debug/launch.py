@@ -12,7 +12,7 @@ import torch
 
 from ..validate import config as cfg
 from ..validate.config import RunSettings
-from ..validate.engine import compile_text
+from ..validate.engine import compile_text, resolve_args
 
 __all__ = ["LaunchError", "Prepared", "prepare", "executable_lines"]
 
@@ -123,6 +123,11 @@ def prepare(args: dict[str, Any]) -> Prepared:
         err = comp.error
         at = f" (line {err.line})" if err is not None and err.line else ""
         raise LaunchError(f"launch: {program.name} cannot run{at}: {err.message if err else 'no code'}")
+    if comp.program is not None and comp.generated.entry is not None:
+        try:
+            resolve_args(comp.program, comp.generated.entry, inputs)
+        except (KeyError, GoldenError) as exc:
+            raise LaunchError(f"launch: the inputs do not fit {program.name}: {exc.args[0] if exc.args else exc}") from exc
     prev_text = None
     if previous is not None:
         try:

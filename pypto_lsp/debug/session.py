@@ -12,6 +12,7 @@ step of one core lets the others run in the runtime's own order until that core 
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 import threading
@@ -336,7 +337,7 @@ class Session:
 
     def _report(self, fr: Any) -> None:
         err = fr.error
-        status = fr.status
+        status = str(fr.status).upper()
         if err is not None:
             at = f" (line {err.line})" if err.line else ""
             self.output(f"{status}: {err.kind}{at}: {err.message}\n", "stderr")
@@ -493,17 +494,19 @@ class Session:
         reason = None
         desc = text = ""
         hit: list[int] = []
-        if "nan" in self.filters and bound:
+        if "nan" in self.filters and bound and not self.nan_found:
             for name, v in bound.items():
                 if isinstance(v, torch.Tensor) and v.is_floating_point():
                     nv = numeric(v)
                     bad = ~torch.isfinite(nv)
                     if bool(bad.any()):
                         n_nan = int(torch.isnan(nv).sum())
+                        self.nan_found = True
                         reason, desc = "exception", "NaN / Inf"
                         text = f"'{name}' holds {n_nan} NaN and {int(bad.sum()) - n_nan} Inf on line {line}"
                         break
-                elif isinstance(v, float) and v != v or isinstance(v, float) and v in (float("inf"), float("-inf")):
+                elif isinstance(v, float) and not math.isfinite(v):
+                    self.nan_found = True
                     reason, desc, text = "exception", "NaN / Inf", f"'{name}' is {v} on line {line}"
                     break
         if reason is None and "difference" in self.filters and prev and not self.difference_found:
@@ -522,6 +525,9 @@ class Session:
                 self.findings_seen = len(found)
                 reason, desc = "exception", f"memory {f0.kind}"
                 text = f"memory {f0.kind} on line {f0.line}: {f0.message}"
+                # the check runs when the value goes into its bytes, after its own hook: the
+                # finding is seen at the next statement of the frame, and shown on its own line
+                line = f0.line or line
         if reason is None:
             bp = self.breakpoints.get(line)
             if bp is not None and bp.hit():
