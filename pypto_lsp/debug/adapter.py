@@ -166,6 +166,7 @@ class Adapter:
             return
         self.launch_args = args
         self.session = Session(prep, self.event, stop_on_entry=bool(args.get("stopOnEntry")))
+        self.session.record_previous = args.get("recordPrevious", True) is not False
         for flag, f in (("stopOnNaN", "nan"), ("stopOnFirstDifference", "difference"), ("stopOnFinding", "finding")):
             if args.get(flag):
                 self.filters.add(f)

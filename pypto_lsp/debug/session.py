@@ -42,6 +42,7 @@ FILTERS = {
 }
 _RECORD_BUDGET = 256 * 2**20
 ORCH = 1  # the orchestration's thread id
+KERNEL_KINDS = frozenset({"InCore", "AIC", "AIV"})
 
 
 class Terminated(BaseException):
@@ -207,6 +208,7 @@ class Session:
         self._last_ctx: Any = None
         self._last_th: Thread | None = None
         self._last_rt: Any = None
+        self._last_root: Any = None  # the frame of the kernel call the orchestration made last
         self._task = 0
         self._next_frame = 1
         self.result: Any = None
@@ -219,6 +221,7 @@ class Session:
         self.nan_found = False
         self.findings_seen = 0
         self.thread_obj: threading.Thread | None = None
+        self.record_previous = True  # run the pass before first, for its values (launch: recordPrevious)
         comp = compile_text(
             prep.text,
             str(prep.path),
@@ -233,6 +236,12 @@ class Session:
         self.gen = gen
         self.filename = gen.filename if gen is not None else ""
         self.fn_names = {py: ir for ir, py in gen.functions.items()} if gen is not None else {}
+        prog = comp.program
+        self.kinds = {
+            py: f.kind
+            for ir, py in (gen.functions.items() if gen is not None else ())
+            if prog is not None and (f := prog.function(ir)) is not None
+        }
         self.lines = text_lines = prep.text.splitlines()
         self._group_calls: dict[tuple[str, str], int] = {}
         self._text_lines = text_lines
@@ -276,7 +285,7 @@ class Session:
 
     def _record_previous(self) -> None:
         p = self.prep
-        if p.previous is None or p.previous_text is None:
+        if not self.record_previous or p.previous is None or p.previous_text is None:
             return
         pairs = partner_names(p.previous_text, p.text, entry=p.settings.entry, previous_filename=str(p.previous), filename=str(p.path))
         if not pairs:
@@ -396,28 +405,44 @@ class Session:
         self.event(line, {}, sys._getframe(1))
 
     def _thread(self, ctx: Any, frame: FrameType) -> Thread:
-        if ctx is self._last_ctx and self._last_th is not None:
-            return self._last_th
         rt = ctx.runtime
-        if ctx.role is not None and rt is not None and not rt.standalone:
+        grouped = ctx.role is not None and rt is not None and not rt.standalone
+        if grouped and ctx is self._last_ctx and self._last_th is not None:
+            return self._last_th
+        kind = None
+        if grouped:
             if rt is not self._last_rt:
                 self._task += 1
                 self._last_rt = rt
                 self._new_task(self._task)
             key: tuple[Any, ...] = (self._task, ctx.role, ctx.lane, ctx.block_idx)
+        elif self.kinds.get(frame.f_code.co_name) in KERNEL_KINDS:
+            # a kernel the orchestration calls on its own (no group): a core of its own, per call
+            kind = self.kinds[frame.f_code.co_name]
+            root, f = frame, frame.f_back
+            while f is not None and f.f_code.co_filename == self.filename and self.kinds.get(f.f_code.co_name) in KERNEL_KINDS:
+                root, f = f, f.f_back
+            if root is not self._last_root:
+                self._task += 1
+                self._last_root = root
+                self._new_task(self._task)
+            key = (self._task, kind, ctx.lane, ctx.block_idx)
         elif ctx.block_num > 1:
             key = ("spmd", ctx.block_idx)
         else:
             key = ("orch",)
         th = self.by_key.get(key)
         if th is None:
-            fn = self._root_function(frame)
+            fn = self._root_function(frame) if kind is None else self.fn_names.get(frame.f_code.co_name, "?")
             if key[0] == "orch":
                 name = f"orchestration · {fn}"
             elif key[0] == "spmd":
                 name = f"block {ctx.block_idx} · {fn}"
             else:
-                core = "AIC" if ctx.role == "aic" else f"AIV{ctx.lane}"
+                if kind is not None:
+                    core = {"AIC": "AIC", "AIV": f"AIV{ctx.lane}"}.get(kind, kind)
+                else:
+                    core = "AIC" if ctx.role == "aic" else f"AIV{ctx.lane}"
                 name = f"{core} · {fn} · task {self._task}"
                 if ctx.block_num > 1:
                     name += f" · block {ctx.block_idx}"
@@ -593,14 +618,14 @@ class Session:
     def _step_done(self, th: Thread, frame: FrameType) -> bool:
         assert self.step is not None
         kind, tid, depth = self.step
-        owner = self.threads.get(tid)
-        owner_gone = owner is None or (owner.glet is not None and owner.glet.dead and owner.role is not None)
+        # the orchestration waits while a kernel runs: its next statement means the kernel is done
+        kernel_done = tid != ORCH and th.id == ORCH
         if kind == "in":
-            return th.id == tid or tid == ORCH or owner_gone
-        d = self._depth(th, frame)
+            return th.id == tid or tid == ORCH or kernel_done
         if th.id == tid:
+            d = self._depth(th, frame)
             return d <= depth if kind == "next" else d < depth
-        return owner_gone and th.id == ORCH
+        return kernel_done
 
     # ------------------------------------------------------------------ stops
 
@@ -666,7 +691,8 @@ class Session:
         """What the adapter may ask about while stopped, taken in the run thread."""
         cur = greenlet.getcurrent()
         for tid, t in self.threads.items():
-            if t.glet is not None and t.glet.dead:
+            direct = t.role is None and len(t.key) == 4  # a kernel the orchestration called itself
+            if (t.glet is not None and t.glet.dead) or (direct and (th is None or tid != th.id)):
                 st.finished.add(tid)
                 st.frames[tid] = [
                     FrameInfo(
@@ -691,6 +717,8 @@ class Session:
                         pv = self.last_prev.get((k, t.role, t.lane, t.block))
                         if pv is not None:
                             fi.previous.setdefault(k, pv)
+            if tid == ORCH:  # a kernel it called runs on a thread of its own
+                frames = [fi for fi in frames if fi.frame is None or self.kinds.get(fi.frame.f_code.co_name) not in KERNEL_KINDS]
             st.frames[tid] = frames
             if t.rt is not None and t.slot in t.rt.blocked:
                 st.waiting[tid] = t.rt.blocked[t.slot][4]
