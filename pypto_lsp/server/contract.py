@@ -21,7 +21,8 @@ CONFIGURE_GOLDEN = "pypto-lsp.configureGolden"  # [uri]
 REVEAL_LINE = "pypto-lsp.revealLine"  # [uri, 0-based line]
 SHOW_ERROR_MAP = "pypto-lsp.showErrorMap"  # [uri, tensor]; its data: ERROR_MAP
 SHOW_MEMORY_MAP = "pypto-lsp.showMemoryMap"  # [uri]; its data: MEMORY_MAP
-CLIENT_COMMANDS = (COMPARE_WITH_PREVIOUS, CONFIGURE_GOLDEN, REVEAL_LINE, SHOW_ERROR_MAP, SHOW_MEMORY_MAP)
+DEBUG_PASS = "pypto-lsp.debugPass"  # [uri]: a `pypto` debug session on the dump (docs/debugger.md)
+CLIENT_COMMANDS = (COMPARE_WITH_PREVIOUS, CONFIGURE_GOLDEN, REVEAL_LINE, SHOW_ERROR_MAP, SHOW_MEMORY_MAP, DEBUG_PASS)
 NO_ACTION = ""  # a lens that only shows text
 
 # custom requests (client -> server)

@@ -30,6 +30,7 @@ import { MemoryMaps } from './views/memmap';
 import { SHOW_MEMORY_MAP } from './core/memmap';
 import { PICTURE_CMD } from './core/pictures';
 import { DumpStatusBar } from './views/statusBar';
+import { registerDebugger } from './views/debug';
 
 let server: PyptoServer | undefined;
 
@@ -82,6 +83,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             return uri ? memoryMaps.show(uri) : showInformationMessage('PyPTO LSP: open a pass dump first.');
         }),
     );
+
+    context.subscriptions.push(...registerDebugger(srv, isDumpTextDocument));
 
     let started = false;
     const ensureStarted = (why: string): void => {
