@@ -167,10 +167,7 @@ class Adapter:
         self.launch_args = args
         self.session = Session(prep, self.event, stop_on_entry=bool(args.get("stopOnEntry")))
         self.session.record_previous = args.get("recordPrevious", True) is not False
-        for flag, f in (("stopOnNaN", "nan"), ("stopOnFirstDifference", "difference"), ("stopOnFinding", "finding")):
-            if args.get(flag):
-                self.filters.add(f)
-        self.filters.add("deadlock") if args.get("stopOnDeadlock", True) else None
+        self.filters |= _launch_filters(args)
         self.session.filters = set(self.filters)
         self.respond(req)
         for path, lines in self.pending_breakpoints.items():
@@ -216,10 +213,7 @@ class Adapter:
         if self.session is not None and not self.configured:
             # before the run starts the launch's stopOn* flags add to the client's defaults;
             # afterwards the client's choice is the whole of it
-            la = self.launch_args
-            for flag, f in (("stopOnNaN", "nan"), ("stopOnFirstDifference", "difference"), ("stopOnFinding", "finding")):
-                if la.get(flag):
-                    self.filters.add(f)
+            self.filters |= _launch_filters(self.launch_args)
         if self.session is not None:
             self.session.filters = set(self.filters)
         self.respond(req, {"breakpoints": [{"verified": True} for _ in self.filters]})
@@ -516,6 +510,14 @@ class Adapter:
                 }
             )
         return out
+
+
+def _launch_filters(args: dict[str, Any]) -> set[str]:
+    """The exception stops a launch asks for (``stopOnNaN`` ...; ``stopOnDeadlock`` unless false)."""
+    out = {f for flag, f in (("stopOnNaN", "nan"), ("stopOnFirstDifference", "difference"), ("stopOnFinding", "finding")) if args.get(flag)}
+    if args.get("stopOnDeadlock", True) is not False:
+        out.add("deadlock")
+    return out
 
 
 def _parse_expr(expr: str) -> tuple[str, tuple[Any, ...]]:
