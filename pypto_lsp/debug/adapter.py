@@ -295,6 +295,9 @@ class Adapter:
             self.respond(req, error="no such variables reference (the run went on)")
             return
         out = fn()
+        filt = args.get("filter")
+        if filt in ("indexed", "named"):  # a client paging a long tile: rows [i] apart from the named children
+            out = [v for v in out if v["name"].startswith("[") == (filt == "indexed")]
         start = int(args.get("start") or 0)
         count = int(args.get("count") or 0)
         if start or count:
@@ -396,7 +399,9 @@ class Adapter:
         extra: dict[str, Any] = {}
         if is_tile(v):
             ref = self.handles.add(lambda: self._tile_children(v, prev, delta))
-            extra["indexedVariables"] = int(numeric(v).shape[0]) if v.dim() else 0
+            extra["indexedVariables"] = min(int(numeric(v).shape[0]), _MAX_CHILDREN) if v.dim() else 0
+            if prev is not None:
+                extra["namedVariables"] = 2
         elif isinstance(v, tuple | list) and v:
             ref = self.handles.add(lambda: [self._var(f"[{i}]", x) for i, x in enumerate(v[:_MAX_CHILDREN])])
         return {"name": name, "value": text, "type": typ, "variablesReference": ref, **extra}

@@ -130,6 +130,12 @@ def test_variables_of_the_cube_and_a_lane_equal_plain_torch(dap: DapClient, tmp_
     acc = dap.locals(frames[0]["id"])["acc__tile"]
     assert acc["type"] == "Tile [32, 64] FP32"
     assert torch.allclose(tile_values(dap, acc), mm.double(), rtol=1e-5, atol=1e-4)
+    # a client paging the rows gets rows, not the named children (previous pass, |Δ|)
+    page = dap.request("variables", {"variablesReference": acc["variablesReference"], "filter": "indexed", "start": 3, "count": 2})["body"][
+        "variables"
+    ]
+    assert [v["name"] for v in page] == ["[3]", "[4]"]
+    assert acc["indexedVariables"] == 32
     dap.request("continue", {"threadId": ev["threadId"]})
     ev = stopped(dap, "breakpoint")
     assert dap.stack(ev["threadId"])[0]["line"] == t_line
