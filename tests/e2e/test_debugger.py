@@ -87,10 +87,41 @@ def test_breakpoint_continue_and_stack_show_the_line(dap: DapClient, tmp_path: P
     assert torch.allclose(tile_values(dap, y), inputs["y"][32:].double(), atol=1e-5)
     r = dap.request("evaluate", {"expression": "y_chunk__tile[3, 5]", "frameId": frames[0]["id"], "context": "hover"})
     assert float(r["body"]["result"].split("min ")[1].split()[0]) == pytest.approx(float(inputs["y"][35, 5]), abs=1e-5)
+    for expr in ("__import__('os').system('true')", "y_chunk__tile + 1", "open"):  # read with ast, never evaluated
+        assert not dap.request("evaluate", {"expression": expr, "frameId": frames[0]["id"]}, ok=False)["success"]
     dap.request("continue", {"threadId": ev["threadId"]})
     dap.wait_event("terminated")
     out = "".join(e["body"].get("output", "") for e in dap.seen if e["event"] == "output")
     assert "PASS" in out
+
+
+def test_a_socket_instead_of_stdio(tmp_path: Path) -> None:
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "pypto_lsp", "debug", "--port", "0"], stderr=subprocess.PIPE, env=env, cwd=str(tmp_path))
+    try:
+        assert proc.stderr is not None
+        line = b""
+        while b"listening on" not in line:
+            line = proc.stderr.readline()
+            assert line, "the adapter ended before listening"
+        port = int(line.decode().rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+            body = json.dumps({"seq": 1, "type": "request", "command": "initialize", "arguments": {"adapterID": "pypto"}}).encode()
+            s.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            f = s.makefile("rb")
+            n = int(f.readline().split(b":")[1])
+            f.readline()
+            msg = json.loads(f.read(n))
+            assert msg["success"] and any(x["filter"] == "nan" for x in msg["body"]["exceptionBreakpointFilters"])
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_hit_condition_and_unverified_lines(dap: DapClient, tmp_path: Path) -> None:
