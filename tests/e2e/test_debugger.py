@@ -422,3 +422,31 @@ def test_qwen3_stops_in_a_kernel(dap: DapClient) -> None:
     ev = stopped(dap, "breakpoint")
     frames = dap.stack(ev["threadId"])
     assert frames[0]["line"] == line and name in dap.locals(frames[0]["id"])
+
+
+def test_entry_next_pause_and_step_out(dap: DapClient, tmp_path: Path) -> None:
+    prog = case(tmp_path, "elementwise") / "11_after_ConvertTensorToTileOps.py"
+    dap.start({"program": str(prog), "stopOnEntry": True})
+    ev = stopped(dap, "entry")
+    kernel = ev["threadId"]
+    names = {t["id"]: t["name"] for t in dap.threads()}
+    assert names[kernel] == "InCore · exp_add_mul_incore_0 · task 1"
+    assert dap.stack(kernel)[0]["line"] == line_of(prog, "for r__idx_v0")
+    seen = []
+    for _ in range(3):  # the for line binds its iter_args too (one stop each), then the body
+        dap.request("next", {"threadId": kernel})
+        stopped(dap, "step")
+        seen.append(dap.stack(kernel)[0]["line"])
+        if seen[-1] != line_of(prog, "for r__idx_v0"):
+            break
+    assert seen[-1] == line_of(prog, "x_chunk__tile: pl.Tile"), seen
+    dap.request("pause", {"threadId": kernel})
+    dap.request("continue", {"threadId": kernel})
+    stopped(dap, "pause")
+    assert dap.stack(kernel)[0]["line"] == line_of(prog, "y_chunk__tile: pl.Tile")
+    dap.request("stepOut", {"threadId": kernel})
+    ev = stopped(dap, "step")
+    assert ev["threadId"] == 1
+    frames = dap.stack(1)
+    assert [f["name"] for f in frames] == ["exp_add_mul"] and frames[0]["line"] == line_of(prog, "= self.exp_add_mul_incore_0(")
+    assert "out__rv_v2" in dap.locals(frames[0]["id"])
