@@ -318,28 +318,65 @@ class Adapter:
             self.respond(req, error="no frame to evaluate in")
             return
         try:
-            name, index = _parse_expr(expr)
+            v, prev = self._lookup(fi, expr)
         except ValueError as exc:
             self.respond(req, error=str(exc))
             return
+        var = self._var(expr, v, prev)
+        self.respond(req, {"result": var["value"], "type": var.get("type"), "variablesReference": var["variablesReference"]})
+
+    def _lookup(self, fi: FrameInfo, expr: str) -> tuple[Any, Any]:
+        """The value of ``name`` / ``name[i, j]`` in the frame, and its previous pass's (or None)."""
+        assert self.session is not None
+        name, index = _parse_expr(expr)
         loc = self.session.frame_locals(fi)
         if name not in loc:
-            self.respond(req, error=f"'{name}' is not defined in {fi.name.split(' · ')[0]} at line {fi.line}")
-            return
+            raise ValueError(f"'{name}' is not defined in {fi.name.split(' · ')[0]} at line {fi.line}")
         v = loc[name]
         prev = fi.previous.get(name)
         if index:
             if not isinstance(v, torch.Tensor):
-                self.respond(req, error=f"'{name}' is not a tile")
-                return
+                raise ValueError(f"'{name}' is not a tile")
             try:
                 v = v[index]
                 prev = prev[index] if isinstance(prev, torch.Tensor) else None
             except (IndexError, TypeError) as exc:
-                self.respond(req, error=f"{expr}: {exc}")
-                return
-        var = self._var(expr, v, prev)
-        self.respond(req, {"result": var["value"], "type": var.get("type"), "variablesReference": var["variablesReference"]})
+                raise ValueError(f"{expr}: {exc}") from exc
+        return v, prev
+
+    def on_pyptoErrorMap(self, req: dict[str, Any], args: dict[str, Any]) -> None:
+        """A tile as an error map (the VS Code extension's picture): against the previous pass's
+        value of the same name when known, else against itself (its values, nothing over tolerance)."""
+        st = self._stopped()
+        if st is None or self.session is None:
+            self.respond(req, error="the run is not stopped")
+            return
+        fi = self.frames.get(int(args.get("frameId") or 0))
+        if fi is None:
+            top = st.frames.get(st.thread) or []
+            fi = top[0] if top else None
+        expr = str(args.get("expression") or "").strip()
+        if fi is None:
+            self.respond(req, error="no frame")
+            return
+        try:
+            v, prev = self._lookup(fi, expr)
+        except ValueError as exc:
+            self.respond(req, error=str(exc))
+            return
+        if not isinstance(v, torch.Tensor) or v.dim() == 0:
+            self.respond(req, error=f"'{expr}' is not a tile")
+            return
+        from ..validate.errormap import error_map
+
+        cur = numeric(v)
+        old = numeric(prev) if isinstance(prev, torch.Tensor) else None
+        against = "the previous pass"
+        if old is None or tuple(old.shape) != tuple(cur.shape):
+            old, against = cur, "itself (no previous value)"
+        s = self.session.prep.settings
+        m = error_map(expr, cur.detach().to(torch.float32), old.detach().to(torch.float32), rtol=s.rtol, atol=s.atol)
+        self.respond(req, {"maps": [m], "against": against, "line": fi.line})
 
     def _resume(self, req: dict[str, Any], args: dict[str, Any], kind: str) -> None:
         s = self.session
@@ -388,7 +425,7 @@ class Adapter:
         loc = self.session.frame_locals(fi)
         first = list(fi.assigned)
         names = first + [k for k in loc if k not in fi.assigned]
-        return [self._var(k, loc[k], fi.previous.get(k)) for k in names]
+        return [{**self._var(k, loc[k], fi.previous.get(k)), "evaluateName": k} for k in names]
 
     def _var(self, name: str, v: Any, prev: Any = None) -> dict[str, Any]:
         from .values import max_abs_delta

@@ -304,6 +304,10 @@ def test_stop_on_the_first_difference_at_the_injected_line(dap: DapClient, tmp_p
     assert float(y["value"].split("|Δ| ")[1]) == pytest.approx(delta, rel=1e-4)
     kids = {k["name"]: k for k in dap.variables(y["variablesReference"])}
     assert torch.allclose(tile_values(dap, kids["previous pass"]), inputs["y"][32:].double(), atol=1e-5)
+    # the tile as an error map (the VS Code extension's picture), against the previous pass
+    m = dap.request("pyptoErrorMap", {"expression": "y_chunk__tile", "frameId": frames[0]["id"]})["body"]
+    assert m["against"] == "the previous pass" and m["maps"][0]["shape"] == [32, 128]
+    assert m["maps"][0]["max_abs_diff"] == pytest.approx(delta, rel=1e-4) and m["maps"][0]["bad_elements"] > 0
 
 
 def test_stop_on_a_memory_finding(dap: DapClient, tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }),
     );
 
-    context.subscriptions.push(...registerDebugger(srv, isDumpTextDocument));
+    context.subscriptions.push(...registerDebugger(srv, isDumpTextDocument, pictures));
 
     let started = false;
     const ensureStarted = (why: string): void => {

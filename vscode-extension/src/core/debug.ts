@@ -7,6 +7,14 @@
 export const DEBUG_TYPE = 'pypto';
 
 export const ADAPTER_ARGS = ['-m', 'pypto_lsp', 'debug'] as const;
+/** The adapter's custom request (pypto_lsp/debug/adapter.py on_pyptoErrorMap) and the command using it. */
+export const ERROR_MAP_DAP_REQUEST = 'pyptoErrorMap';
+export const SHOW_TILE_ERROR_MAP = 'pypto-lsp.debug.showTileErrorMap';
+
+/** The note under a tile's picture: what it is compared with, where the run stands. */
+export function tileMapNote(expr: string, res: { against?: string; line?: number }): string {
+    return `'${expr}' at line ${res.line ?? '?'} against ${res.against ?? 'the previous pass'}`;
+}
 
 export interface PyptoLaunch {
     type: string;

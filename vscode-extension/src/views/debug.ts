@@ -9,16 +9,17 @@ import * as vscode from 'vscode';
 import { resolveInterpreter } from '../common/python';
 import { PyptoServer } from '../common/server';
 import { readSettings } from '../common/settings';
+import { Pictures } from './pictures';
 import { traceInfo } from '../common/log/logging';
 import { CMD, LENS_CMD } from '../common/constants';
-import { ADAPTER_ARGS, completeLaunch, DEBUG_TYPE, inlineTargets, launchFor } from '../core/debug';
+import { ADAPTER_ARGS, completeLaunch, DEBUG_TYPE, ERROR_MAP_DAP_REQUEST, inlineTargets, launchFor, SHOW_TILE_ERROR_MAP, tileMapNote } from '../core/debug';
 
 function activeDump(isDump: (doc: vscode.TextDocument) => boolean): vscode.TextDocument | undefined {
     const doc = vscode.window.activeTextEditor?.document;
     return doc && isDump(doc) ? doc : undefined;
 }
 
-export function registerDebugger(server: PyptoServer, isDump: (doc: vscode.TextDocument) => boolean): vscode.Disposable[] {
+export function registerDebugger(server: PyptoServer, isDump: (doc: vscode.TextDocument) => boolean, pictures: Pictures): vscode.Disposable[] {
     const factory: vscode.DebugAdapterDescriptorFactory = {
         async createDebugAdapterDescriptor(session) {
             const choice = server.interpreterChoice ?? (await resolveInterpreter(readSettings().interpreter, session.workspaceFolder?.uri));
@@ -65,7 +66,24 @@ export function registerDebugger(server: PyptoServer, isDump: (doc: vscode.TextD
         const folder = vscode.workspace.getWorkspaceFolder(uri);
         return vscode.debug.startDebugging(folder, launchFor(uri.fsPath, path.basename(uri.fsPath)));
     };
+    /** The Variables view's "Show Tile in Error Map": the adapter draws the tile against the previous pass. */
+    const showTile = async (arg?: { variable?: { name?: string; evaluateName?: string } }): Promise<void> => {
+        const session = vscode.debug.activeDebugSession;
+        const expr = arg?.variable?.evaluateName ?? arg?.variable?.name;
+        if (!session || session.type !== DEBUG_TYPE || !expr) {
+            return;
+        }
+        const item = vscode.debug.activeStackItem;
+        const frameId = item instanceof vscode.DebugStackFrame ? item.frameId : undefined;
+        try {
+            const res = (await session.customRequest(ERROR_MAP_DAP_REQUEST, { expression: expr, frameId })) as { maps?: unknown[]; against?: string; line?: number };
+            pictures.showMaps(`${session.id}#${expr}`, `Tile · ${expr}`, res.maps ?? [], tileMapNote(expr, res));
+        } catch (e) {
+            void vscode.window.showInformationMessage(`PyPTO LSP: no error map of '${expr}': ${e instanceof Error ? e.message : String(e)}`);
+        }
+    };
     return [
+        vscode.commands.registerCommand(SHOW_TILE_ERROR_MAP, showTile),
         vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, factory),
         vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, provider),
         vscode.languages.registerInlineValuesProvider({ language: 'python', scheme: 'file' }, inline),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { ADAPTER_ARGS, completeLaunch, DEBUG_TYPE, inlineTargets, launchFor } from '../../src/core/debug';
+import { ADAPTER_ARGS, completeLaunch, DEBUG_TYPE, inlineTargets, launchFor, SHOW_TILE_ERROR_MAP, tileMapNote } from '../../src/core/debug';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -72,5 +72,10 @@ describe('debugger', () => {
         const ids = pkg.contributes.commands.map((c: { command: string }) => c.command);
         assert.ok(ids.includes('pypto-lsp.debugPass') && ids.includes('pypto-lsp.cmd.debugThisPass'));
         assert.ok(pkg.contributes.breakpoints.some((b: { language: string }) => b.language === 'python'));
+        const ctx = pkg.contributes.menus['debug/variables/context'];
+        assert.ok(ctx.some((m: { command: string; when: string }) => m.command === SHOW_TILE_ERROR_MAP && /debugType == 'pypto'/.test(m.when)));
+    });
+    test('a tile picture says what it is compared with', () => {
+        assert.equal(tileMapNote('t__tile', { against: 'the previous pass', line: 24 }), "'t__tile' at line 24 against the previous pass");
     });
 });
