@@ -151,6 +151,8 @@ class Adapter:
                 "supportsTerminateRequest": True,
                 "supportsDelayedStackTraceLoading": False,
                 "supportsSingleThreadExecutionRequests": True,
+                "supportsStepBack": True,
+                "supportsRestartRequest": True,
                 "supportsValueFormattingOptions": False,
                 "exceptionBreakpointFilters": [
                     {"filter": k, "label": v.split(":")[0], "description": v, "default": k in ("deadlock",)} for k, v in FILTERS.items()
@@ -400,6 +402,35 @@ class Adapter:
 
     def on_stepOut(self, req: dict[str, Any], args: dict[str, Any]) -> None:
         self._resume(req, args, "out")
+
+    def on_stepBack(self, req: dict[str, Any], args: dict[str, Any]) -> None:
+        s = self.session
+        if s is None or s.stop is None:
+            self.respond(req, error="the run is not stopped")
+            return
+        tid = int(args.get("threadId") or s.stop.thread)
+        target = s.step_back_target(tid)
+        if target is None:
+            self.respond(req, error="this is the thread's first statement: nothing to step back to")
+            return
+        self.respond(req)
+        s.replay(target)
+
+    def on_reverseContinue(self, req: dict[str, Any], args: dict[str, Any]) -> None:
+        s = self.session
+        if s is None or s.stop is None:
+            self.respond(req, error="the run is not stopped")
+            return
+        self.respond(req)
+        s.replay(s.reverse_target())
+
+    def on_restart(self, req: dict[str, Any], args: dict[str, Any]) -> None:
+        s = self.session
+        if s is None or s.stop is None:
+            self.respond(req, error="restart: only while stopped (the run is replayed from its start)")
+            return
+        self.respond(req)
+        s.replay(None)
 
     def on_pause(self, req: dict[str, Any], args: dict[str, Any]) -> None:
         if self.session is not None:

@@ -12,11 +12,13 @@ step of one core lets the others run in the runtime's own order until that core 
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import sys
 import threading
 import traceback
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
@@ -47,6 +49,10 @@ KERNEL_KINDS = frozenset({"InCore", "AIC", "AIV"})
 
 class Terminated(BaseException):
     """Raised in the run thread at its next hook once the client ends the session."""
+
+
+class Replay(BaseException):
+    """Unwinds the run to start it again (stepBack, reverseContinue, restart: the run is deterministic)."""
 
 
 @dataclass(slots=True)
@@ -89,6 +95,7 @@ class Stop:
     waiting: dict[int, str] = field(default_factory=dict)  # thread id -> the pop it waits in
     finished: set[int] = field(default_factory=set)
     findings: list[Any] = field(default_factory=list)
+    event: int = -1  # the run's event count at the stop (where a replay stops again)
 
 
 @dataclass(slots=True)
@@ -222,6 +229,12 @@ class Session:
         self.findings_seen = 0
         self.thread_obj: threading.Thread | None = None
         self.record_previous = True  # run the pass before first, for its values (launch: recordPrevious)
+        self.stop_on_entry = stop_on_entry
+        self.n_events = 0
+        self.event_lines: array[int] = array("i")  # IR line of every event so far (reverseContinue)
+        self.thread_events: dict[int, array[int]] = {}  # thread id -> its events (stepBack)
+        self.replay_to: int | None = None  # a replay stops at this event, silently until there
+        self.replay_pending: tuple[int | None] | None = None  # asked for: (target,)
         comp = compile_text(
             prep.text,
             str(prep.path),
@@ -316,26 +329,37 @@ class Session:
             except Exception as exc:  # the previous pass only adds values: go on without them
                 self.output(f"previous pass not recorded: {exc}\n")
             self.output(f"running {p.path.name} (compared with {p.compared_with})\n")
-            crosscore.set_observer(self._deadlock)
-            try:
-                fr = run_text(
-                    p.text,
-                    p.inputs,
-                    p.expected,
-                    filename=str(p.path),
-                    trace=self,
-                    rtol=p.settings.rtol,
-                    atol=p.settings.atol,
-                    entry=p.settings.entry,
-                    memory=p.settings.memory,
-                    backend=p.settings.backend,
-                    exact=p.settings.exact,
-                )
-            finally:
-                crosscore.set_observer(None)
-            self.result = fr
-            if not self.terminating:
-                self._report(fr)
+            while True:
+                crosscore.set_observer(self._deadlock)
+                fr = None
+                try:
+                    fr = run_text(
+                        p.text,
+                        p.inputs,
+                        p.expected,
+                        filename=str(p.path),
+                        trace=self,
+                        rtol=p.settings.rtol,
+                        atol=p.settings.atol,
+                        entry=p.settings.entry,
+                        memory=p.settings.memory,
+                        backend=p.settings.backend,
+                        exact=p.settings.exact,
+                    )
+                except Replay:
+                    pass
+                finally:
+                    crosscore.set_observer(None)
+                if fr is not None and self.replay_pending is None and not self.terminating:
+                    self.result = fr
+                    try:
+                        self._report(fr)  # may stop once more (an output that differs from the goldens)
+                    except Replay:
+                        pass
+                if self.replay_pending is None or self.terminating:
+                    break
+                (target,) = self.replay_pending
+                self._reset_run(target)
         except Terminated:
             pass
         except Exception as exc:  # never a traceback to the client's console without a message
@@ -343,6 +367,27 @@ class Session:
         finally:
             self.done.set()
             self.send("terminated", {})
+
+    def _reset_run(self, target: int | None) -> None:
+        """Before a replay: the run's own state as at its start (breakpoints and filters stay)."""
+        self.replay_pending = None
+        self.replay_to = target
+        self.n_events = 0
+        self.event_lines = array("i")
+        self.thread_events = {}
+        for tid in list(self.threads):
+            self.send("thread", {"reason": "exited", "threadId": tid})
+        self.threads, self.by_key, self.loops = {}, {}, {}
+        self._next_tid = ORCH
+        self._last_ctx = self._last_th = self._last_rt = self._last_root = None
+        self._task = 0
+        self.occ, self.last_prev = {}, {}
+        self.difference_found = self.nan_found = False
+        self.findings_seen = 0
+        self.step = None
+        for bp in self.breakpoints.values():
+            bp.hits = 0
+        self.pause_requested = self.entry_pending = target is None and self.stop_on_entry
 
     def _report(self, fr: Any) -> None:
         err = fr.error
@@ -494,6 +539,8 @@ class Session:
         """One place the run can stop (run thread): decide, and stop if so."""
         if self.terminating:
             raise Terminated
+        if self.replay_pending is not None:
+            raise Replay
         frame = self._gen_frame(caller)
         if frame is None:
             return
@@ -501,6 +548,13 @@ class Session:
         th = self._thread(ctx, frame)
         th.line = line
         th.frame = frame
+        n_event = self.n_events
+        self.n_events += 1
+        self.event_lines.append(line)
+        hist = self.thread_events.get(th.id)
+        if hist is None:
+            hist = self.thread_events[th.id] = array("i")
+        hist.append(n_event)
         prev: dict[str, Any] = {}
         if self.records and bound:
             for name in bound:
@@ -561,10 +615,15 @@ class Session:
             reason = "step"
         if reason is None and self.pause_requested:
             reason = "entry" if self.entry_pending else "pause"
+        if self.replay_to is not None:
+            if n_event < self.replay_to:
+                return  # replaying: the stops before the target were seen already
+            reason, desc, text, hit = "step", "stepped back", "", []
+            self.replay_to = None
         if reason is None:
             return
         self.pause_requested = self.entry_pending = False
-        st = Stop(reason, th.id, line, desc, text, hit)
+        st = Stop(reason, th.id, line, desc, text, hit, event=n_event)
         self._capture(st, th, frame, line, bound, prev)
         self._wait_resume(st)
 
@@ -739,12 +798,17 @@ class Session:
             if st.breakpoints:
                 body["hitBreakpointIds"] = st.breakpoints
             self.send("stopped", body)
-            while self.resume_cmd is None and not self.terminating:
+            while self.resume_cmd is None and not self.terminating and self.replay_pending is None:
                 self.cond.wait(0.5)
             cmd = self.resume_cmd
             self.stop = None
             self.resume_cmd = None
-        if self.terminating or cmd is None:
+        if self.terminating:
+            raise Terminated
+        if self.replay_pending is not None:
+            self.send("continued", {"threadId": st.thread, "allThreadsContinued": True})
+            raise Replay
+        if cmd is None:
             raise Terminated
         kind, tid = cmd
         if kind == "continue":
@@ -770,6 +834,34 @@ class Session:
 
     def pause(self) -> None:
         self.pause_requested = True
+
+    def step_back_target(self, tid: int) -> int | None:
+        """The event before the current stop on thread ``tid`` (None: none)."""
+        st = self.stop
+        hist = self.thread_events.get(tid)
+        if st is None or not hist:
+            return None
+        i = bisect.bisect_left(hist, st.event if st.event >= 0 else self.n_events)
+        return hist[i - 1] if i > 0 else None
+
+    def reverse_target(self) -> int:
+        """The last event before the current stop on a breakpoint line, else the first event."""
+        st = self.stop
+        lines = set(self.breakpoints)
+        if st is not None and lines:
+            for i in range((st.event if st.event >= 0 else self.n_events) - 1, -1, -1):
+                if self.event_lines[i] in lines:
+                    return i
+        return 0
+
+    def replay(self, target: int | None) -> bool:
+        """Run again from the start (deterministic) and stop at event ``target`` (None: as launched)."""
+        with self.cond:
+            if self.stop is None:
+                return False
+            self.replay_pending = (target,)
+            self.cond.notify_all()
+            return True
 
     def terminate(self) -> None:
         with self.cond:

@@ -235,7 +235,15 @@ def test_two_cores_one_steps_while_the_other_waits_on_its_pipe(dap: DapClient, t
         assert dap.stack(aiv)[0]["line"] == want
         names = {t["id"]: t["name"] for t in dap.threads()}
         assert "waiting on tile.tpop_from_aiv" in names[aic]  # still waiting: nothing pushed yet
+    # one statement back on the lane (a replay of the run: the AIC waits on its pipe again)
+    dap.request("stepBack", {"threadId": aiv})
+    ev = stopped(dap, "step")
+    assert ev["threadId"] == aiv and dap.stack(aiv)[0]["line"] == e_line
+    assert "waiting on tile.tpop_from_aiv" in {t["id"]: t["name"] for t in dap.threads()}[aic]
+    dap.request("next", {"threadId": aiv})
+    stopped(dap, "step")
     frames = dap.stack(aiv)
+    assert frames[0]["line"] == f_line
     f = dap.locals(frames[0]["id"])["f__tile"]
     e = dap.locals(frames[0]["id"])["e__tile"]
     assert torch.allclose(tile_values(dap, f), tile_values(dap, e) + 1.0, atol=1e-5)
@@ -454,3 +462,53 @@ def test_entry_next_pause_and_step_out(dap: DapClient, tmp_path: Path) -> None:
     frames = dap.stack(1)
     assert [f["name"] for f in frames] == ["exp_add_mul"] and frames[0]["line"] == line_of(prog, "= self.exp_add_mul_incore_0(")
     assert "out__rv_v2" in dap.locals(frames[0]["id"])
+
+
+def test_step_back_reverse_continue_and_restart_replay_the_run(dap: DapClient, tmp_path: Path) -> None:
+    prog = case(tmp_path, "elementwise") / "11_after_ConvertTensorToTileOps.py"
+    x_line, y_line, t_line = (line_of(prog, s) for s in ("x_chunk__tile: pl.Tile", "y_chunk__tile: pl.Tile", "t__tile: pl.Tile"))
+    caps = dap.request("initialize", {"adapterID": "pypto"})["body"]
+    assert caps["supportsStepBack"] and caps["supportsRestartRequest"]
+    dap.request("launch", {"program": str(prog)})
+    dap.wait_event("initialized")
+    dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": [{"line": y_line}]})
+    dap.request("configurationDone")
+    inputs = torch.load(EXAMPLES / "elementwise/golden/inputs.pt")
+
+    def top() -> tuple[int, str, dict[str, Any]]:
+        f = dap.stack(tid)[0]
+        return f["line"], f["name"], dap.locals(f["id"])
+
+    tid = stopped(dap, "breakpoint")["threadId"]
+    dap.request("next", {"threadId": tid})
+    stopped(dap, "step")
+    assert top()[0] == t_line
+    dap.request("stepBack", {"threadId": tid})
+    ev = stopped(dap, "step")
+    assert ev["threadId"] == tid and ev.get("description") == "stepped back"
+    line, name, loc = top()
+    assert line == y_line and "iteration 1" in name and "t__tile" not in loc
+    assert torch.allclose(tile_values(dap, loc["y_chunk__tile"]), inputs["y"][:32].double(), atol=1e-5)
+    # on to the second iteration's breakpoint, one statement back, then back to the first hit
+    dap.request("continue", {"threadId": tid})
+    stopped(dap, "breakpoint")
+    assert "iteration 2" in top()[1]
+    dap.request("stepBack", {"threadId": tid})
+    stopped(dap, "step")
+    line, name, loc = top()
+    assert line == x_line and "iteration 2" in name
+    assert torch.allclose(tile_values(dap, loc["x_chunk__tile"]), inputs["x"][32:].double(), atol=1e-5)
+    dap.request("reverseContinue", {"threadId": tid})
+    stopped(dap, "step")
+    line, name, _ = top()
+    assert line == y_line and "iteration 1" in name
+    # restart: the run again from its start, to the first breakpoint hit
+    dap.request("continue", {"threadId": tid})
+    stopped(dap, "breakpoint")
+    dap.request("restart", {})
+    stopped(dap, "breakpoint")
+    line, name, _ = top()
+    assert line == y_line and "iteration 1" in name
+    dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": []})
+    dap.request("continue", {"threadId": tid})
+    dap.wait_event("terminated")
