@@ -10,7 +10,8 @@ Everything through the real adapter (``python -m pypto_lsp debug`` over stdio, t
   executable line, from ``configurationDone`` to ``stopped`` (the run itself, previous pass
   recorded first: ``recordPrevious`` on and off), and from the process start to ``stopped``;
   beside ``pypto-lsp validate FILE --no-cache --no-localize`` as a fresh process (wall) and its
-  own run time (``seconds`` of its JSON). Ratios at the end (goal: <= 2x). No asserts.
+  own run time (``seconds`` of its JSON); then ``stepBack`` from there (a replay of the run).
+  Ratios at the end (goal: <= 2x). No asserts.
 """
 
 from __future__ import annotations
@@ -168,10 +169,16 @@ def main() -> int:
         "debug wall": [],
         "validate wall": [],
         "validate run": [],
+        "stepBack at the end (replay)": [],
     }
     for _ in range(a.repeat):
         for record in (True, False):
-            run, wall, c, _tid = run_to(prog, inputs, expected, line, nth, record)
+            run, wall, c, tid = run_to(prog, inputs, expected, line, nth, record)
+            if record:  # one statement back from the end: a replay of the whole run
+                t0 = time.perf_counter()
+                c.request("stepBack", {"threadId": tid})
+                c.wait_event("stopped", timeout=600)
+                runs["stepBack at the end (replay)"].append(time.perf_counter() - t0)
             c.close()
             runs["debug run" if record else "debug run, no previous pass"].append(run)
             if record:
