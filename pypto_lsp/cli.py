@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=2087)
     s.add_argument("--log-file", default=None, metavar="F")
+
+    d = sub.add_parser("debug", help="the debug adapter (DAP) over a pass dump, on stdio (docs/debugger.md)")
+    d.add_argument("--port", type=int, default=None, metavar="N", help="listen on a TCP port instead of stdio (0: any free port)")
+    d.add_argument("--host", default="127.0.0.1")
     return p
 
 
@@ -125,6 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         from .server.app import serve
 
         return serve(tcp=args.tcp, host=args.host, port=args.port, log_file=args.log_file)
+    if args.command == "debug":
+        from .debug import adapter
+
+        code = adapter.serve_stdio() if args.port is None else adapter.serve_port(args.port, args.host)
+        sys.stdout.flush()
+        os._exit(code)  # a run thread stopped at a breakpoint must not keep the process alive
     return EXIT_USAGE
 
 

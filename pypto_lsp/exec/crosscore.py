@@ -35,6 +35,7 @@ no other core exists to fill it.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -65,6 +66,16 @@ DEFAULT_GROUP_TIMEOUT_S = 30.0
 
 _SPLIT_CODES = (1, 2, 3, 4)
 _SPLIT_NAMES = {"NONE": 0, "NO_SPLIT": 0, "UP_DOWN": 1, "LEFT_RIGHT": 2, "UP_DOWN_ODD": 3, "LEFT_RIGHT_ODD": 4}
+
+
+_OBSERVER = threading.local()
+
+
+def set_observer(fn: Callable[[Runtime, int], None] | None) -> None:
+    """This thread's deadlock observer (the debugger's, ``pypto_lsp.debug``): called with the
+    group's runtime and the slot of the first blocked kernel when no kernel can make progress,
+    before that kernel gets the deadlock error (every kernel is still suspended where it waits)."""
+    _OBSERVER.fn = fn
 
 
 def configure(*, group_timeout_s: float | None = None) -> None:
@@ -751,6 +762,9 @@ def run_group(
                 # holds the IR line); the other blocked kernels are unwound
                 rt.deadlocked = [b[4] for _, b in sorted(rt.blocked.items())]
                 first = min(rt.blocked)
+                obs = getattr(_OBSERVER, "fn", None)
+                if obs is not None:
+                    obs(rt, first)
                 _pred, op, sp, ln, _desc = rt.blocked[first]
                 role = roles[first][0]
                 resume(first, rt.error("deadlock", op, sp, ln, role, rt.waiting_why.get(first, "")))

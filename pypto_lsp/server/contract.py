@@ -22,7 +22,8 @@ REVEAL_LINE = "pypto-lsp.revealLine"  # [uri, 0-based line]
 SHOW_ERROR_MAP = "pypto-lsp.showErrorMap"  # [uri, tensor]; its data: ERROR_MAP
 SHOW_MEMORY_MAP = "pypto-lsp.showMemoryMap"  # [uri]; its data: MEMORY_MAP
 SHOW_TASK_GRAPH = "pypto-lsp.showTaskGraph"  # [uri]; its data: TASK_GRAPH
-CLIENT_COMMANDS = (COMPARE_WITH_PREVIOUS, CONFIGURE_GOLDEN, REVEAL_LINE, SHOW_ERROR_MAP, SHOW_MEMORY_MAP, SHOW_TASK_GRAPH)
+DEBUG_PASS = "pypto-lsp.debugPass"  # [uri]: a `pypto` debug session on the dump (docs/debugger.md)
+CLIENT_COMMANDS = (COMPARE_WITH_PREVIOUS, CONFIGURE_GOLDEN, REVEAL_LINE, SHOW_ERROR_MAP, SHOW_MEMORY_MAP, SHOW_TASK_GRAPH, DEBUG_PASS)
 NO_ACTION = ""  # a lens that only shows text
 
 # custom requests (client -> server)

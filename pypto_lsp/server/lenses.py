@@ -7,8 +7,8 @@ when a result lands. No ``codeLens/resolve``: there is nothing left to compute.
 
 Line 0: per output tensor ``✓ out max|Δ| 9.77e-04 (atol 5e-2) · 41 ms`` /
 ``✗ out max|Δ| 2.39e-01 > atol 5e-2 · 40 ms``, or ``✗ error: <kind> (line N)``, then
-``Validate this pass``, ``Validate all passes``, ``Compare with previous pass`` (the
-last one is implemented by the VS Code extension); on each failing tensor ``Show error map of 'out'``
+``Validate this pass``, ``Validate all passes``, ``Compare with previous pass``, ``Debug this pass`` (the
+last two are implemented by the VS Code extension); on each failing tensor ``Show error map of 'out'``
 (the VS Code extension's webview, drawn from ``pypto-lsp/errorMap``). On the first divergent pass, once the
 worker has localised it: ``⚑ first differing value: line N 'name'`` (revealed by the VS
 Code extension) and, above that statement, what differs. Without goldens the folder's earliest
@@ -54,6 +54,7 @@ def lenses_for(v: DocView) -> list[types.CodeLens]:
             out.append(_lens(0, "Validate this pass", C.VALIDATE_FILE, [uri]))
             out.append(_lens(0, "Validate all passes", C.VALIDATE_FOLDER, [uri]))
             out.append(_lens(0, "Compare with previous pass", C.COMPARE_WITH_PREVIOUS, [uri]))
+            out.append(_lens(0, "Debug this pass", C.DEBUG_PASS, [uri]))  # the VS Code extension's `pypto` debugger
             if v.result is not None and not v.pending:
                 for name, t in v.result.tensors.items():
                     if not t.passed:  # where in the tensor: the error map (a webview of the VS Code extension)

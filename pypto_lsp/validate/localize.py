@@ -434,6 +434,21 @@ def _valid_differs(value: Any, cur: Any, other: _Record) -> tuple[float, str, st
     return math.nan, f"valid region {list(cur.shape)} here, {list(other.value.shape)} before (of {list(value.shape)})", "valid"
 
 
+def partner_names(
+    previous_text: str, text: str, *, entry: str | None = None, previous_filename: str = "<previous>", filename: str = "<dump>"
+) -> dict[str, str] | None:
+    """Each name ``text`` assigns that has a partner in ``previous_text`` -> that partner's name
+    (the same name, or the rename :func:`first_differing_value` pairs it with); None when either
+    does not compile. The debugger's previous-pass values use it (``pypto_lsp.debug``)."""
+    prev_names = _assigned_names(previous_text, previous_filename, entry)
+    cur_names = _assigned_names(text, filename, entry)
+    if prev_names is None or cur_names is None:
+        return None
+    pairs = {n: n for n in prev_names & cur_names}
+    pairs.update(_renames(prev_names - cur_names, cur_names - prev_names))
+    return pairs
+
+
 def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -> tuple[float, str, str] | None:
     """None when close; else (max abs diff or NaN, a short description, "value" or "dtype").
 

@@ -38,7 +38,7 @@ async def test_pass_lens_with_max_diff(client: LanguageClient) -> None:
     assert verdict, titles
     assert verdict[0].startswith(f"✓ {out} max|Δ| {diff:.2e} (atol 5e-2) · "), verdict
     assert re.search(r"· (\d+ ms|cached)$", verdict[0]), verdict
-    for action in ("Validate this pass", "Validate all passes", "Compare with previous pass"):
+    for action in ("Validate this pass", "Validate all passes", "Compare with previous pass", "Debug this pass"):
         assert action in titles
     # one lens per function, with its kind
     text = path.read_text()

@@ -65,6 +65,7 @@ def test_a_failing_pass_right_after_a_passing_one() -> None:
     assert titles[0][0].startswith("✗ out") and titles[0][1] == C.VALIDATE_FILE
     assert ("Show error map of 'out'", C.SHOW_ERROR_MAP) in titles
     assert ("Compare with previous pass", C.COMPARE_WITH_PREVIOUS) in titles
+    assert ("Debug this pass", C.DEBUG_PASS) in titles
     # the same view while a run is in flight, or once the text moved on
     assert [lens.command.title for lens in lenses_for(replace(v, pending=True)) if lens.command][0] == "… validating"
     first = lenses_for(replace(v, stale=True))[0]

@@ -32,6 +32,7 @@ import { SHOW_TASK_GRAPH } from './core/taskgraph';
 import { TaskGraphs } from './views/taskgraph';
 import { PASS_CHART_REQUEST, PICTURE_CMD } from './core/pictures';
 import { DumpStatusBar } from './views/statusBar';
+import { registerDebugger } from './views/debug';
 
 let server: PyptoServer | undefined;
 
@@ -102,6 +103,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             return uri ? taskGraphs.show(uri) : showInformationMessage('PyPTO LSP: open a pass dump first.');
         }),
     );
+
+    context.subscriptions.push(...registerDebugger(srv, isDumpTextDocument, pictures));
 
     let started = false;
     const ensureStarted = (why: string): void => {

@@ -15,6 +15,7 @@ export const CMD = {
     restartServer: 'pypto-lsp.cmd.restartServer',
     configureGolden: 'pypto-lsp.cmd.configureGolden',
     showLogs: 'pypto-lsp.cmd.showLogs',
+    debugThisPass: 'pypto-lsp.cmd.debugThisPass',
 } as const;
 
 /** Commands the server's code lenses use that run in the client. */
@@ -22,6 +23,7 @@ export const LENS_CMD = {
     compareWithPrevious: 'pypto-lsp.compareWithPrevious',
     configureGolden: 'pypto-lsp.configureGolden',
     revealLine: 'pypto-lsp.revealLine',
+    debugPass: 'pypto-lsp.debugPass',
 } as const;
 
 export const TREE_CMD = {

@@ -110,6 +110,12 @@ export class Pictures implements vscode.Disposable {
         }
     }
 
+    /** Error maps computed elsewhere (the debugger's tile pictures): drawn as they are. */
+    showMaps(key: string, title: string, maps: unknown[], note: string): void {
+        const p = this.panel('errorMap', `debug:${key}`, title);
+        p.post({ type: 'data', data: { maps }, note });
+    }
+
     dispose(): void {
         if (this.refreshTimer) {
             clearTimeout(this.refreshTimer);

@@ -14,6 +14,8 @@
 //              differing value on the wrong line; Go to First Divergent Pass; Show Generated
 //              PyTorch / Resolved Configuration; fix the line in the editor, click "Validate this
 //              pass" -> PASS; Compare with previous
+//   debug      examples/mixed_matmul 24: a breakpoint on an AIV line, "Debug this pass" from the lens;
+//              the Call Stack shows the cores, the Variables view a tile (debug-stopped.png)
 //   pictures   examples/broken_elementwise: the Error Map webview from the lens of the failing
 //              tensor (2 tiles, the wrong one highlighted) and the Pass Chart from the Passes view
 //              title (5 points, the first divergent pass marked), on a dark theme
@@ -554,6 +556,72 @@ async function scenarioUntrusted() {
     });
 }
 
+// the debugger: examples/mixed_matmul 24 (AIC + two AIV lanes), a breakpoint on the lane's
+// `t__tile` line, "Debug this pass" from the lens; the Call Stack lists the cores, Variables a tile
+async function debugPane(wb) {
+    return wb.page.evaluate(() => {
+        const txt = (el) => ((el && (el.innerText || el.textContent)) || '').replace(/\s+/g, ' ').trim();
+        const rows = (sel) => Array.from(document.querySelectorAll(sel)).map(txt);
+        return {
+            callStack: rows('.debug-call-stack .monaco-list-row'),
+            variables: rows('.debug-variables .monaco-list-row'),
+            toolbar: !!document.querySelector('.debug-toolbar'),
+        };
+    });
+}
+
+async function scenarioDebug() {
+    const examples = path.resolve(__dirname, '..', '..', '..', 'examples');
+    const folder = workspace('debug', (d) => fs.cpSync(path.join(examples, 'mixed_matmul'), d, { recursive: true }));
+    const settings = { 'pypto-lsp.interpreter': args.python, 'debug.openDebug': 'openOnDebugBreak' };
+    await withWorkbench('debug', folder, settings, args.serverEnv, async (wb) => {
+        const file = '24_after_SplitVectorKernel.py';
+        await wb.quickOpen(`passes_dump/${file}`);
+        // after the verdict: lenses re-made while a click lands lose their command
+        let r = await wb.waitFor((s) => /Debug this pass/.test(lensText(s)) && PASS_LENS.test(lensText(s)), 120000);
+        check('debug.lens', r.ok, lensText(r.snap) || 'no lens');
+        const lines = fs.readFileSync(path.join(folder, 'passes_dump', file), 'utf8').split('\n');
+        const line = lines.findIndex((l) => l.includes('t__tile: pl.Tile')) + 1;
+        await wb.focusEditor();
+        await wb.page.keyboard.press('Control+g');
+        await sleep(300);
+        await wb.page.keyboard.type(String(line));
+        await wb.page.keyboard.press('Enter');
+        await sleep(300);
+        await wb.page.keyboard.press('F9');
+        await sleep(500);
+        await wb.page.keyboard.press('Control+Home');
+        // a lens clicked while the server re-makes the lenses loses its command: click again
+        let started = false;
+        for (let i = 0; i < 4 && !started; i++) {
+            await wb.clickLens(/Debug this pass/, 30000);
+            for (let k = 0; k < 20 && !started; k++) {
+                await sleep(500);
+                const p = await debugPane(wb);
+                started = p.toolbar || p.callStack.length > 0;
+            }
+        }
+        check('debug.started-from-the-lens', started, started ? '' : 'no debug session after 4 clicks');
+        let pane = null;
+        const deadline = Date.now() + 120000;
+        while (Date.now() < deadline) {
+            pane = await debugPane(wb);
+            if (pane.callStack.some((t) => /AIV0 · mm_scale_aiv/.test(t)) && pane.variables.some((t) => /t__tile/.test(t))) break;
+            await sleep(500);
+        }
+        await wb.screenshot('debug-stopped.png');
+        const cs = (pane && pane.callStack) || [];
+        check('debug.call-stack-shows-the-cores', cs.some((t) => /AIV0 · mm_scale_aiv · task 1/.test(t)) && cs.some((t) => /AIC · mm_scale_aic/.test(t)) && cs.some((t) => /orchestration/.test(t)),
+            cs.slice(0, 8).join(' / ') || 'no call stack rows');
+        check('debug.stopped-on-the-breakpoint-line', cs.some((t) => new RegExp(`mm_scale_aiv.*${file}.*${line}`).test(t)) || cs.some((t) => new RegExp(`${line}:1`).test(t)),
+            cs.slice(0, 8).join(' / '));
+        const vars = (pane && pane.variables) || [];
+        check('debug.variables-show-a-tile', vars.some((t) => /t__tile.*\[16, 64\] FP32/.test(t)), vars.slice(0, 8).join(' / ') || 'no variable rows');
+        await wb.runCommand('Debug: Stop');
+        await sleep(1000);
+    });
+}
+
 async function main() {
     fs.mkdirSync(args.out, { recursive: true });
     log(`workspaces from ${SOURCE}: ${SRC_DIR}`);
@@ -573,6 +641,8 @@ async function main() {
             await scenarioBroken();
         } else if (sc === 'pictures') {
             await scenarioPictures();
+        } else if (sc === 'debug') {
+            await scenarioDebug();
         } else {
             throw new Error('unknown scenario ' + sc);
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh — end-to-end test of the PyPTO LSP extension in real VS Code.
 #
-#   bash test/e2e/run.sh [--stub] [--no-build] [--scenarios no-server,softmax,untrusted,broken,ontype,pictures] [--fixtures] [--keep]
+#   bash test/e2e/run.sh [--stub] [--no-build] [--scenarios no-server,softmax,untrusted,broken,ontype,pictures,debug] [--fixtures] [--keep]
 #
 # 1. installs code-server 4.100.3, Debian's chromium and playwright-core (setup.sh, idempotent,
 #    cached under $PYPTO_E2E_PREFIX, default /tmp/pypto-lsp-e2e);
@@ -24,7 +24,7 @@ P="${PYPTO_E2E_PREFIX:-/tmp/pypto-lsp-e2e}"
 PY="${PYPTO_LSP_PYTHON:-$REPO/.venv/bin/python}"
 OUT="${PYPTO_E2E_OUT:-$HERE/artifacts}"
 FIXTURES="${PYPTO_E2E_FIXTURES:-$REPO/../shared/fixtures}"
-STUB=false; BUILD=true; SCENARIOS="no-server,softmax,untrusted,broken,ontype,pictures"; KEEP=""; SOURCE=(--examples "$REPO/examples")
+STUB=false; BUILD=true; SCENARIOS="no-server,softmax,untrusted,broken,ontype,pictures,debug"; KEEP=""; SOURCE=(--examples "$REPO/examples")
 while [ $# -gt 0 ]; do
   case "$1" in
     --stub) STUB=true;;

@@ -32,7 +32,7 @@ describe('package.json', () => {
         const hidden = pkg.contributes.menus.commandPalette
             .filter((m: { when?: string }) => m.when === 'false')
             .map((m: { command: string }) => m.command);
-        for (const id of ['pypto-lsp.compareWithPrevious', 'pypto-lsp.configureGolden', 'pypto-lsp.revealLine']) {
+        for (const id of ['pypto-lsp.compareWithPrevious', 'pypto-lsp.configureGolden', 'pypto-lsp.revealLine', 'pypto-lsp.debugPass']) {
             assert.ok(ids.includes(id), id);
             assert.ok(hidden.includes(id), id);
         }

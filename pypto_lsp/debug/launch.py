@@ -1,0 +1,139 @@
+"""What a ``launch`` request resolves to: the dump's text, the goldens (or the differential
+reference), the run settings and the pass before it (whose values the tiles are shown against)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..validate import config as cfg
+from ..validate.config import RunSettings
+from ..validate.engine import compile_text, resolve_args
+
+__all__ = ["LaunchError", "Prepared", "prepare", "executable_lines"]
+
+HOOKS_LINE_ARG = {"_pl_tr": 2, "_pl_tw": 2, "_pl_ty": 2, "_pl_loop": 1, "_pl_br": 1}
+
+
+class LaunchError(Exception):
+    """A launch that cannot start: the message says why (shown by the client)."""
+
+
+@dataclass(slots=True)
+class Prepared:
+    path: Path
+    text: str
+    inputs: dict[str, torch.Tensor]
+    expected: dict[str, torch.Tensor]
+    settings: RunSettings
+    compared_with: str  # "goldens <paths>" or "<earliest dump> (no goldens)"
+    previous: Path | None = None  # the pass before this one in its folder
+    previous_text: str | None = None
+    lines: set[int] = field(default_factory=set)  # executable IR lines (where the run can stop)
+    notes: list[str] = field(default_factory=list)
+
+
+def _path(v: Any, key: str, base: Path | None = None) -> Path | None:
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise LaunchError(f"launch: '{key}' must be a path string, got {type(v).__name__}")
+    p = Path(v).expanduser()
+    if not p.is_absolute() and base is not None:
+        p = base / p
+    return p
+
+
+def executable_lines(source: str) -> set[int]:
+    """IR lines where traced generated code calls a hook (assignments, yields, loops, ifs)."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            k = HOOKS_LINE_ARG.get(node.func.id)
+            if k is not None and len(node.args) > k:
+                a = node.args[k]
+                if isinstance(a, ast.Constant) and isinstance(a.value, int):
+                    lines.add(a.value)
+    return lines
+
+
+def prepare(args: dict[str, Any]) -> Prepared:
+    """Resolve a launch request's arguments (raises :class:`LaunchError` with the reason)."""
+    from ..validate import differential as dif
+    from ..validate.golden import GoldenError, load_bundle
+
+    program = _path(args.get("program"), "program")
+    if program is None:
+        raise LaunchError("launch: 'program' (a pass dump file) is required")
+    program = program.resolve()
+    if not program.is_file():
+        raise LaunchError(f"launch: no such dump file: {program}")
+    try:
+        text = program.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LaunchError(f"launch: cannot read {program}: {exc}") from exc
+    cwd = _path(args.get("cwd"), "cwd")
+    config = _path(args.get("config"), "config", cwd)
+    inputs_p = _path(args.get("inputs"), "inputs", cwd)
+    expected_p = _path(args.get("expected"), "expected", cwd)
+    if (inputs_p is None) != (expected_p is None):
+        raise LaunchError("launch: 'inputs' and 'expected' go together")
+    entry = args.get("entry") or None
+    if entry is not None and not isinstance(entry, str):
+        raise LaunchError("launch: 'entry' must be a function name")
+    try:
+        case = cfg.find_case(program, config)
+    except (cfg.ConfigError, ValueError, OSError) as exc:
+        raise LaunchError(f"launch: {exc}") from exc
+    settings = case.settings().override(entry=entry)
+    try:
+        folder = cfg.dump_folder(program)
+        files = cfg.discover_dumps(folder)
+    except (FileNotFoundError, ValueError, OSError):
+        files = [program]
+    notes: list[str] = []
+    if inputs_p is None and case.has_goldens:
+        inputs_p, expected_p = case.inputs, case.expected
+    if inputs_p is not None and expected_p is not None:
+        try:
+            inputs = load_bundle(inputs_p)
+            expected = load_bundle(expected_p)
+        except GoldenError as exc:
+            raise LaunchError(f"launch: {exc}") from exc
+        compared = f"goldens {inputs_p.name} / {expected_p.name}"
+    else:
+        try:
+            ref = dif.for_case(files, case, entry=settings.entry, timeout=settings.timeout_s or None)
+        except GoldenError as exc:  # GenerateError, DifferentialError
+            raise LaunchError(f"launch: no goldens, and {exc}") from exc
+        inputs, expected = ref.inputs, ref.expected
+        compared = ref.label
+    previous = None
+    order = [f.resolve() for f in files]
+    if program in order and order.index(program) > 0:
+        previous = order[order.index(program) - 1]
+    comp = compile_text(
+        text, str(program), settings.entry, trace=True, memory=settings.memory, backend=settings.backend, exact=settings.exact
+    )
+    if comp.generated is None:
+        err = comp.error
+        at = f" (line {err.line})" if err is not None and err.line else ""
+        raise LaunchError(f"launch: {program.name} cannot run{at}: {err.message if err else 'no code'}")
+    if comp.program is not None and comp.generated.entry is not None:
+        try:
+            resolve_args(comp.program, comp.generated.entry, inputs)
+        except (KeyError, GoldenError) as exc:
+            raise LaunchError(f"launch: the inputs do not fit {program.name}: {exc.args[0] if exc.args else exc}") from exc
+    prev_text = None
+    if previous is not None:
+        try:
+            prev_text = previous.read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            prev_text = None
+    return Prepared(
+        program, text, inputs, expected, settings, compared, previous, prev_text, executable_lines(comp.generated.source), notes
+    )
