@@ -227,6 +227,7 @@ class Session:
         self.difference_found = False
         self.nan_found = False
         self.findings_seen = 0
+        self.sanitizer_seen = 0
         self.thread_obj: threading.Thread | None = None
         self.record_previous = True  # run the pass before first, for its values (launch: recordPrevious)
         self.stop_on_entry = stop_on_entry
@@ -345,6 +346,7 @@ class Session:
                         memory=p.settings.memory,
                         backend=p.settings.backend,
                         exact=p.settings.exact,
+                        sanitize=p.settings.sanitize,  # its findings stop the run too (stopOnFinding)
                     )
                 except Replay:
                     pass
@@ -384,6 +386,7 @@ class Session:
         self.occ, self.last_prev = {}, {}
         self.difference_found = self.nan_found = False
         self.findings_seen = 0
+        self.sanitizer_seen = 0
         self.step = None
         for bp in self.breakpoints.values():
             bp.hits = 0
@@ -607,6 +610,14 @@ class Session:
                 # the check runs when the value goes into its bytes, after its own hook: the
                 # finding is seen at the next statement of the frame, and shown on its own line
                 line = f0.line or line
+            san = frame.f_globals.get("_pl_san")
+            sfound = getattr(san, "findings", None)
+            if reason is None and sfound is not None and len(sfound) > self.sanitizer_seen:
+                h = sfound[self.sanitizer_seen]
+                self.sanitizer_seen = len(sfound)
+                reason, desc = "exception", f"sanitizer {h['kind']}"
+                text = f"sanitizer {h['kind']} on line {h.get('other_line') or h['line']}: {h['message']}"
+                line = h.get("other_line") or h["line"] or line  # the access (an uninitialised read, a window)
         if reason is None:
             bp = self.breakpoints.get(line)
             if bp is not None and bp.hit():

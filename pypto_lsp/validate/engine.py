@@ -87,6 +87,7 @@ class Compiled:
     error: ErrorInfo | None
     memory: MemoryPlan | None = None  # where the IR places tiles (None: memory model off)
     sanitize: bool = False  # generated with the sanitizer's hooks (exec.sanitizer)
+    traced: bool = False  # generated with the trace hooks (a run needs a tracer: exec.trace_hooks)
     static_findings: list[Hazard] = field(default_factory=list)  # the sanitizer's, from the IR alone
 
 
@@ -174,7 +175,7 @@ def compile_text(
                 )
             else:
                 code = compile(gen.source, gen.filename, "exec")
-                comp = Compiled(program, diags, gen, code, None, mplan, sanitize)
+                comp = Compiled(program, diags, gen, code, None, mplan, sanitize, trace)
                 if sanitize:
                     from ..ir.initcheck import uninitialised_tiles
 
@@ -469,7 +470,7 @@ def run_text(
     memory: bool = True,
     backend: str | None = None,
     exact: bool | None = None,
-    sanitize: bool = True,
+    sanitize: bool | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
@@ -483,10 +484,11 @@ def run_text(
     ``exact``: every loop tile by tile, no batched loops (None: the process default).
     ``sanitize``: the device's sanitizer (:mod:`pypto_lsp.exec.sanitizer`): races between tasks,
     uninitialised reads, windows out of bounds, full pipe rings; each finding fails the file and is
-    listed with the memory findings (``memory.hazards``). Off for traced runs.
+    listed with the memory findings (``memory.hazards``). None: on, except for traced runs
+    (localisation compares values only; the debugger asks for it).
     """
     t0 = time.perf_counter()
-    sanitize = sanitize and trace is None
+    sanitize = trace is None if sanitize is None else sanitize
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
     try:
         comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend, exact=exact, sanitize=sanitize)
@@ -595,6 +597,10 @@ def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:
     return Sanitizer(task_sites(comp.program), gen.filename, ir_line, reorder)
 
 
+def _keep(value: Any, *_rest: Any) -> Any:
+    return value
+
+
 def _other_schedule(
     comp: Compiled,
     race: dict[str, Any],
@@ -613,7 +619,12 @@ def _other_schedule(
     san = _sanitizer(comp, Reorder(first=a, after=b))
     from ..exec.memory import MemoryObserver
 
-    out = run(comp, inputs, timeout=timeout, observers=[MemoryObserver(), san], clone_inputs=True)
+    observers: list[Observer] = [MemoryObserver(), san]
+    if comp.traced:  # traced code calls its hooks: a tracer that keeps every value
+        from ..exec.trace_hooks import TraceObserver
+
+        observers.append(TraceObserver(_keep))
+    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True)
     if out.error is not None:  # the other order may well fail outright: that is the answer too
         race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {out.error.message[:200]}"
         race["other_order"] = {"error": out.error.message[:500]}

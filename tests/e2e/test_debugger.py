@@ -332,6 +332,39 @@ def test_stop_on_a_memory_finding(dap: DapClient, tmp_path: Path) -> None:
     assert "findings" in mem
 
 
+OOB = """# pypto.program: oob
+import pypto.language as pl
+
+@pl.program
+class oob:
+    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k(x: pl.Tensor[[20, 16], pl.FP32], out: pl.Out[pl.Tensor[[20, 16], pl.FP32]]) -> pl.Tensor[[20, 16], pl.FP32]:
+        t0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [8, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        u0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t0, 1.0)
+        s0: pl.Tensor[[20, 16], pl.FP32] = pl.tile.store(u0, [0, 0], out)
+        return out
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: pl.Tensor[[20, 16], pl.FP32], c: pl.Out[pl.Tensor[[20, 16], pl.FP32]]) -> pl.Tensor[[20, 16], pl.FP32]:
+        c1: pl.Tensor[[20, 16], pl.FP32] = self.k(a, c, attrs={"arg_directions": [pl.adir.input, pl.adir.output_existing]})
+        return c1
+"""
+
+
+def test_stop_on_a_sanitizer_finding(dap: DapClient, tmp_path: Path) -> None:
+    """A window past its tensor's end (the sanitizer, docs/sanitizer.md) stops the run on its line."""
+    (tmp_path / "d").mkdir()
+    prog = tmp_path / "d" / "00_frontend.py"
+    prog.write_text(OOB)
+    a = torch.arange(320, dtype=torch.float32).reshape(20, 16)
+    torch.save({"a": a, "c": torch.zeros(20, 16)}, tmp_path / "in.pt")
+    torch.save({"c": a + 1}, tmp_path / "exp.pt")
+    dap.start({"program": str(prog), "inputs": str(tmp_path / "in.pt"), "expected": str(tmp_path / "exp.pt"), "stopOnFinding": True})
+    ev = stopped(dap, "exception")
+    assert ev["description"] == "sanitizer out-of-bounds" and "tile.load" in ev["text"], ev
+    frames = dap.stack(ev["threadId"])
+    assert frames[0]["line"] == line_of(prog, "t0: pl.Tile") == 8
+
+
 def test_stop_on_a_deadlock(dap: DapClient, tmp_path: Path) -> None:
     dumps = case(tmp_path, "mixed_matmul")
     prog = dumps / "24_after_SplitVectorKernel.py"
