@@ -335,7 +335,7 @@ class Adapter:
         if name not in loc:
             raise ValueError(f"'{name}' is not defined in {fi.name.split(' · ')[0]} at line {fi.line}")
         v = loc[name]
-        prev = fi.previous.get(name)
+        prev = self.session.previous_of(fi).get(name)
         if index:
             if not isinstance(v, torch.Tensor):
                 raise ValueError(f"'{name}' is not a tile")
@@ -456,7 +456,8 @@ class Adapter:
         loc = self.session.frame_locals(fi)
         first = list(fi.assigned)
         names = first + [k for k in loc if k not in fi.assigned]
-        return [{**self._var(k, loc[k], fi.previous.get(k)), "evaluateName": k} for k in names]
+        previous = self.session.previous_of(fi)
+        return [{**self._var(k, loc[k], previous.get(k)), "evaluateName": k} for k in names]
 
     def _var(self, name: str, v: Any, prev: Any = None) -> dict[str, Any]:
         from .values import max_abs_delta

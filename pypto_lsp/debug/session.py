@@ -81,6 +81,9 @@ class FrameInfo:
     assigned: dict[str, Any] = field(default_factory=dict)  # the stop's statement just bound these
     previous: dict[str, Any] = field(default_factory=dict)  # name -> the previous pass's value
     rt: Any = None
+    # name -> (its partner's record key, the lanes then): the previous value, looked up once the
+    # previous pass has run (it runs when a value is first asked for: see Session.previous_of)
+    previous_keys: dict[str, tuple[tuple[Any, ...], int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -223,7 +226,10 @@ class Session:
         self.records: dict[tuple[Any, ...], tuple[int, Any]] = {}
         self.partner: dict[str, str] = {}
         self.occ: dict[tuple[Any, ...], int] = {}
-        self.last_prev: dict[tuple[Any, ...], Any] = {}  # (name, role, lane, block) -> its latest partner's value
+        # (name, role, lane, block) -> (its latest partner's record key, the lanes then)
+        self.last_prev: dict[tuple[Any, ...], tuple[tuple[Any, ...], int]] = {}
+        self.previous_pending = False  # partners known, the previous pass not run yet (ensure_previous)
+        self.previous_lock = threading.Lock()
         self.difference_found = False
         self.nan_found = False
         self.findings_seen = 0
@@ -297,12 +303,43 @@ class Session:
         self.thread_obj = threading.Thread(target=self._run, name="pypto-debug-run", daemon=True)
         self.thread_obj.start()
 
-    def _record_previous(self) -> None:
+    def _pair_previous(self) -> None:
+        """Each name of this pass with a partner in the previous one (the run of the previous pass
+        comes later: up front only when the first-difference stop needs it while running)."""
         p = self.prep
         if not self.record_previous or p.previous is None or p.previous_text is None:
             return
         pairs = partner_names(p.previous_text, p.text, entry=p.settings.entry, previous_filename=str(p.previous), filename=str(p.path))
-        if not pairs:
+        if pairs:
+            self.partner = pairs
+            self.previous_pending = True
+
+    def ensure_previous(self) -> None:
+        """Run the previous pass once, recording its values (what Locals show beside this pass's)."""
+        with self.previous_lock:
+            if not self.previous_pending:
+                return
+            self.previous_pending = False
+            try:
+                self._record_previous()
+            except Exception as exc:  # the previous pass only adds values: go on without them
+                self.output(f"previous pass not recorded: {exc}\n")
+
+    def previous_of(self, fi: FrameInfo) -> dict[str, Any]:
+        """``fi``'s names -> the previous pass's values (running the previous pass on first use)."""
+        if fi.previous_keys:
+            self.ensure_previous()
+            for name, (key, lanes) in fi.previous_keys.items():
+                rec = self.records.get(key)
+                if rec is not None and rec[0] == lanes:
+                    fi.previous.setdefault(name, rec[1])
+            fi.previous_keys = {}
+        return fi.previous
+
+    def _record_previous(self) -> None:
+        p = self.prep
+        pairs = self.partner
+        if not pairs or p.previous_text is None or p.previous is None:
             return
         rec = _Recorder(set(pairs.values()))
         fr = run_text(
@@ -320,15 +357,13 @@ class Session:
             self.output(f"the previous pass {p.previous.name} did not run ({fr.error.message}): no previous values\n")
             return
         self.records = rec.records
-        self.partner = pairs
 
     def _run(self) -> None:
         p = self.prep
         try:
-            try:
-                self._record_previous()
-            except Exception as exc:  # the previous pass only adds values: go on without them
-                self.output(f"previous pass not recorded: {exc}\n")
+            self._pair_previous()
+            if "difference" in self.filters:
+                self.ensure_previous()  # the first-difference stop compares while the run goes
             self.output(f"running {p.path.name} (compared with {p.compared_with})\n")
             while True:
                 crosscore.set_observer(self._deadlock)
@@ -559,7 +594,7 @@ class Session:
             hist = self.thread_events[th.id] = array("i")
         hist.append(n_event)
         prev: dict[str, Any] = {}
-        if self.records and bound:
+        if self.partner and bound:
             for name in bound:
                 pn = self.partner.get(name)
                 if pn is None:
@@ -567,12 +602,12 @@ class Session:
                 where = (name, ctx.role, ctx.lane, ctx.block_idx)
                 n = self.occ.get(where, -1) + 1
                 self.occ[where] = n
-                rec = self.records.get((pn, ctx.role, ctx.lane, ctx.block_idx, n))
-                if rec is not None and rec[0] == ctx.lanes:
-                    prev[name] = rec[1]
-                    self.last_prev[where] = rec[1]
-                else:
-                    self.last_prev.pop(where, None)
+                key = (pn, ctx.role, ctx.lane, ctx.block_idx, n)
+                self.last_prev[where] = (key, ctx.lanes)
+                if self.records:
+                    rec = self.records.get(key)
+                    if rec is not None and rec[0] == ctx.lanes:
+                        prev[name] = rec[1]
         reason = None
         desc = text = ""
         hit: list[int] = []
@@ -709,7 +744,7 @@ class Session:
         first = True
         while True:
             while f is not None:
-                if f.f_code.co_filename == self.filename:
+                if f.f_code.co_filename == self.filename and f.f_code.co_name != "<lambda>":  # (a task's thunk: exec.sanitizer)
                     line = top_line if first and top_line else self._ir_line(f)
                     first = False
                     out.append(FrameInfo(self._fid(), self._frame_name(f), line, f, tid, rt=rt))
@@ -775,6 +810,10 @@ class Session:
                 if frames:
                     frames[0].assigned = dict(bound)
                     frames[0].previous = dict(prev)
+                    for k in bound:
+                        w = self.last_prev.get((k, t.role, t.lane, t.block))
+                        if w is not None and k not in prev:
+                            frames[0].previous_keys[k] = w
             elif t.glet is cur:
                 frames = self._frames_from(tid, sys._getframe(1), None, t.glet, t.rt)
             elif t.glet is not None:
@@ -784,9 +823,9 @@ class Session:
             for fi in frames:
                 if fi.frame is not None and self.last_prev:
                     for k in fi.frame.f_code.co_varnames:
-                        pv = self.last_prev.get((k, t.role, t.lane, t.block))
-                        if pv is not None:
-                            fi.previous.setdefault(k, pv)
+                        w = self.last_prev.get((k, t.role, t.lane, t.block))
+                        if w is not None and k not in fi.previous:
+                            fi.previous_keys.setdefault(k, w)
             if tid == ORCH:  # a kernel it called runs on a thread of its own
                 frames = [fi for fi in frames if fi.frame is None or self.kinds.get(fi.frame.f_code.co_name) not in KERNEL_KINDS]
             st.frames[tid] = frames
@@ -894,8 +933,8 @@ class Session:
         return out
 
     def previous_value(self, fi: FrameInfo, name: str) -> Any:
-        return fi.previous.get(name)
+        return self.previous_of(fi).get(name)
 
     def delta(self, fi: FrameInfo, name: str, value: Any) -> float | None:
-        pv = fi.previous.get(name)
+        pv = self.previous_of(fi).get(name)
         return None if pv is None else max_abs_delta(value, pv)
