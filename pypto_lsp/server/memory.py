@@ -88,6 +88,23 @@ def lens_title(fr: FileResult | None) -> tuple[str, int] | None:
     return f"⚠ {_label(kind)} {kind}: {h['name']} (line {h['line']}){more}", int(h["line"])
 
 
+def finding_hover(fr: FileResult | None, line0: int) -> str | None:
+    """The sanitizer's findings on (or pointing at) a line of the last run, as hover text."""
+    rows = []
+    for h in hazards(fr):
+        kind = h.get("kind")
+        if kind not in SANITIZER_KINDS:
+            continue
+        here, other = h.get("line"), h.get("other_line")
+        if here == line0 + 1:
+            rows.append(f"**sanitizer {kind}**: {h.get('message')}")
+        elif other == line0 + 1:
+            rows.append(f"**sanitizer {kind}** (the finding is on line {here}): {h.get('message')}")
+    if not rows:
+        return None
+    return "\n\n".join(rows[:4]) + ("\n\n…" if len(rows) > 4 else "")
+
+
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 

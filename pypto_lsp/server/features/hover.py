@@ -17,6 +17,7 @@ from .. import hover_text as HOVER
 from ..convert import server_position
 from ..core import Core
 from ..lsp import PyptoServer
+from ..memory import finding_hover
 from ..memory import hover_text as memory_hover
 
 
@@ -59,6 +60,9 @@ def register(ls: PyptoServer, core: Core) -> None:
             mem = None
         if mem:
             text = f"{text}\n\n---\n\n{mem}" if text else mem
+        found = finding_hover(doc.result, line0)
+        if found:
+            text = f"{found}\n\n---\n\n{text}" if text else found
         if not text:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
