@@ -154,10 +154,10 @@ def _check_files(paths: list[str]) -> list[Path]:
 
 def check_file(path: Path) -> list[Any]:
     from .ir.check import check_program
-    from .ir.parser import parse_bytes
+    from .ir.parser import parse_bytes, read_dump
 
     try:
-        data = path.read_bytes()
+        data = read_dump(path)  # never more than the size limit (+1 byte)
     except OSError as exc:
         from .ir.diagnostics import error
 
@@ -218,9 +218,32 @@ def _print_banner(fr: Any) -> None:
     sys.stdout.flush()
 
 
+def _unwritable(path: str | None) -> str | None:
+    """Why an output file (--report, --junit, --sarif) could not be written, or None: checked
+    before the run, so a typo costs nothing (the file itself is written after the run)."""
+    if path is None:
+        return None
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        return f"{p} is a folder"
+    if not parent.is_dir():
+        return f"no such folder: {parent}" if not parent.exists() else f"{parent} is not a folder"
+    if p.exists() and not os.access(p, os.W_OK):
+        return f"{p} is not writable"
+    if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create a file in {parent} (permission denied)"
+    return None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import config as cfg
 
+    for label in ("report", "junit", "sarif"):  # before the run, not after it
+        problem = _unwritable(getattr(args, label, None))
+        if problem is not None:
+            print(f"pypto-lsp validate: --{label}: {problem}", file=sys.stderr)
+            return EXIT_USAGE
     if args.path is None:  # every [[cases]] entry of --config
         return cmd_validate_cases(args, cmd_validate)
 
@@ -228,6 +251,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         v = getattr(args, label)
         if v is not None and not v >= 0:  # negative or NaN
             print(f"pypto-lsp validate: --{label} must be a number >= 0, got {v}", file=sys.stderr)
+            return EXIT_USAGE
+        if v is not None and label != "timeout" and v == float("inf"):  # inf, 1e400: no JSON number
+            print(f"pypto-lsp validate: --{label} must be a finite number, got {v}", file=sys.stderr)
             return EXIT_USAGE
     if args.jobs is not None and args.jobs < 1:
         print(f"pypto-lsp validate: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
@@ -249,6 +275,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(w.format(), file=sys.stderr)
     from .validate import budget
 
+    env_problem = budget.env_problem()
+    if env_problem is not None and args.max_alloc is None:  # --max-alloc wins over the environment
+        print(f"pypto-lsp validate: {env_problem}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         budget.set_budget(budget.parse_size(args.max_alloc) if args.max_alloc is not None else (case.max_alloc if case else None))
     except ValueError as exc:
@@ -334,7 +364,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.report:
         from .validate.html_report import write_report
 
-        write_report(args.report, report, inputs, expected, entry=settings.entry, timeout=settings.timeout_s)
+        try:
+            write_report(args.report, report, inputs, expected, entry=settings.entry, timeout=settings.timeout_s)
+        except OSError as exc:  # checked before the run; the disk may still fill up meanwhile
+            print(f"pypto-lsp validate: --report: cannot write {args.report}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
     if args.json:
         json.dump({**report.to_json(), "compared_with": compared}, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -362,10 +396,11 @@ def _print_summary(report: Any) -> None:
             print(f"  {len(hazards)} memory finding(s); first: line {hazards[0]['line']}: {hazards[0]['message']}")
         i = report.files.index(fd)
         if i > 0 and report.files[i - 1].status in ("pass", "ran"):
+            from .ir.parser import read_dump
             from .ir.passdiff import changed_blocks, pass_name
 
-            try:
-                blocks = changed_blocks(Path(report.files[i - 1].file).read_text(), Path(fd.file).read_text())
+            try:  # never more than the size limit of either
+                blocks = changed_blocks(*(read_dump(f.file).decode("utf-8", "replace") for f in (report.files[i - 1], fd)))
             except OSError:
                 blocks = []
             if blocks:
@@ -597,13 +632,18 @@ def write_ci_outputs(args: argparse.Namespace, runs: list[tuple[str, Any, dict[s
 
 def cmd_codegen(args: argparse.Namespace) -> int:
     from .ir import diagnostics as D
-    from .ir.parser import parse_bytes
+    from .ir.parser import parse_bytes, read_dump
 
     path = Path(args.file)
     if not path.is_file():
         print(f"pypto-lsp codegen: no such file: {path}", file=sys.stderr)
         return EXIT_USAGE
-    res = parse_bytes(path.read_bytes(), str(path))
+    try:
+        data = read_dump(path)
+    except OSError as exc:
+        print(f"pypto-lsp codegen: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    res = parse_bytes(data, str(path))
     if res.program is None or res.errors:
         for d in res.errors:
             print(d.format(str(path)), file=sys.stderr)

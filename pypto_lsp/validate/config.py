@@ -18,9 +18,21 @@ from ..ir.passdiff import dump_order_key
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
 DEFAULT_TIMEOUT_S = 30.0
+# A timeout at or above this many seconds (about 31 years), like 0 and inf, is no limit: the
+# one meaning of a run timeout everywhere (CLI, editor and worker, pytest plugin); see time_limit
+NO_LIMIT_FROM_S = 1e9
 CONFIG_NAMES = ("pypto-lsp.toml", "pyproject.toml")  # looked for in the dump folder and every folder above
 GOLDEN_SUFFIXES = (".pt", ".safetensors")  # golden bundle files
 _DUMP_NAME = re.compile(r"^\d+_(after_\w+|frontend)\.py$")
+
+
+def time_limit(timeout_s: float | None) -> float | None:
+    """Seconds a run may take, or None for no limit: ``timeout_s`` 0, None, inf, NaN or at least
+    :data:`NO_LIMIT_FROM_S` (which no clock could wait for: ``threading`` and ``asyncio`` raise
+    OverflowError beyond ~9.2e9 s). Every timeout of the tools goes through here."""
+    if timeout_s is None or isinstance(timeout_s, bool) or not timeout_s > 0 or timeout_s >= NO_LIMIT_FROM_S:
+        return None
+    return float(timeout_s)
 
 
 class ConfigError(Exception):
@@ -37,7 +49,7 @@ class RunSettings:
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     entry: str | None = None  # None: the program's entry function
-    timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0: none
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0, inf or >= NO_LIMIT_FROM_S: none (time_limit)
     memory: bool = True  # run tiles where the IR places them and check for memory hazards
     backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
     exact: bool | None = None  # every loop tile by tile (exec.batching); None: the process default
@@ -62,7 +74,7 @@ class RunSettings:
     def values_kwargs(self) -> dict[str, Any]:
         """The keywords of the traced runs, which compare values only (``validate.localize``,
         ``validate.errormap``)."""
-        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": self.timeout_s or None}
+        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": time_limit(self.timeout_s)}
 
 
 @dataclass(slots=True)

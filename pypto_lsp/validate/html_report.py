@@ -52,7 +52,9 @@ def report_data(
         from .errormap import error_maps
 
         try:
-            text = Path(fd.file).read_text(encoding="utf-8-sig")
+            from ..ir.parser import read_dump  # never more than the size limit
+
+            text = read_dump(fd.file).decode("utf-8-sig")
             res = error_maps(
                 text, inputs, expected, filename=fd.file, rtol=fd.rtol, atol=fd.atol, entry=entry, timeout=timeout, only_failing=True
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import ctypes
 import hashlib
@@ -17,7 +18,7 @@ import torch
 
 from ..ir.passdiff import MEMREF_ITEM
 from .config import RunSettings
-from .engine import ENGINE_VERSION, _read_text, run_text
+from .engine import ENGINE_VERSION, read_dump_text, run_text
 from .report import ERROR, FAIL, PASS, RAN, FileResult, Report
 
 # What cannot change numerics: comment lines, memref/address annotations and the
@@ -191,7 +192,26 @@ def validate_files(
     should_stop: Callable[[], bool] | None = None,
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
-    the same goldens and tolerances re-use that result (marked ``cached``)."""
+    the same goldens and tolerances re-use that result (marked ``cached``). The allocation
+    budget is ``settings.max_alloc`` when set (a case's ``max_alloc``), for this call only."""
+    from .budget import scoped_budget
+
+    with scoped_budget(settings.max_alloc):
+        return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop)
+
+
+def _validate_files(
+    files: list[Path],
+    inputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    settings: RunSettings,
+    jobs: int | None,
+    use_cache: bool,
+    on_result: Callable[[FileResult], None] | None,
+    bundle_paths: tuple[str, str] | None,
+    cache: ResultCache | None,
+    should_stop: Callable[[], bool] | None,
+) -> Report:
     t0 = time.perf_counter()
     s = settings
     fresh = cache is None and not use_cache
@@ -202,7 +222,7 @@ def validate_files(
     texts: list[str | FileResult] = []
     keys: list[str | None] = []
     for f in files:
-        text = _read_text(f)
+        text = read_dump_text(f)
         texts.append(text)
         keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact))
     # files whose normalised text is new: run once each (in worker processes when asked)
@@ -246,13 +266,43 @@ def validate_files(
     return Report(results, time.perf_counter() - t0)
 
 
-def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
+# Error kinds the dump, its goldens and the settings do not decide: the machine's load and memory,
+# the budget, the clock, the disk, a lost worker. Such a result is never cached (the next run may
+# differ); an error of any other kind is the dump's own (a parse, static, codegen, golden error, an
+# exception its ops raise) and is deterministic.
+TRANSIENT_KINDS = frozenset(
+    {
+        "TimeoutError",  # a timeout may pass on a quieter machine
+        "timeout",
+        "cross-core:timeout",
+        "alloc-budget",  # an allocation may fit a larger budget
+        "MemoryError",
+        "RecursionError",
+        "OverflowError",  # e.g. a clock that cannot wait that long
+        "SystemError",
+        "io",
+        "internal",
+        "worker-lost",  # the pool's process died or was stopped (validate --jobs)
+        "crash",
+        "cancelled",
+        # OSError and its kinds (PermissionError, ...): the file system, not the dump
+        *(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, OSError)),
+    }
+)
+
+
+def cacheable(value: Mapping[str, Any]) -> bool:
+    """Whether a result (``FileResult.to_json()``) is deterministic, hence may be cached: no error,
+    or an error of a kind outside :data:`TRANSIENT_KINDS`."""
     err = value.get("error")
-    if err and err.get("kind") in ("TimeoutError", "alloc-budget"):
-        # a timeout may pass on a quieter machine, an allocation under a larger budget: not kept on disk
-        cache.memory[key] = value
-    else:
+    return not (isinstance(err, Mapping) and err.get("kind") in TRANSIENT_KINDS)
+
+
+def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
+    if cacheable(value):
         cache.put(key, value)
+    else:
+        cache.memory[key] = value  # this run only: the next may differ
 
 
 def _can_fork() -> bool:
