@@ -287,6 +287,77 @@ def _cases_in(config: Path) -> list[Case]:
     return out
 
 
+def case_entry_text(config: Path, entry: dict[str, Any]) -> tuple[str, str]:
+    """The file ``config`` with the ``[[cases]]`` table ``entry`` added: (the text as it is, the
+    text to append). The one writer of a case entry (``golden freeze``, ``save_golden``): written
+    by a TOML writer, under ``[tool.pypto-lsp]`` in a ``pyproject.toml``, and read back before
+    anything is written -- ConfigError when the result would not parse or not hold the new case
+    where :func:`find_case` reads it (a pyproject whose ``tool.pypto-lsp.cases`` is an inline
+    array, a key TOML cannot carry ...)."""
+    import tomli_w
+
+    values = {k: v for k, v in entry.items() if v is not None}
+    # tomli-w writes a one-item array of tables inline (`cases = [{...}]`), which a later
+    # `[[cases]]` could not extend: write the entry as a table under a placeholder name, then
+    # make its header `[[cases]]` (its sub-tables `[cases.generate]`); headers are whole lines
+    # (a string value never starts a line: no multi-line strings)
+    table = "tool.pypto-lsp.cases" if config.name == "pyproject.toml" else "cases"
+    doc: dict[str, Any] = {_ENTRY: values}
+    for part in reversed(table.split(".")):
+        doc = {part: doc}
+    try:
+        text = tomli_w.dumps(doc)
+        text.encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) is a ValueError
+        raise ConfigError(f"{config}: cannot write the [[cases]] entry as TOML: {exc}") from exc
+    head = f"[{table}.{_ENTRY}"
+    lines = []
+    for line in text.splitlines():
+        if line == head + "]":
+            line = f"[[{table}]]"
+        elif line.startswith(head + "."):
+            line = f"[{table}." + line[len(head) + 1 :]
+        lines.append(line)
+    chunk = "\n".join(lines) + "\n"
+    try:
+        old = config.read_text(encoding="utf-8") if config.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{config}: cannot read it to add a [[cases]] entry: {exc}") from exc
+    sep = "" if old == "" else ("\n" if old.endswith("\n") else "\n\n")
+    before = _cases_in_text(config, old)
+    after = _cases_in_text(config, old + sep + chunk)
+    if before is None or after is None or after[:-1] != before or after[-1:] != [values]:
+        where = "[tool.pypto-lsp] " if config.name == "pyproject.toml" else ""
+        raise ConfigError(f"{config}: a new {where}[[cases]] entry cannot be appended to this file (it would not be read); add it by hand")
+    return old, sep + chunk
+
+
+_ENTRY = "__pypto_lsp_new_case__"
+
+
+def _cases_in_text(config: Path, text: str) -> list[Any] | None:
+    """The [[cases]] ``text`` holds where they are read (None: it does not parse, or no array)."""
+    try:
+        data: Any = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    if config.name == "pyproject.toml":
+        tool = data.get("tool")
+        data = tool.get("pypto-lsp") if isinstance(tool, dict) else None
+        if data is None:
+            return []
+    cases = data.get("cases", []) if isinstance(data, dict) else None
+    return cases if isinstance(cases, list) else None
+
+
+def append_case(config: Path, entry: dict[str, Any]) -> None:
+    """Add the ``[[cases]]`` table ``entry`` to ``config`` (see :func:`case_entry_text`); ConfigError
+    or OSError, the file unchanged, when it cannot be."""
+    _, chunk = case_entry_text(config, entry)
+    with config.open("a", encoding="utf-8") as fh:
+        fh.write(chunk)
+
+
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
 
 

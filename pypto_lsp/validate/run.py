@@ -106,6 +106,7 @@ class ResultCache:
         self.memory[key] = value
         if not self.enabled:
             return
+        tmp: Path | None = None
         try:
             d = self.dir / key[:2]
             d.mkdir(parents=True, exist_ok=True)
@@ -114,6 +115,9 @@ class ResultCache:
             tmp.replace(d / f"{key}.json")
         except OSError:
             self.enabled = False  # read-only or full disk: keep going without it
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()  # nothing half-written left behind
 
     def prune(self) -> None:
         """Keep the newest MAX_ENTRIES. Never fails: another run may prune (or the user delete)
