@@ -133,8 +133,8 @@ def _size(v: Any, problems: list[str]) -> int | None:
         return None
     try:
         return parse_size(v)
-    except ValueError:
-        problems.append(f"'maxAlloc' must be a size in bytes (or '512M', '4G'), got {v!r}")
+    except ValueError as exc:
+        problems.append(f"'maxAlloc' must be a size in bytes (or '512M', '4G'): {exc}")
         return None
 
 

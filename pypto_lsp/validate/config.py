@@ -210,7 +210,7 @@ def _size(v: Any, key: str, where: str, base: Path) -> int:
     try:
         return parse_size(v)
     except ValueError as exc:
-        raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'), got {v!r}") from exc
+        raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'): {exc}") from exc
 
 
 def _label(v: Any, key: str, where: str, base: Path) -> Any:

@@ -301,7 +301,15 @@ def cacheable(value: Mapping[str, Any]) -> bool:
     """Whether a result (``FileResult.to_json()``) is deterministic, hence may be cached: no error,
     or an error of a kind outside :data:`TRANSIENT_KINDS`."""
     err = value.get("error")
-    return not (isinstance(err, Mapping) and err.get("kind") in TRANSIENT_KINDS)
+    if not isinstance(err, Mapping):
+        return True
+    if err.get("kind") in TRANSIENT_KINDS:
+        return False
+    message = str(err.get("message", "")).lower()
+    return not any(m in message for m in _OUT_OF_MEMORY)  # torch's CPU allocator raises a RuntimeError
+
+
+_OUT_OF_MEMORY = ("can't allocate memory", "cannot allocate memory", "out of memory", "not enough memory")
 
 
 def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
