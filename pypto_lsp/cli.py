@@ -410,7 +410,8 @@ def _print_summary(report: Any) -> None:
             from .ir.passdiff import changed_blocks, pass_name
 
             try:  # never more than the size limit of either
-                blocks = changed_blocks(*(read_dump(f.file).decode("utf-8", "replace") for f in (report.files[i - 1], fd)))
+                prev_text, text = (read_dump(f.file).decode("utf-8", "replace") for f in (report.files[i - 1], fd))
+                blocks = changed_blocks(prev_text, text)
             except OSError:
                 blocks = []
             if blocks:

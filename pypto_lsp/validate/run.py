@@ -398,6 +398,7 @@ class _Slot:
         self.key: str | None = None
         self.busy_s = 0.0  # seconds seen running this file (the parent's own pauses not counted)
         self.stopped_s = 0.0  # seconds seen stopped in a row
+        self.closed = False
 
     def frame(self) -> dict[str, Any] | None:
         """The result frame, when whole."""
@@ -434,11 +435,14 @@ class _Slot:
         return state in (b"T", b"t")
 
     def close(self) -> None:
+        """Kill the process (stopped or not) and close its pipes; once."""
         import signal
 
+        if self.closed:
+            return
+        self.closed = True
         with contextlib.suppress(OSError):
-            if self.proc.is_alive():
-                os.kill(self.proc.pid, signal.SIGKILL)
+            os.kill(self.proc.pid, signal.SIGKILL)  # also ends a stopped process
         self.proc.join(5)
         for fd in (self.task_fd, self.result_fd):
             with contextlib.suppress(OSError):
@@ -485,7 +489,8 @@ def _run_parallel(
     def spawn() -> _Slot:
         task_r, task_w = os.pipe()
         result_r, result_w = os.pipe()
-        others = [fd for sl in slots for fd in (sl.task_fd, sl.result_fd)] + [task_w, result_r]
+        # the parent's ends of the live pipes (never a closed slot's numbers: the OS reuses them)
+        others = [fd for sl in slots if not sl.closed for fd in (sl.task_fd, sl.result_fd)] + [task_w, result_r]
         proc = ctx.Process(target=_child_main, args=(task_r, result_w, others), daemon=True, name="pypto-lsp-pool")
         proc.start()
         os.close(task_r)
@@ -524,8 +529,8 @@ def _run_parallel(
                     if value is not None:
                         sl.key = None
                         if (value.get("error") or {}).get("kind") == "TimeoutError":
-                            sl.close()  # its timed-out run may still hold a thread: a fresh process
-                            slots[i] = spawn()
+                            slots[i] = spawn()  # its timed-out run may still hold a thread: a fresh process
+                            sl.close()
                         yield key, value
                         continue
                     lost: dict[str, Any] | None = None
@@ -568,8 +573,9 @@ def _run_parallel(
                             )
                     if lost is not None:
                         sl.key = None
+                        if pending:
+                            slots[i] = spawn()  # before closing this one: no pipe number reused meanwhile
                         sl.close()
-                        slots[i] = spawn() if pending else sl
                         yield key, lost
         finally:
             for sl in slots:

@@ -6,6 +6,7 @@ every file accounted for: the lost one an error (``worker-lost``), the others co
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -47,7 +48,7 @@ def state(pid: int) -> str:
 
 
 def start(case: Path, cache: Path | None) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYPTO_LSP_CACHE_DIR": str(cache or "/nonexistent")}
+    env = {**os.environ, "PYPTO_LSP_CACHE_DIR": str(cache or "/nonexistent"), "PYTHONFAULTHANDLER": "1"}
     args = ["validate", str(case), "--jobs", "2", "--timeout", "60", "--json", "--no-localize", "--exact"]
     args += [] if cache is not None else ["--no-cache"]
     return subprocess.Popen([sys.executable, "-m", "pypto_lsp", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -65,6 +66,7 @@ def busy_child(pid: int, rng: random.Random, limit: float = 60.0) -> int:
     raise AssertionError(f"no running pool process under {pid} within {limit} s")
 
 
+@pytest.mark.timeout(300 + ROUNDS * 240)  # each round ends by itself; this only stops a runaway
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux) to find the pool's processes")
 def test_a_killed_or_stopped_pool_process_loses_its_file_only(tmp_path: Path) -> None:
     case = slow_case(tmp_path, FILES, iterations=24000)
@@ -80,18 +82,26 @@ def test_a_killed_or_stopped_pool_process_loses_its_file_only(tmp_path: Path) ->
                 victim = busy_child(p.pid, rng)
             except AssertionError:
                 p.kill()
-                out, err = p.communicate()
+                out, err = p.communicate(timeout=60)
                 raise AssertionError(f"exit {p.returncode}: {err[-3000:]}") from None
             time.sleep(rng.uniform(0.0, 0.5))
             os.kill(victim, how)
-            out, err = p.communicate(timeout=180)  # the fault: this never returned
+            try:
+                out, err = p.communicate(timeout=150)  # the fault: this never returned
+            except subprocess.TimeoutExpired:
+                os.kill(p.pid, signal.SIGABRT)  # faulthandler: where it hangs, on stderr
+                for k in [victim, *children(p.pid)]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(k, signal.SIGKILL)
+                out, err = p.communicate(timeout=60)
+                raise AssertionError(f"round {rnd + 1}: no end after {how.name} of {victim}:\n{err[-6000:]}") from None
         finally:
+            if victim is not None:  # a stopped process would keep the pipes open
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(victim, signal.SIGKILL)
             if p.poll() is None:
                 p.kill()
-                p.communicate()
-            if victim is not None and how == signal.SIGSTOP:
-                with __import__("contextlib").suppress(ProcessLookupError):
-                    os.kill(victim, signal.SIGKILL)
+                p.communicate(timeout=60)
         assert "Traceback" not in err, err[-3000:]
         rep = report(subprocess.CompletedProcess(p.args, p.returncode, out, err))
         files = {Path(f["file"]).name: f for f in rep["files"]}
