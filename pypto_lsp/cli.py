@@ -228,19 +228,24 @@ def _print_banner(fr: Any) -> None:
 
 def _unwritable(path: str | None) -> str | None:
     """Why an output file (--report, --junit, --sarif) could not be written, or None: checked
-    before the run, so a typo costs nothing (the file itself is written after the run)."""
+    before the run, so a typo costs nothing (the file itself is written after the run; missing
+    folders on its way are made then)."""
     if path is None:
         return None
     p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
         return f"{p} is a folder"
-    if not parent.is_dir():
-        return f"no such folder: {parent}" if not parent.exists() else f"{parent} is not a folder"
-    if p.exists() and not os.access(p, os.W_OK):
-        return f"{p} is not writable"
-    if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
-        return f"cannot create a file in {parent} (permission denied)"
+    if p.exists():
+        return None if os.access(p, os.W_OK) else f"{p} is not writable"
+    above = p.parent
+    while not above.exists() and above != above.parent:  # the nearest folder that exists
+        if above.is_symlink():
+            return f"{above} is a dangling link"
+        above = above.parent
+    if not above.is_dir():
+        return f"{above} is not a folder"
+    if not os.access(above, os.W_OK | os.X_OK):
+        return f"cannot create {p}: {above} is not writable"
     return None
 
 

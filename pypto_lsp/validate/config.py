@@ -159,10 +159,19 @@ def discover_dumps(path: str | Path) -> list[Path]:
 # table does not hold (CASE_KEYS): noted on the case and warned about on their line.
 
 
+def _resolve(base: Path, v: str, key: str, where: str) -> Path:
+    """``base / v`` made absolute; ConfigError for what no file system takes (a NUL byte, a lone
+    surrogate, a name too long)."""
+    try:
+        return (base / v).resolve()
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{where}: '{key}' is not a usable path ({exc}): {v[:80]!r}") from exc
+
+
 def _path_string(v: Any, key: str, where: str, base: Path) -> Path:
     if not isinstance(v, str):
         raise ConfigError(f"{where}: '{key}' must be a path string")
-    return (base / v).resolve()
+    return _resolve(base, v, key, where)
 
 
 def _entry(v: Any, key: str, where: str, base: Path) -> str:
@@ -190,7 +199,7 @@ def _backend(v: Any, key: str, where: str, base: Path) -> Any:
 def _generate(v: Any, key: str, where: str, base: Path) -> dict[str, Any]:
     if not isinstance(v, dict):
         raise ConfigError(f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")")
-    return {k: str((base / x).resolve()) if isinstance(x, str) else x for k, x in v.items()}
+    return {k: str(_resolve(base, x, f"generate.{k}", where)) if isinstance(x, str) else x for k, x in v.items()}
 
 
 def _seed(v: Any, key: str, where: str, base: Path) -> int:

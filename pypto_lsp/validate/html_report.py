@@ -189,5 +189,6 @@ def write_report(
             name = str(folder.relative_to(Path.cwd()))
         except ValueError:
             name = str(folder)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # as --junit and --sarif do
     Path(path).write_text(render_html(report, data, name or "validation report"), encoding="utf-8")
     return data

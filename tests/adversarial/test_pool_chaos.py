@@ -69,7 +69,7 @@ def busy_child(pid: int, rng: random.Random, limit: float = 60.0) -> int:
 @pytest.mark.timeout(300 + ROUNDS * 240)  # each round ends by itself; this only stops a runaway
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux) to find the pool's processes")
 def test_a_killed_or_stopped_pool_process_loses_its_file_only(tmp_path: Path) -> None:
-    case = slow_case(tmp_path, FILES, iterations=24000)
+    case = slow_case(tmp_path, FILES, iterations=12000)
     rng = random.Random(int(os.environ.get("PYPTO_LSP_CHAOS_SEED", "27")))
     lost_total = 0
     for rnd in range(ROUNDS):

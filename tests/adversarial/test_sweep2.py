@@ -363,15 +363,29 @@ def test_non_finite_tolerances_are_usage_errors(tmp_path: Path, flag: tuple[str,
 # ---------------------------------------------------------------------- 14. --report checked before the run
 
 
-@pytest.mark.parametrize("where", ["missing-folder", "parent-is-a-file", "a-folder"])
+def test_a_report_into_a_missing_folder_makes_it(tmp_path: Path) -> None:
+    case = example(tmp_path)
+    target = tmp_path / "nope" / "deeper" / "r.html"  # as --junit and --sarif do (the fault: a traceback)
+    p = cli("validate", str(case), "--report", str(target), "--no-cache", "--no-localize")
+    no_traceback(p)
+    assert p.returncode == 0 and target.stat().st_size > 0, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("where", ["parent-is-a-file", "under-a-file", "a-folder", "read-only-folder"])
 def test_an_unwritable_report_path_is_refused_before_the_run(tmp_path: Path, where: str) -> None:
     case = example(tmp_path)
     (tmp_path / "afile").write_text("x")
-    target = {"missing-folder": tmp_path / "nope" / "r.html", "parent-is-a-file": tmp_path / "afile" / "r.html", "a-folder": tmp_path}[
-        where
-    ]
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    target = {
+        "parent-is-a-file": tmp_path / "afile" / "r.html",
+        "under-a-file": tmp_path / "afile" / "sub" / "r.html",
+        "a-folder": tmp_path,
+        "read-only-folder": tmp_path / "ro" / "r.html",
+    }[where]
     t0 = time.monotonic()
-    p = cli("validate", str(case), "--report", str(target), "--no-cache")
+    cmd = [*_as_unprivileged(), sys.executable, "-m", "pypto_lsp", "validate", str(case), "--report", str(target), "--no-cache"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYPTO_LSP_CACHE_DIR": str(tmp_path / "c")}, timeout=300)
     no_traceback(p)
     assert p.returncode == 2 and "--report" in p.stderr, p.stderr[-2000:]
     assert "=====" not in p.stdout  # nothing ran
