@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from pypto_lsp.ir.check import check_program
@@ -234,7 +234,9 @@ def test_the_case_writer_writes_what_reads_back(tmp_path_factory: Any, case: dic
         cfg.append_case(config, case)
     except cfg.ConfigError:
         assert config.read_text(encoding="utf-8") == before  # refused: the file unchanged
+        event("refused")
         return
+    event("written")
     data = tomllib.loads(config.read_text(encoding="utf-8"))
     cases = data["tool"]["pypto-lsp"]["cases"] if pyproject else data["cases"]
     got = cases[-1]
