@@ -341,6 +341,12 @@ def case_entry_text(config: Path, entry: dict[str, Any]) -> tuple[str, str]:
     return old, sep + chunk
 
 
+def cases_in(config: Path) -> list[Case]:
+    """Every [[cases]] entry of ``config`` (a ``pypto-lsp.toml``, or ``[tool.pypto-lsp]`` of a
+    ``pyproject.toml``), each checked; ConfigError naming the file, the entry and the key."""
+    return _cases_in(config)
+
+
 _ENTRY = "__pypto_lsp_new_case__"
 
 

@@ -158,7 +158,7 @@ def _write(path: Path, text: str) -> bool:
 
 def _load_everything(config: Path, dumps: Path) -> None:
     try:
-        cfg._cases_in(config)
+        cfg.cases_in(config)
     except cfg.ConfigError as exc:
         assert str(config) in str(exc)
     cfg.config_warnings(config)
