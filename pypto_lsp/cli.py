@@ -171,10 +171,10 @@ def _check_files(paths: list[str]) -> list[Path]:
 
 def check_file(path: Path) -> list[Any]:
     from .ir.check import check_program
-    from .ir.parser import parse_bytes
+    from .ir.parser import parse_bytes, read_dump
 
     try:
-        data = path.read_bytes()
+        data = read_dump(path)  # never more than the size limit (+1 byte)
     except OSError as exc:
         from .ir.diagnostics import error
 
@@ -217,28 +217,64 @@ def cmd_check(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- validate
 
 
+def _say(text: str, file: Any = None) -> None:
+    """Print a line that may hold a file name or a golden key: control characters (ESC, NUL)
+    are shown as escapes, never sent to the terminal."""
+    from .ir.diagnostics import printable
+
+    print(printable(text), file=file)
+
+
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.6e}"
 
 
 def _print_banner(fr: Any) -> None:
-    print(f"{'=' * 20} {Path(fr.file).stem} {'=' * 20}")
+    _say(f"{'=' * 20} {Path(fr.file).stem} {'=' * 20}")
     for name, t in fr.tensors.items():
-        print(f"validate tensor: '{name}', max_abs_diff: {t.max_abs_diff:.6e}, pass: {t.passed}")
+        _say(f"validate tensor: '{name}', max_abs_diff: {t.max_abs_diff:.6e}, pass: {t.passed}")
     if fr.error is not None:
         where = f" (line {fr.error.line})" if fr.error.line else ""
-        print(f"error [{fr.error.kind}]{where}: {fr.error.message}")
+        _say(f"error [{fr.error.kind}]{where}: {fr.error.message}")
     elif fr.status == "ran":
         print("ran (no expected tensors to compare)")
     for h in (fr.memory or {}).get("hazards", []):
         label = "sanitizer" if h["kind"] in ("race", "uninitialised", "out-of-bounds") else "memory"
-        print(f"{label} {h['kind']} (line {h['line']}): {h['message']}")
+        _say(f"{label} {h['kind']} (line {h['line']}): {h['message']}")
     sys.stdout.flush()
+
+
+def _unwritable(path: str | None) -> str | None:
+    """Why an output file (--report, --junit, --sarif) could not be written, or None: checked
+    before the run, so a typo costs nothing (the file itself is written after the run; missing
+    folders on its way are made then)."""
+    if path is None:
+        return None
+    p = Path(path)
+    if p.is_dir():
+        return f"{p} is a folder"
+    if p.exists():
+        return None if os.access(p, os.W_OK) else f"{p} is not writable"
+    above = p.parent
+    while not above.exists() and above != above.parent:  # the nearest folder that exists
+        if above.is_symlink():
+            return f"{above} is a dangling link"
+        above = above.parent
+    if not above.is_dir():
+        return f"{above} is not a folder"
+    if not os.access(above, os.W_OK | os.X_OK):
+        return f"cannot create {p}: {above} is not writable"
+    return None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import config as cfg
 
+    for label in ("report", "junit", "sarif"):  # before the run, not after it
+        problem = _unwritable(getattr(args, label, None))
+        if problem is not None:
+            print(f"pypto-lsp validate: --{label}: {problem}", file=sys.stderr)
+            return EXIT_USAGE
     if args.path is None:  # every [[cases]] entry of --config
         return cmd_validate_cases(args, cmd_validate)
 
@@ -246,6 +282,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         v = getattr(args, label)
         if v is not None and not v >= 0:  # negative or NaN
             print(f"pypto-lsp validate: --{label} must be a number >= 0, got {v}", file=sys.stderr)
+            return EXIT_USAGE
+        if v is not None and label != "timeout" and v == float("inf"):  # inf, 1e400: no JSON number
+            print(f"pypto-lsp validate: --{label} must be a finite number, got {v}", file=sys.stderr)
             return EXIT_USAGE
     if args.jobs is not None and args.jobs < 1:
         print(f"pypto-lsp validate: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
@@ -259,7 +298,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if args.inputs is None:
             case = cfg.find_case(files[0], args.config)  # without goldens: differential mode (below)
     except (FileNotFoundError, ValueError, cfg.ConfigError) as exc:
-        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        _say(f"pypto-lsp validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     config_file = args.config or (case.source if case is not None and case.source.endswith(".toml") else None)
     if config_file is not None:
@@ -267,6 +306,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(w.format(), file=sys.stderr)
     from .validate import budget
 
+    env_problem = budget.env_problem()
+    if env_problem is not None and args.max_alloc is None and not (case and case.max_alloc):  # the flag, the case win
+        print(f"pypto-lsp validate: {env_problem}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         budget.set_budget(budget.parse_size(args.max_alloc) if args.max_alloc is not None else (case.max_alloc if case else None))
     except ValueError as exc:
@@ -315,7 +358,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             inputs = load_bundle(inputs_path)
             expected = load_bundle(expected_path)
         except GoldenError as exc:
-            print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+            _say(f"pypto-lsp validate: {exc}", file=sys.stderr)
             return EXIT_USAGE
         compared = dif.goldens_json(inputs_path, expected_path)
         if not expected:
@@ -345,7 +388,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if not args.json:
             _print_banner(fr)
         if progress:
-            sys.stderr.write(f"\r[{done[0]}/{len(files)}] {Path(fr.file).name[:60]:<60}")
+            from .ir.diagnostics import printable
+
+            sys.stderr.write(f"\r[{done[0]}/{len(files)}] {printable(Path(fr.file).name)[:60]:<60}")
             sys.stderr.flush()
 
     t0 = time.perf_counter()
@@ -369,7 +414,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.report:
         from .validate.html_report import write_report
 
-        write_report(args.report, report, inputs, expected, entry=settings.entry, timeout=settings.timeout_s)
+        try:
+            write_report(args.report, report, inputs, expected, entry=settings.entry, timeout=settings.timeout_s)
+        except OSError as exc:  # checked before the run; the disk may still fill up meanwhile
+            print(f"pypto-lsp validate: --report: cannot write {args.report}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
     if args.json:
         json.dump({**report.to_json(), "compared_with": compared}, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -380,37 +429,39 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _print_summary(report: Any) -> None:
-    print()
-    print(f"{'file':<48} {'status':<6} {'max|Δ|':>12} {'seconds':>8}")
+    _say("")
+    _say(f"{'file':<48} {'status':<6} {'max|Δ|':>12} {'seconds':>8}")
     for fr in report.files:
         mark = "" if not fr.cached else " (cached)"
-        print(f"{Path(fr.file).name[:48]:<48} {fr.status:<6} {_fmt(fr.max_abs_diff()):>12} {fr.seconds:>8.3f}{mark}")
+        _say(f"{Path(fr.file).name[:48]:<48} {fr.status:<6} {_fmt(fr.max_abs_diff()):>12} {fr.seconds:>8.3f}{mark}")
     s = report.summary()
-    print(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error, {s['ran']} ran in {s['seconds']:.2f} s")
+    _say(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error, {s['ran']} ran in {s['seconds']:.2f} s")
     fd = report.first_divergent
     if fd is not None:
         hazards = (fd.memory or {}).get("hazards", [])
         line = fd.error.line if fd.error and fd.error.line else (hazards[0]["line"] if hazards else None)
         where = f":{line}" if line else ""
-        print(f"first divergent pass: {Path(fd.file).name}{where} ({fd.status})")
+        _say(f"first divergent pass: {Path(fd.file).name}{where} ({fd.status})")
         if hazards:
-            print(f"  {len(hazards)} memory finding(s); first: line {hazards[0]['line']}: {hazards[0]['message']}")
+            _say(f"  {len(hazards)} memory finding(s); first: line {hazards[0]['line']}: {hazards[0]['message']}")
         i = report.files.index(fd)
         if i > 0 and report.files[i - 1].status in ("pass", "ran"):
+            from .ir.parser import read_dump
             from .ir.passdiff import changed_blocks, pass_name
 
-            try:
-                blocks = changed_blocks(Path(report.files[i - 1].file).read_text(), Path(fd.file).read_text())
+            try:  # never more than the size limit of either
+                prev_text, text = (read_dump(f.file).decode("utf-8", "replace") for f in (report.files[i - 1], fd))
+                blocks = changed_blocks(prev_text, text)
             except OSError:
                 blocks = []
             if blocks:
                 where_changed = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in blocks)
-                print(f"  {pass_name(Path(fd.file))} changed lines {where_changed} (addresses and comments ignored): look there first")
+                _say(f"  {pass_name(Path(fd.file))} changed lines {where_changed} (addresses and comments ignored): look there first")
         v = report.first_differing_value
         if v is not None:
-            print(f"  {Path(fd.file).name}:{v.line}: {v.describe(Path(report.files[i - 1].file).name)}")
+            _say(f"  {Path(fd.file).name}:{v.line}: {v.describe(Path(report.files[i - 1].file).name)}")
             for r in v.related:  # the next candidates
-                print(f"    also {Path(fd.file).name}:{r.line}: '{r.name}', {r.detail}")
+                _say(f"    also {Path(fd.file).name}:{r.line}: '{r.name}', {r.detail}")
     else:
         print("first divergent pass: none")
 
@@ -475,20 +526,29 @@ def cmd_golden(args: argparse.Namespace) -> int:
     if isinstance(ref, int):
         return ref
     config = Path(args.config) if args.config else None
-    try:
-        save_golden(
-            out, ref.inputs, ref.expected, dumps=folder, entry=settings.entry, rtol=settings.rtol, atol=settings.atol, config=config
-        )
-    except (GoldenError, OSError) as exc:
-        print(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
-        return EXIT_FAIL
     written = config or out.parent / "pypto-lsp.toml"
     # the same seed and table in the new case: `validate --differential` still synthesizes the same inputs
-    extra = [f"seed = {ref.seed}"]
+    extra: dict[str, Any] = {"seed": ref.seed}
     if case.generate:
-        extra += ["", "[cases.generate]"] + [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in case.generate.items()]
-    with written.open("a", encoding="utf-8") as fh:
-        fh.write("\n".join(extra) + "\n")
+        extra["generate"] = dict(case.generate)
+    try:
+        save_golden(
+            out,
+            ref.inputs,
+            ref.expected,
+            dumps=folder,
+            entry=settings.entry,
+            rtol=settings.rtol,
+            atol=settings.atol,
+            config=config,
+            extra=extra,
+        )
+    except GoldenError as exc:  # the entry cannot be added to that config: nothing written
+        _say(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        _say(f"pypto-lsp golden freeze: {exc}", file=sys.stderr)
+        return EXIT_FAIL
     print(f"froze {ref.describe()}")
     print(f"  inputs   {out / 'inputs.pt'}: {', '.join(sorted(ref.inputs))}")
     print(f"  expected {out / 'expected.pt'}: {', '.join(sorted(ref.expected)) or '(none: the entry writes no parameter)'}")
@@ -516,7 +576,7 @@ def cmd_validate_cases(args: argparse.Namespace, validate_one: Any) -> int:
         cases = cfg.cases_in(config)
         labels = case_labels(config, cases)
     except (cfg.ConfigError, OSError, ValueError) as exc:
-        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        _say(f"pypto-lsp validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not cases:
         print(f"pypto-lsp validate: {config} has no [[cases]]", file=sys.stderr)
@@ -584,24 +644,6 @@ def cmd_validate_cases(args: argparse.Namespace, validate_one: Any) -> int:
     return status
 
 
-def _toml_key(k: str) -> str:
-    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)  # a valid TOML basic string
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
-    raise ValueError(f"cannot write {v!r} as TOML")
-
-
 def after_validate(args: argparse.Namespace, report: Any, compared: dict[str, Any], status: int) -> int:
     """After one folder's validation: collect it (``validate --config``) or write --junit/--sarif."""
     collect = getattr(args, "collect", None)
@@ -632,13 +674,18 @@ def write_ci_outputs(args: argparse.Namespace, runs: list[tuple[str, Any, dict[s
 
 def cmd_codegen(args: argparse.Namespace) -> int:
     from .ir import diagnostics as D
-    from .ir.parser import parse_bytes
+    from .ir.parser import parse_bytes, read_dump
 
     path = Path(args.file)
     if not path.is_file():
         print(f"pypto-lsp codegen: no such file: {path}", file=sys.stderr)
         return EXIT_USAGE
-    res = parse_bytes(path.read_bytes(), str(path))
+    try:
+        data = read_dump(path)
+    except OSError as exc:
+        print(f"pypto-lsp codegen: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    res = parse_bytes(data, str(path))
     if res.program is None or res.errors:
         for d in res.errors:
             print(d.format(str(path)), file=sys.stderr)

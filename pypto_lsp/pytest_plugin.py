@@ -65,6 +65,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from .validate.ci_formats import case_labels
 
     path = _config_file(opt, config.rootpath)
+    from .validate.budget import env_problem
+
+    if env_problem() is not None:  # never silently the default budget
+        raise pytest.UsageError(f"--pypto-lsp: {env_problem()}")
     try:
         cases = cfg.cases_in(path)
         labels = case_labels(path, cases)
@@ -177,7 +181,10 @@ class CaseRun:
                 self.bundle_paths: tuple[str, str] | None = (str(c.inputs), str(c.expected))
                 self.label = "goldens"
             else:
-                ref = dif.for_case(self.files, c, entry=c.entry, timeout=c.timeout_s)
+                from .validate.budget import scoped_budget
+
+                with scoped_budget(c.max_alloc):  # the case's budget for the reference run too
+                    ref = dif.for_case(self.files, c, entry=c.entry, timeout=c.timeout_s)
                 self.inputs, self.expected, self.bundle_paths, self.label = ref.inputs, ref.expected, None, ref.label
         except (GoldenError, dif.GenerateError, dif.DifferentialError) as exc:
             self.problem = str(exc)
@@ -222,7 +229,9 @@ class CaseRun:
             c = self.case
             localize_report(report, self.inputs, **c.settings().values_kwargs())
         try:
-            lines = Path(fr.file).read_text(encoding="utf-8").splitlines()
+            from .ir.parser import read_dump  # never more than the size limit
+
+            lines = read_dump(fr.file).decode("utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             lines = []
 

@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from fractions import Fraction
 from typing import Any
 
 ENV = "PYPTO_LSP_MAX_ALLOC"
 KIND = "alloc-budget"
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MAX_SIZE = 1 << 60  # 1 EiB: more than any machine; a larger size is a typo (or an attack)
 
 # bytes per element of each IR dtype as the executor stores it (see exec/values.DTYPES: widened
 # unsigned types, float32 for the types torch lacks)
@@ -62,13 +66,40 @@ def parse_size(text: str | int) -> int:
     """``"4G"`` -> 4294967296; plain digits (or an int) are bytes. ValueError for anything else."""
     if isinstance(text, bool) or not isinstance(text, int | str):
         raise ValueError(f"not a size: {text!r} (bytes, or a number with K, M, G or T)")
-    m = _SIZE.match(str(text))
-    if not m:
-        raise ValueError(f"not a size: {text!r} (bytes, or a number with K, M, G or T)")
-    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    m = _SIZE.match(str(text)) if isinstance(text, str) else None
+    if isinstance(text, int):
+        n = text
+    elif not m:
+        raise ValueError(f"not a size: {_short(text)} (bytes, or a number with K, M, G or T)")
+    elif len(m.group(1)) > 40:  # never a float of 400 digits (OverflowError)
+        n = MAX_SIZE + 1
+    else:
+        n = int(Fraction(m.group(1)) * _UNITS[m.group(2).lower()])  # exact: "1.5K" is 1536
     if n <= 0:
-        raise ValueError(f"a size must be > 0, got {text!r}")
+        raise ValueError(f"a size must be > 0, got {_short(text)}")
+    if n > MAX_SIZE:
+        raise ValueError(f"a size must be at most 2**60 bytes (1 EiB), got {_short(text)}")
     return n
+
+
+def _short(text: object) -> str:
+    """``text`` for a message: a 400-digit number shortened (and never an int->str error)."""
+    r = repr(text) if not isinstance(text, int) else (str(text) if text.bit_length() < 200 else f"a {text.bit_length()}-bit number")
+    return r if len(r) <= 60 else r[:40] + f"... ({len(r)} characters)"
+
+
+def env_problem() -> str | None:
+    """What is wrong with ``PYPTO_LSP_MAX_ALLOC`` (a garbage or negative size), or None: a bad
+    value is an error where it is read (the CLI exits 2, the pytest plugin stops, the editor
+    says so), never silently the default."""
+    env = os.environ.get(ENV)
+    if env is None or env == "":
+        return None
+    try:
+        parse_size(env)
+    except ValueError as exc:
+        return f"{ENV}: {exc}"
+    return None
 
 
 def machine_memory() -> int | None:
@@ -97,6 +128,21 @@ def set_budget(n: int | None) -> None:
     global _override, _last
     _override = n
     _last = None
+
+
+@contextmanager
+def scoped_budget(n: int | None) -> Iterator[None]:
+    """Within the block, ``n`` bytes per allocation (None: leave the budget as it is); restored after."""
+    global _override, _last
+    if n is None:
+        yield
+        return
+    before = _override
+    set_budget(n)
+    try:
+        yield
+    finally:
+        _override, _last = before, None
 
 
 def budget() -> int:

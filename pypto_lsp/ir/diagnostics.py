@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .model import NOWHERE, Span
@@ -43,7 +44,18 @@ class Diagnostic:
 
     def format(self, filename: str) -> str:
         message = self.message if not self.hint else f"{self.message} ({self.hint})"
-        return f"{filename}:{self.span.line}:{self.span.col + 1}: {self.severity}: {message} [{self.code}]"
+        return printable(f"{filename}:{self.span.line}:{self.span.col + 1}: {self.severity}: {message} [{self.code}]")
+
+
+# C0 controls but tab and newline, DEL, C1 controls, lone surrogates, the two non-characters XML forbids
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (ESC, NUL, CR ...; tab and newline kept) written as a
+    visible escape (``\\x1b``): what a terminal or an XML report may carry from a file name or a
+    golden key. The same text, unchanged, when it has none."""
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
 
 
 class IRError(Exception):

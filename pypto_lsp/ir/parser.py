@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import ast
 import codecs
+import errno
 import gc
 import io
+import os
 import re
+import stat
 import threading
 import tokenize
 from collections.abc import Iterator
@@ -539,12 +542,36 @@ def _decode_error_span(data: bytes, exc: UnicodeDecodeError) -> Span:
     return Span(line, col, line, col + 1)
 
 
+def read_dump(path: str | Path) -> bytes:
+    """A dump file's bytes, at most ``MAX_BYTES + 1`` of them: a bigger file (a sparse 1 GB one)
+    is never read whole, and :func:`parse_bytes` refuses what is over the limit. A FIFO, device
+    or folder is refused without a blocking read (a FIFO would hang). Raises OSError (unreadable:
+    permissions, gone, not a regular file), with ``strerror`` saying why."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        left = MAX_BYTES + 1
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def parse_bytes(data: bytes, filename: str | None = None) -> ParseResult:
     """Parse raw file content; binary, non-UTF-8 and oversized input become diagnostics."""
     if len(data) > MAX_BYTES:
         return ParseResult(
             None,
-            [D.error(None, "too-large", f"file is {len(data) / 1e6:.1f} MB; pass dumps above {MAX_BYTES // 2**20} MiB are not parsed")],
+            [D.error(None, "too-large", f"file is larger than {MAX_BYTES // 2**20} MiB, the most a pass dump may be; not parsed")],
         )
     if b"\x00" in data[:65536] or b"\x00" in data:
         nul = data.index(b"\x00")
@@ -649,7 +676,7 @@ def loads(text: str, filename: str | None = None) -> Program:
 
 def load(path: str | Path) -> Program:
     p = Path(path)
-    res = parse_bytes(p.read_bytes(), str(p))
+    res = parse_bytes(read_dump(p), str(p))
     errs = res.errors
     if errs:
         raise D.IRError(errs[0], str(p))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..ir.alloc_budget import parse_size
+from ..ir.alloc_budget import env_problem, parse_size
 from ..validate import config as vconfig
 
 SECTION = "pypto-lsp"
@@ -148,8 +148,8 @@ def _size(v: Any, problems: list[str]) -> int | None:
         return None
     try:
         return parse_size(v)
-    except ValueError:
-        problems.append(f"'maxAlloc' must be a size in bytes (or '512M', '4G'), got {v!r}")
+    except ValueError as exc:
+        problems.append(f"'maxAlloc' must be a size in bytes (or '512M', '4G'): {exc}")
         return None
 
 
@@ -290,6 +290,9 @@ class ConfigCache:
     def update(self, raw: Any) -> list[str]:
         self.settings, problems = merge(self.settings, raw)
         self.clear()
+        env = env_problem()  # the worker inherits it: say so rather than run with the default budget
+        if env is not None and self.settings.max_alloc is None:
+            problems.append(f"{env}; the default allocation budget applies (set 'maxAlloc' or fix the variable)")
         return problems
 
     def clear(self) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.model import split_lines
-from ..ir.parser import MAX_BYTES, parse_bytes
+from ..ir.parser import parse_bytes, read_dump
 from ..ir.passdiff import changed_blocks, dump_order_key, previous_dump
 from ..validate.config import discover_dumps, is_dump_path
 from ..validate.report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, ValueDivergence
@@ -267,7 +267,7 @@ class Validator:
         else:
             if not path.is_file():
                 raise NotADump(f"no such file: {path}")
-            data = path.read_bytes()[: MAX_BYTES + 1]
+            data = read_dump(path)
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
@@ -559,7 +559,7 @@ class Validator:
             snap = snaps.get(str(path))
             if snap is None:
                 try:
-                    data = path.read_bytes()[: MAX_BYTES + 1]
+                    data = read_dump(path)
                     text = data.decode("utf-8", "replace")
                 except OSError:
                     text = ""

@@ -4,7 +4,8 @@
   the first save does not pay for importing torch.
 * Requests are written at once; the worker runs them one at a time and says
   ``started`` when it begins one. Only then does that request's clock run:
-  ``timeout_s + MARGIN_S`` without an answer (or, for a folder run, without a new
+  ``timeout_s + MARGIN_S`` without an answer (a timeout of 0, inf or more: none, as everywhere,
+  ``validate.config.time_limit``; for a folder run: without a new
   file result) and the worker is killed, the request fails with kind ``timeout``, and
   a fresh worker takes the requests that had not started yet.
 * A crash (the process ends) fails the request that was running with kind ``crash``;
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..validate.config import time_limit
 from ..worker import protocol as P
 
 MARGIN_S = 10.0
@@ -255,7 +257,11 @@ class WorkerClient:
     def _arm(self, p: _Pending) -> None:
         if p.timer is not None:
             p.timer.cancel()
-        p.timer = asyncio.get_running_loop().call_later(p.timeout_s + MARGIN_S, self._on_timeout, p.id)
+        limit = time_limit(p.timeout_s)
+        if limit is None:  # 0, inf, huge: no limit, as on the command line (no clock to arm)
+            p.timer = None
+            return
+        p.timer = asyncio.get_running_loop().call_later(limit + MARGIN_S, self._on_timeout, p.id)
 
     def _on_timeout(self, id: int) -> None:
         p = self._pending.get(id)
@@ -363,7 +369,8 @@ class WorkerClient:
 
     async def localize(self, params: P.LocalizeParams) -> dict[str, Any] | None:
         """The first differing value (ValueDivergence JSON), or None."""
-        r = await self.request(P.LOCALIZE, params, 2 * params.settings.timeout_s + 10.0)
+        limit = time_limit(params.settings.timeout_s)
+        r = await self.request(P.LOCALIZE, params, 0.0 if limit is None else 2 * limit + 10.0)  # two traced runs
         d = r.get("divergence") if isinstance(r, dict) else None
         return d if isinstance(d, dict) else None
 

@@ -22,7 +22,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.alloc_budget import ENV, KIND, budget, fmt_bytes, itemsize, machine_memory, message, parse_size, set_budget
+from ..ir.alloc_budget import (
+    ENV,
+    KIND,
+    budget,
+    env_problem,
+    fmt_bytes,
+    itemsize,
+    machine_memory,
+    message,
+    parse_size,
+    scoped_budget,
+    set_budget,
+)
 from ..ir.catalogue import lookup
 from ..ir.model import (
     ArrayType,
@@ -49,7 +61,20 @@ from ..ir.model import (
     walk_stmts,
 )
 
-__all__ = ["ENV", "KIND", "Allocation", "allocations", "budget", "fmt_bytes", "machine_memory", "over_budget", "parse_size", "set_budget"]
+__all__ = [
+    "ENV",
+    "KIND",
+    "Allocation",
+    "allocations",
+    "budget",
+    "env_problem",
+    "fmt_bytes",
+    "machine_memory",
+    "over_budget",
+    "parse_size",
+    "scoped_budget",
+    "set_budget",
+]
 
 _memo: dict[tuple[int, str | None, int], tuple[Program, Allocation | None]] = {}
 _memo_lock = threading.Lock()

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..ir.diagnostics import printable
 from .report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Hazard, Report, hazards_of, writes_for
 
 Run = tuple[str, Report, dict[str, Any]]  # (the PATH validated, its report, what it was compared with)
@@ -148,6 +149,10 @@ def junit_tree(runs: Iterable[Run]) -> ET.ElementTree:
     for k, v in totals.items():
         root.set(k, str(v))
     root.set("time", f"{seconds:.3f}")
+    for el in root.iter():  # XML 1.0 cannot carry control characters (ESC, NUL from a key or a file name)
+        el.attrib.update({k: printable(v) for k, v in el.attrib.items()})
+        if el.text:
+            el.text = printable(el.text)
     ET.indent(root)
     return ET.ElementTree(root)
 

@@ -18,9 +18,21 @@ from ..ir.passdiff import dump_order_key
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
 DEFAULT_TIMEOUT_S = 30.0
+# A timeout at or above this many seconds (about 31 years), like 0 and inf, is no limit: the
+# one meaning of a run timeout everywhere (CLI, editor and worker, pytest plugin); see time_limit
+NO_LIMIT_FROM_S = 1e9
 CONFIG_NAMES = ("pypto-lsp.toml", "pyproject.toml")  # looked for in the dump folder and every folder above
 GOLDEN_SUFFIXES = (".pt", ".safetensors")  # golden bundle files
 _DUMP_NAME = re.compile(r"^\d+_(after_\w+|frontend)\.py$")
+
+
+def time_limit(timeout_s: float | None) -> float | None:
+    """Seconds a run may take, or None for no limit: ``timeout_s`` 0, None, inf, NaN or at least
+    :data:`NO_LIMIT_FROM_S` (which no clock could wait for: ``threading`` and ``asyncio`` raise
+    OverflowError beyond ~9.2e9 s). Every timeout of the tools goes through here."""
+    if timeout_s is None or isinstance(timeout_s, bool) or not timeout_s > 0 or timeout_s >= NO_LIMIT_FROM_S:
+        return None
+    return float(timeout_s)
 
 
 class ConfigError(Exception):
@@ -37,7 +49,7 @@ class RunSettings:
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     entry: str | None = None  # None: the program's entry function
-    timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0: none
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0, inf or >= NO_LIMIT_FROM_S: none (time_limit)
     memory: bool = True  # run tiles where the IR places them and check for memory hazards
     backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
     exact: bool | None = None  # every loop tile by tile (exec.batching); None: the process default
@@ -63,7 +75,7 @@ class RunSettings:
     def values_kwargs(self) -> dict[str, Any]:
         """The keywords of the traced runs, which compare values only (``validate.localize``,
         ``validate.errormap``)."""
-        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": self.timeout_s or None}
+        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": time_limit(self.timeout_s)}
 
 
 @dataclass(slots=True)
@@ -150,10 +162,19 @@ def discover_dumps(path: str | Path) -> list[Path]:
 # table does not hold (CASE_KEYS): noted on the case and warned about on their line.
 
 
+def _resolve(base: Path, v: str, key: str, where: str) -> Path:
+    """``base / v`` made absolute; ConfigError for what no file system takes (a NUL byte, a lone
+    surrogate, a name too long)."""
+    try:
+        return (base / v).resolve()
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{where}: '{key}' is not a usable path ({exc}): {v[:80]!r}") from exc
+
+
 def _path_string(v: Any, key: str, where: str, base: Path) -> Path:
     if not isinstance(v, str):
         raise ConfigError(f"{where}: '{key}' must be a path string")
-    return (base / v).resolve()
+    return _resolve(base, v, key, where)
 
 
 def _entry(v: Any, key: str, where: str, base: Path) -> str:
@@ -181,7 +202,7 @@ def _backend(v: Any, key: str, where: str, base: Path) -> Any:
 def _generate(v: Any, key: str, where: str, base: Path) -> dict[str, Any]:
     if not isinstance(v, dict):
         raise ConfigError(f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")")
-    return {k: str((base / x).resolve()) if isinstance(x, str) else x for k, x in v.items()}
+    return {k: str(_resolve(base, x, f"generate.{k}", where)) if isinstance(x, str) else x for k, x in v.items()}
 
 
 def _seed(v: Any, key: str, where: str, base: Path) -> int:
@@ -201,7 +222,7 @@ def _size(v: Any, key: str, where: str, base: Path) -> int:
     try:
         return parse_size(v)
     except ValueError as exc:
-        raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'), got {v!r}") from exc
+        raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'): {exc}") from exc
 
 
 def _label(v: Any, key: str, where: str, base: Path) -> Any:
@@ -278,6 +299,77 @@ def cases_in(config: Path) -> list[Case]:
             raise ConfigError(f"{where}: not a table")
         out.append(_case(c, where, config.parent, str(config)))
     return out
+
+
+def case_entry_text(config: Path, entry: dict[str, Any]) -> tuple[str, str]:
+    """The file ``config`` with the ``[[cases]]`` table ``entry`` added: (the text as it is, the
+    text to append). The one writer of a case entry (``golden freeze``, ``save_golden``): written
+    by a TOML writer, under ``[tool.pypto-lsp]`` in a ``pyproject.toml``, and read back before
+    anything is written -- ConfigError when the result would not parse or not hold the new case
+    where :func:`find_case` reads it (a pyproject whose ``tool.pypto-lsp.cases`` is an inline
+    array, a key TOML cannot carry ...)."""
+    import tomli_w
+
+    values = {k: v for k, v in entry.items() if v is not None}
+    # tomli-w writes a one-item array of tables inline (`cases = [{...}]`), which a later
+    # `[[cases]]` could not extend: write the entry as a table under a placeholder name, then
+    # make its header `[[cases]]` (its sub-tables `[cases.generate]`); headers are whole lines
+    # (a string value never starts a line: no multi-line strings)
+    table = "tool.pypto-lsp.cases" if config.name == "pyproject.toml" else "cases"
+    doc: dict[str, Any] = {_ENTRY: values}
+    for part in reversed(table.split(".")):
+        doc = {part: doc}
+    try:
+        text = tomli_w.dumps(doc)
+        text.encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) is a ValueError
+        raise ConfigError(f"{config}: cannot write the [[cases]] entry as TOML: {exc}") from exc
+    head = f"[{table}.{_ENTRY}"
+    lines = []
+    for line in text.splitlines():
+        if line == head + "]":
+            line = f"[[{table}]]"
+        elif line.startswith(head + "."):
+            line = f"[{table}." + line[len(head) + 1 :]
+        lines.append(line)
+    chunk = "\n".join(lines) + "\n"
+    try:
+        old = config.read_text(encoding="utf-8") if config.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{config}: cannot read it to add a [[cases]] entry: {exc}") from exc
+    sep = "" if old == "" else ("\n" if old.endswith("\n") else "\n\n")
+    before = _cases_in_text(config, old)
+    after = _cases_in_text(config, old + sep + chunk)
+    if before is None or after is None or after[:-1] != before or after[-1:] != [values]:
+        where = "[tool.pypto-lsp] " if config.name == "pyproject.toml" else ""
+        raise ConfigError(f"{config}: a new {where}[[cases]] entry cannot be appended to this file (it would not be read); add it by hand")
+    return old, sep + chunk
+
+
+_ENTRY = "__pypto_lsp_new_case__"
+
+
+def _cases_in_text(config: Path, text: str) -> list[Any] | None:
+    """The [[cases]] ``text`` holds where they are read (None: it does not parse, or no array)."""
+    try:
+        data: Any = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    if config.name == "pyproject.toml":
+        tool = data.get("tool")
+        data = tool.get("pypto-lsp") if isinstance(tool, dict) else None
+        if data is None:
+            return []
+    cases = data.get("cases", []) if isinstance(data, dict) else None
+    return cases if isinstance(cases, list) else None
+
+
+def append_case(config: Path, entry: dict[str, Any]) -> None:
+    """Add the ``[[cases]]`` table ``entry`` to ``config`` (see :func:`case_entry_text`); ConfigError
+    or OSError, the file unchanged, when it cannot be."""
+    _, chunk = case_entry_text(config, entry)
+    with config.open("a", encoding="utf-8") as fh:
+        fh.write(chunk)
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")

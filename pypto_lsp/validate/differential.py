@@ -44,6 +44,7 @@ import torch
 
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
+from ..ir.parser import read_dump
 from . import config as cfg
 from .engine import ENGINE_VERSION, SSA_SUFFIX, compile_text, run_text
 from .golden import GoldenError
@@ -288,7 +289,7 @@ def frontend_outputs(
     """Run ``frontend`` on ``inputs``: the entry's ``pl.Out``/``pl.InOut`` parameters and any
     parameter the run changed, after it (the expected values of every later pass)."""
     if text is None:
-        text = frontend.read_bytes().decode("utf-8-sig", errors="replace")
+        text = read_dump(frontend).decode("utf-8-sig", errors="replace")
     comp = compile_text(text, str(frontend), entry)
     if comp.error is not None or comp.program is None or comp.generated is None or comp.generated.entry is None:
         err = comp.error
@@ -330,7 +331,7 @@ def reference(
     generate = dict(generate or {})
     seed = DEFAULT_SEED if seed is None else seed
     frontend = sorted(files, key=lambda f: f.name)[0]
-    text = frontend.read_bytes().decode("utf-8-sig", errors="replace")
+    text = read_dump(frontend).decode("utf-8-sig", errors="replace")
     key = _key(text, entry, seed, generate)
     path = _cache_path(key)
     if use_cache and path.is_file():

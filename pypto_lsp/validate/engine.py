@@ -28,7 +28,7 @@ from ..ir.parser import parse_text
 from .budget import KIND as ALLOC_KIND
 from .budget import budget as alloc_budget
 from .budget import over_budget
-from .config import DEFAULT_ATOL, DEFAULT_RTOL
+from .config import DEFAULT_ATOL, DEFAULT_RTOL, time_limit
 from .golden import GoldenError
 from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, MemoryResult, TensorResult, hazards_of
 from .returned import return_writes, returned_tensors
@@ -279,8 +279,10 @@ def _check_arg_types(program: Program, entry_name: str, args: list[Any]) -> None
 
 
 def _run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
-    if not timeout:
+    limit = time_limit(timeout)  # 0, None, inf, 1e300: no limit (never an OverflowError from the clock)
+    if limit is None:
         return fn()
+    timeout = limit
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -696,9 +698,16 @@ _SAFE_BUILTINS = {
 
 
 def read_dump_text(f: Path) -> str | FileResult:
-    from ..ir.parser import parse_bytes
+    """A dump's text, or its error result: unreadable (permissions, gone, a FIFO: kind ``io``),
+    binary, not UTF-8, over the size limit (read no further than the limit)."""
+    from ..ir.parser import MAX_BYTES, parse_bytes, read_dump
 
-    data = f.read_bytes()
+    try:
+        data = read_dump(f)
+    except OSError as exc:
+        return FileResult(str(f), ERROR, error=ErrorInfo("io", f"cannot read: {exc.strerror or exc}"))
+    if len(data) > MAX_BYTES or b"\x00" in data:
+        return FileResult(str(f), ERROR, error=ErrorInfo.from_diagnostic(parse_bytes(data, str(f)).errors[0]))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

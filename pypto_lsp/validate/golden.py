@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -56,6 +56,21 @@ def _kind(mode: int) -> str:
     return "not a file"
 
 
+def tensor_problem(t: torch.Tensor) -> str | None:
+    """Why ``t`` cannot be a golden (what it is), or None for a dense CPU-loadable tensor with data."""
+    if getattr(t, "is_nested", False):
+        return "a nested tensor"
+    if t.layout != torch.strided:
+        return f"a sparse tensor ({str(t.layout).replace('torch.', '')})"
+    if t.is_meta or t.device.type == "meta":
+        return "a meta tensor (a shape without values)"
+    if t.is_quantized:
+        return "a quantized tensor"
+    if t.device.type != "cpu":
+        return f"a tensor on {t.device.type}"
+    return None
+
+
 def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
     """Load a ``dict[str, Tensor]``; never unpickles code. Regular files only; cached per file version."""
     p = Path(path)
@@ -87,6 +102,9 @@ def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
             raise GoldenError(f"golden bundle {p}: key {k!r} is not a string")
         if not isinstance(v, torch.Tensor):
             raise GoldenError(f"golden bundle {p}: '{k}' is a {type(v).__name__}, expected a tensor")
+        problem = tensor_problem(v)
+        if problem is not None:
+            raise GoldenError(f"golden bundle {p}: '{k}' is {problem}; a golden is a dense tensor with its values")
         out[k] = v
     if len(_CACHE) > 16:
         _CACHE.clear()
@@ -105,20 +123,26 @@ def save_golden(
     rtol: float | None = None,
     atol: float | None = None,
     config: str | Path | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``inputs.pt`` and ``expected.pt`` into ``directory``.
 
     With ``dumps`` (a ``passes_dump/`` folder), also add a ``[[cases]]`` entry to
-    ``config`` (default: ``pypto-lsp.toml`` in the parent of ``directory``). Returns
-    the directory.
+    ``config`` (default: ``pypto-lsp.toml`` in the parent of ``directory``; a ``pyproject.toml``
+    gets it under ``[tool.pypto-lsp]``) with ``extra`` keys (``seed``, ``generate``), through
+    the one case writer (:func:`pypto_lsp.validate.config.append_case`). The entry is checked
+    before anything is written: GoldenError, and no file written, when it cannot be added.
+    Returns the directory.
     """
+    from .config import ConfigError, append_case, case_entry_text
+
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     for name, bundle in (("inputs", inputs), ("expected", expected)):
         for k, v in bundle.items():
             if not isinstance(k, str) or not isinstance(v, torch.Tensor):
                 raise GoldenError(f"{name}: every entry must be str -> Tensor, got {k!r}: {type(v).__name__}")
-        torch.save({k: v.detach().cpu().clone() for k, v in bundle.items()}, d / f"{name}.pt")
+    cfg: Path | None = None
+    case: dict[str, Any] = {}
     if dumps is not None:
         cfg = Path(config) if config is not None else d.parent / "pypto-lsp.toml"
         base = cfg.parent.resolve()
@@ -129,25 +153,25 @@ def save_golden(
             except ValueError:
                 return p.resolve().as_posix()
 
-        for p in (Path(dumps), d):
-            try:
-                rel(p).encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise GoldenError(f"cannot write {p!r} into {cfg}: TOML needs UTF-8 paths") from exc
-        # json.dumps gives a valid TOML basic string for any path (quotes, backslashes escaped)
-        lines = [
-            "",
-            "[[cases]]",
-            f"dumps = {json.dumps(rel(Path(dumps)))}",
-            f"inputs = {json.dumps(rel(d / 'inputs.pt'))}",
-            f"expected = {json.dumps(rel(d / 'expected.pt'))}",
-        ]
-        if entry:
-            lines.append(f"entry = {json.dumps(entry)}")
-        if rtol is not None:
-            lines.append(f"rtol = {float(rtol)!r}")
-        if atol is not None:
-            lines.append(f"atol = {float(atol)!r}")
-        with cfg.open("a", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
+        case = {
+            "dumps": rel(Path(dumps)),
+            "inputs": rel(d / "inputs.pt"),
+            "expected": rel(d / "expected.pt"),
+            "entry": entry or None,
+            "rtol": float(rtol) if rtol is not None else None,
+            "atol": float(atol) if atol is not None else None,
+            **(extra or {}),
+        }
+        try:
+            case_entry_text(cfg, case)  # refuse before writing the bundle
+        except ConfigError as exc:
+            raise GoldenError(str(exc)) from exc
+    d.mkdir(parents=True, exist_ok=True)
+    for name, bundle in (("inputs", inputs), ("expected", expected)):
+        torch.save({k: v.detach().cpu().clone() for k, v in bundle.items()}, d / f"{name}.pt")
+    if cfg is not None:
+        try:
+            append_case(cfg, case)
+        except ConfigError as exc:
+            raise GoldenError(str(exc)) from exc
     return d

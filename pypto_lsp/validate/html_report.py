@@ -55,7 +55,9 @@ def report_data(
         from .errormap import error_maps
 
         try:
-            text = Path(fd.file).read_text(encoding="utf-8-sig")
+            from ..ir.parser import read_dump  # never more than the size limit
+
+            text = read_dump(fd.file).decode("utf-8-sig")
             res = error_maps(
                 text, inputs, expected, filename=fd.file, rtol=fd.rtol, atol=fd.atol, entry=entry, timeout=timeout, only_failing=True
             )
@@ -211,5 +213,6 @@ def write_report(
             name = str(folder.relative_to(Path.cwd()))
         except ValueError:
             name = str(folder)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # as --junit and --sarif do
     Path(path).write_text(render_html(report, data, name or "validation report"), encoding="utf-8")
     return data

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -584,8 +583,10 @@ def localize_report(
         return None
     prev = report.files[i - 1]
     try:
-        prev_text = Path(prev.file).read_text(encoding="utf-8")
-        text = Path(fd.file).read_text(encoding="utf-8")
+        from ..ir.parser import read_dump  # never more than the size limit
+
+        prev_text = read_dump(prev.file).decode("utf-8")
+        text = read_dump(fd.file).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     try:

@@ -61,7 +61,9 @@ def pass_chart(
         text = texts.get(file) if texts is not None else None
         if text is None:
             try:
-                text = Path(file).read_text(encoding="utf-8-sig")
+                from ..ir.parser import read_dump  # never more than the size limit
+
+                text = read_dump(file).decode("utf-8-sig")
             except (OSError, UnicodeDecodeError):
                 text = None
         lines = ir_lines(text) if text is not None else None  # ir_unchanged, each text normalised once

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import ctypes
 import hashlib
@@ -9,7 +10,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import torch
 from ..ir.passdiff import MEMREF_ITEM
 from .config import RunSettings
 from .engine import ENGINE_VERSION, read_dump_text, run_text
-from .report import ERROR, FAIL, PASS, RAN, FileResult, Report
+from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Report
 
 # What cannot change numerics: comment lines, memref/address annotations and the
 # allocs they name, function attributes that only steer later passes. Every step is linear
@@ -106,6 +107,7 @@ class ResultCache:
         self.memory[key] = value
         if not self.enabled:
             return
+        tmp: Path | None = None
         try:
             d = self.dir / key[:2]
             d.mkdir(parents=True, exist_ok=True)
@@ -114,6 +116,9 @@ class ResultCache:
             tmp.replace(d / f"{key}.json")
         except OSError:
             self.enabled = False  # read-only or full disk: keep going without it
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()  # nothing half-written left behind
 
     def prune(self) -> None:
         """Keep the newest MAX_ENTRIES. Never fails: another run may prune (or the user delete)
@@ -192,7 +197,26 @@ def validate_files(
     should_stop: Callable[[], bool] | None = None,
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
-    the same goldens and tolerances re-use that result (marked ``cached``)."""
+    the same goldens and tolerances re-use that result (marked ``cached``). The allocation
+    budget is ``settings.max_alloc`` when set (a case's ``max_alloc``), for this call only."""
+    from .budget import scoped_budget
+
+    with scoped_budget(settings.max_alloc):
+        return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop)
+
+
+def _validate_files(
+    files: list[Path],
+    inputs: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    settings: RunSettings,
+    jobs: int | None,
+    use_cache: bool,
+    on_result: Callable[[FileResult], None] | None,
+    bundle_paths: tuple[str, str] | None,
+    cache: ResultCache | None,
+    should_stop: Callable[[], bool] | None,
+) -> Report:
     t0 = time.perf_counter()
     s = settings
     fresh = cache is None and not use_cache
@@ -217,7 +241,7 @@ def validate_files(
             assert isinstance(text, str)
             todo[key] = (text, str(f))
     n_jobs = min(jobs or 1, len(todo))
-    parallel: Iterator[tuple[str, dict[str, Any]]] | None = None
+    parallel: Generator[tuple[str, dict[str, Any]], None, None] | None = None
     if n_jobs > 1 and (should_stop is None) and _can_fork():
         parallel = _run_parallel(todo, inputs, expected, s, n_jobs)
     results: list[FileResult] = []
@@ -246,18 +270,58 @@ def validate_files(
         results.append(fr)
         if on_result is not None:
             on_result(fr)
+    if parallel is not None:
+        parallel.close()  # the pool's processes end here, whatever is left
     if use_cache:
         cache.prune()
     return Report(results, time.perf_counter() - t0)
 
 
-def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
+# Error kinds the dump, its goldens and the settings do not decide: the machine's load and memory,
+# the budget, the clock, the disk, a lost worker. Such a result is never cached (the next run may
+# differ); an error of any other kind is the dump's own (a parse, static, codegen, golden error, an
+# exception its ops raise) and is deterministic.
+TRANSIENT_KINDS = frozenset(
+    {
+        "TimeoutError",  # a timeout may pass on a quieter machine
+        "timeout",
+        "cross-core:timeout",
+        "alloc-budget",  # an allocation may fit a larger budget
+        "MemoryError",
+        "RecursionError",
+        "OverflowError",  # e.g. a clock that cannot wait that long
+        "SystemError",
+        "io",
+        "internal",
+        "worker-lost",  # the pool's process died or was stopped (validate --jobs)
+        "crash",
+        "cancelled",
+        # OSError and its kinds (PermissionError, ...): the file system, not the dump
+        *(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, OSError)),
+    }
+)
+
+
+def cacheable(value: Mapping[str, Any]) -> bool:
+    """Whether a result (``FileResult.to_json()``) is deterministic, hence may be cached: no error,
+    or an error of a kind outside :data:`TRANSIENT_KINDS`."""
     err = value.get("error")
-    if err and err.get("kind") in ("TimeoutError", "alloc-budget"):
-        # a timeout may pass on a quieter machine, an allocation under a larger budget: not kept on disk
-        cache.memory[key] = value
-    else:
+    if not isinstance(err, Mapping):
+        return True
+    if err.get("kind") in TRANSIENT_KINDS:
+        return False
+    message = str(err.get("message", "")).lower()
+    return not any(m in message for m in _OUT_OF_MEMORY)  # torch's CPU allocator raises a RuntimeError
+
+
+_OUT_OF_MEMORY = ("can't allocate memory", "cannot allocate memory", "out of memory", "not enough memory")
+
+
+def _store(cache: ResultCache, key: str, value: dict[str, Any]) -> None:
+    if cacheable(value):
         cache.put(key, value)
+    else:
+        cache.memory[key] = value  # this run only: the next may differ
 
 
 def _can_fork() -> bool:
@@ -278,10 +342,133 @@ def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
 
 
 def _child_init() -> None:
+    import signal
+
     from ..exec.values import convert_threads
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it ends the pool)
     torch.set_num_threads(1)
     convert_threads(1)  # the pool's processes share the cores already
+
+
+# ---------------------------------------------------------------------- the folder runner's pool
+# Forked processes, one file at a time each, watched by the parent: a process that dies (the OOM
+# killer, kill -9), is stopped (SIGSTOP) or stops answering loses its file only -- that file is an
+# error result, a fresh process takes the rest, and the run ends. The parent never blocks on a
+# child: keys go out as one short line (the texts are inherited at the fork), results come back
+# as length-prefixed JSON frames read without blocking.
+
+LOST_KIND = "worker-lost"
+STOPPED_S = 5.0  # a process seen stopped (state T) this long is lost
+ANSWER_MARGIN_S = 30.0  # beyond the run's own timeout (compile, compare, the child's own timeout thread)
+_TICK_S = 0.25
+
+
+def _child_main(task_fd: int, result_fd: int, close: list[int]) -> None:
+    """A pool process: read a key per line, run that file, write its result frame; until EOF."""
+    for fd in close:  # the other processes' pipe ends, inherited at the fork
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _child_init()
+    todo: dict[str, tuple[str, str]] = _FORK_STATE["todo"]
+    line = b""
+    while True:
+        b = os.read(task_fd, 64)
+        if not b:
+            break
+        line += b
+        while b"\n" in line:
+            raw, line = line.split(b"\n", 1)
+            key = raw.decode("ascii")
+            text, filename = todo[key]
+            try:
+                value = _child_run((key, text, filename))[1]
+            except BaseException as exc:  # run_text makes every failure a result; anything else is ours
+                value = FileResult(filename, ERROR, error=ErrorInfo("internal", f"{type(exc).__name__}: {exc}")).to_json()
+            data = json.dumps(value).encode("utf-8", "surrogatepass")
+            frame = len(data).to_bytes(8, "big") + data
+            view = memoryview(frame)
+            while view:
+                n = os.write(result_fd, view)
+                view = view[n:]
+    os._exit(0)  # no interpreter shutdown: a timed-out run's thread may still be inside torch
+
+
+class _Slot:
+    """One pool process, and the file it is running."""
+
+    def __init__(self, proc: Any, task_fd: int, result_fd: int) -> None:
+        self.proc, self.task_fd, self.result_fd = proc, task_fd, result_fd
+        self.buf = bytearray()
+        self.key: str | None = None
+        self.busy_s = 0.0  # seconds seen running this file (the parent's own pauses not counted)
+        self.stopped_s = 0.0  # seconds seen stopped in a row
+        self.closed = False
+
+    def frame(self) -> dict[str, Any] | None:
+        """The result frame, when whole."""
+        if len(self.buf) < 8:
+            return None
+        n = int.from_bytes(self.buf[:8], "big")
+        if len(self.buf) < 8 + n:
+            return None
+        data = bytes(self.buf[8 : 8 + n])
+        del self.buf[: 8 + n]
+        value: dict[str, Any] = json.loads(data.decode("utf-8", "surrogatepass"))
+        return value
+
+    def drain(self) -> None:
+        while True:
+            try:
+                b = os.read(self.result_fd, 1 << 20)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            if not b:
+                return
+            self.buf += b
+
+    def stopped(self) -> bool:
+        """The process is stopped (SIGSTOP, SIGTSTP): state T in /proc (Linux; elsewhere never)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            return False
+        state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+        return state in (b"T", b"t")
+
+    def close(self) -> None:
+        """Kill the process (stopped or not) and close its pipes; once."""
+        import signal
+
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(OSError):
+            os.kill(self.proc.pid, signal.SIGKILL)  # also ends a stopped process
+        self.proc.join(5)
+        for fd in (self.task_fd, self.result_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _lost(filename: str, settings: RunSettings, kind: str, message: str) -> dict[str, Any]:
+    return FileResult(filename, ERROR, error=ErrorInfo(kind, message), rtol=settings.rtol, atol=settings.atol).to_json()
+
+
+def _exit_words(code: int | None) -> str:
+    import signal
+
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (out of memory: the OOM killer?)" if -code == signal.SIGKILL else ""
+        return f"was killed by {name}{hint}"
+    return f"exited with code {code}"
 
 
 def _run_parallel(
@@ -290,20 +477,115 @@ def _run_parallel(
     expected: Mapping[str, torch.Tensor],
     settings: RunSettings,
     jobs: int,
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Run the distinct files in ``jobs`` forked processes; results in submission order."""
+) -> Generator[tuple[str, dict[str, Any]], None, None]:
+    """Run the distinct files in ``jobs`` forked processes; (key, result) pairs as they finish,
+    one for every key of ``todo``: a file whose process was lost is an error result
+    (kind ``worker-lost``, or ``TimeoutError`` when it stopped answering)."""
     import multiprocessing
+    import select
 
-    _FORK_STATE.update(inputs=inputs, expected=expected, settings=settings)
+    from .config import time_limit
+
+    _FORK_STATE.update(inputs=inputs, expected=expected, settings=settings, todo=todo)
     ctx = multiprocessing.get_context("fork")
-    pool = ctx.Pool(jobs, initializer=_child_init)
-    items = [(k, t, fn) for k, (t, fn) in todo.items()]
+    limit = time_limit(settings.timeout_s)
+    slots: list[_Slot] = []
 
-    def gen() -> Iterator[tuple[str, dict[str, Any]]]:
+    def spawn() -> _Slot:
+        task_r, task_w = os.pipe()
+        result_r, result_w = os.pipe()
+        # the parent's ends of the live pipes (never a closed slot's numbers: the OS reuses them)
+        others = [fd for sl in slots if not sl.closed for fd in (sl.task_fd, sl.result_fd)] + [task_w, result_r]
+        proc = ctx.Process(target=_child_main, args=(task_r, result_w, others), daemon=True, name="pypto-lsp-pool")
+        proc.start()
+        os.close(task_r)
+        os.close(result_w)
+        os.set_blocking(result_r, False)
+        return _Slot(proc, task_w, result_r)
+
+    def gen() -> Generator[tuple[str, dict[str, Any]], None, None]:
+        pending = list(todo)
+        pending.reverse()
         try:
-            yield from pool.imap(_child_run, items)
+            for _ in range(jobs):
+                slots.append(spawn())
+            last = time.monotonic()
+            while pending or any(sl.key is not None for sl in slots):
+                for sl in slots:
+                    if sl.key is None and pending:
+                        sl.key = pending.pop()
+                        sl.busy_s = sl.stopped_s = 0.0
+                        try:
+                            os.write(sl.task_fd, sl.key.encode("ascii") + b"\n")  # < PIPE_BUF: never blocks
+                        except OSError:
+                            pass  # it died: seen below
+                busy = [sl for sl in slots if sl.key is not None]
+                with contextlib.suppress(InterruptedError):
+                    select.select([sl.result_fd for sl in busy] + [sl.proc.sentinel for sl in busy], [], [], _TICK_S)
+                now = time.monotonic()
+                tick = min(now - last, 1.0)  # a pause of the whole CLI (Ctrl-Z) is not the child's
+                last = now
+                for i, sl in enumerate(slots):
+                    if sl.key is None:
+                        continue
+                    key, filename = sl.key, todo[sl.key][1]
+                    sl.drain()
+                    value = sl.frame()
+                    if value is not None:
+                        sl.key = None
+                        if (value.get("error") or {}).get("kind") == "TimeoutError":
+                            slots[i] = spawn()  # its timed-out run may still hold a thread: a fresh process
+                            sl.close()
+                        yield key, value
+                        continue
+                    lost: dict[str, Any] | None = None
+                    if not sl.proc.is_alive():
+                        sl.proc.join(1)
+                        sl.drain()
+                        value = sl.frame()
+                        if value is not None:  # it answered, then died
+                            sl.key = None
+                            slots[i] = spawn()
+                            sl.close()
+                            yield key, value
+                            continue
+                        lost = _lost(
+                            filename,
+                            settings,
+                            LOST_KIND,
+                            f"worker lost: the process running this file {_exit_words(sl.proc.exitcode)}; the other files went on",
+                        )
+                    elif sl.stopped():
+                        sl.stopped_s += tick
+                        if sl.stopped_s >= STOPPED_S:
+                            lost = _lost(
+                                filename,
+                                settings,
+                                LOST_KIND,
+                                f"worker lost: the process running this file was stopped (SIGSTOP?) for {STOPPED_S:g} s; "
+                                "it was killed and the other files went on",
+                            )
+                    else:
+                        sl.stopped_s = 0.0
+                        sl.busy_s += tick
+                        if limit is not None and sl.busy_s > limit + ANSWER_MARGIN_S:
+                            lost = _lost(
+                                filename,
+                                settings,
+                                "TimeoutError",
+                                f"timed out: no answer within {limit:g} s (+{ANSWER_MARGIN_S:g} s margin) from the process "
+                                "running this file; it was killed and the other files went on",
+                            )
+                    if lost is not None:
+                        sl.key = None
+                        if pending:
+                            slots[i] = spawn()  # before closing this one: no pipe number reused meanwhile
+                        sl.close()
+                        yield key, lost
         finally:
-            pool.terminate()
+            for sl in slots:
+                sl.close()
+            slots.clear()
             _FORK_STATE.clear()
 
     return gen()

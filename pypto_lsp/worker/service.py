@@ -203,6 +203,7 @@ class Worker:
         from ..validate.budget import set_budget
         from ..validate.engine import run_text
         from ..validate.report import ERROR, ErrorInfo, FileResult
+        from ..validate.run import cacheable
 
         set_budget(s.max_alloc)  # per file, before the cache key that holds it (a save may overtake a folder run)
         if isinstance(golden, Exception):
@@ -238,12 +239,12 @@ class Worker:
             out["stats"] = {**self._input_stats.get(bid, {}), **fr.stats}
         if fr.error is not None and fr.error.kind == "TimeoutError":
             self._tainted = True  # the run's thread is still going: answer, then exit
-        elif use_cache and not (fr.error is not None and fr.error.kind == "alloc-budget"):  # depends on the budget
+        elif use_cache and cacheable(out):  # only deterministic results (no timeout, budget, OS error ...)
             if len(cache.memory) > 2000:
                 cache.memory.clear()
             cache.put(key, out)
         if memo is not None and not (fr.error is not None and fr.error.kind == "TimeoutError"):
-            memo[key] = out
+            memo[key] = out  # within this folder run
         return out
 
     def _empty_bundle_reference(self, g: P.Golden, ins: Any, file: str, entry: str | None) -> tuple[Any, Any, str]:
@@ -369,15 +370,11 @@ class Worker:
 
 def _read_dump(path: str) -> str | dict[str, Any]:
     """A dump's text, or an error FileResult (unreadable, binary, not UTF-8, too large)."""
-    from ..ir.parser import MAX_BYTES, parse_bytes
+    from ..ir.parser import MAX_BYTES, parse_bytes, read_dump
     from ..validate.report import ERROR, ErrorInfo, FileResult
 
     try:
-        p = Path(path)
-        if p.stat().st_size > MAX_BYTES:
-            data = p.read_bytes()[: MAX_BYTES + 1]
-        else:
-            data = p.read_bytes()
+        data = read_dump(path)  # never more than the limit (+1 byte)
     except OSError as exc:
         return FileResult(path, ERROR, error=ErrorInfo("io", f"cannot read: {exc.strerror or exc}")).to_json()
     try:
