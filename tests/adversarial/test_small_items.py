@@ -3,6 +3,7 @@ misspelt config keys (CLI; the editor side is in test_lsp_abuse)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -16,12 +17,14 @@ from .conftest import cli, make_case, needs_fixtures, report
 pytestmark = needs_fixtures
 
 
-def test_an_empty_expected_bundle_is_a_usage_error(tmp_path: Path) -> None:
+def test_an_empty_expected_bundle_means_differential_mode(tmp_path: Path) -> None:
+    """Issue 28: no expected tensors is no usage error any more: the earliest dump, run on the given
+    inputs, is the reference (docs/goldens.md), and the run says so."""
     case = make_case(tmp_path, 1)
     torch.save({}, case / "empty.pt")
     p = cli("validate", str(case), "--inputs", str(case / "tensors.pt"), "--expected", str(case / "empty.pt"), "--json")
-    assert p.returncode == 2, p.stdout[-500:]
-    assert "no tensors" in p.stderr and "nothing would be compared" in p.stderr
+    assert p.returncode == 0, p.stdout[-500:] + p.stderr[-500:]
+    assert json.loads(p.stdout)["compared_with"]["kind"] == "frontend"
 
 
 def test_a_fifo_golden_is_refused_without_hanging(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def test_report_is_one_self_contained_file(report: tuple[Path, str, Path]) -> No
     text = html.read_text(encoding="utf-8")
     # every script inline: no src=, no stylesheet links, no URL a browser would fetch
     assert not re.search(r"<script[^>]*\bsrc=", text) and "<link" not in text
-    assert text.count("<script") == 6  # the data, vega, vega-lite, vega-embed, render.js, the boot
+    assert text.count("<script") == 7  # the data, vega, vega-lite, vega-embed, render.js, taskgraph.js, the boot
     assert "11_after_ConvertTensorToTileOps.py" in text and "first divergent" in text
 
 

@@ -178,6 +178,7 @@ async def test_protocol_round_trip() -> None:
         "backend": "910B",
         "exact": None,
         "max_alloc": None,
+        "sanitize": True,
     }
     assert msg["params"]["settings"] == settings
     assert P.from_wire(P.ValidateParams, msg["params"]) == params
