@@ -114,7 +114,7 @@ def draw_times(data: dict, runs: int) -> tuple[list[dict], str] | None:
     pw = Path(os.environ.get("PYPTO_E2E_PREFIX", "/tmp/pypto-lsp-e2e")) / "tools" / "node_modules" / "playwright-core"
     if chromium is None or not pw.is_dir() or shutil.which("node") is None:
         return None
-    from pypto_lsp.validate.html_report import _json_script, asset_text
+    from pypto_lsp.formats.html_report import _json_script, asset_text
 
     scripts = "".join(f"<script>{asset_text(n)}</script>" for n in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "render.js"))
     page = (
@@ -145,9 +145,9 @@ def main() -> int:
     n = ap.parse_args().runs
     import torch
 
+    from pypto_lsp.formats.passchart import pass_chart
     from pypto_lsp.validate.engine import configure_torch, run_text
     from pypto_lsp.validate.errormap import error_maps
-    from pypto_lsp.validate.passchart import pass_chart
     from pypto_lsp.validate.passes import validate_passes
 
     configure_torch()

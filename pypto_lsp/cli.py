@@ -86,9 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-check-shapes", action="store_true", help="omit the shape/dtype assertions")
     g.add_argument("--entry", metavar="NAME", default=None)
 
-    from .validate.memmap_html import add_parser as add_memmap
-
-    add_memmap(sub)
+    _add_memmap(sub)
 
     s = sub.add_parser("serve", help="run the language server")
     s.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (debugging)")
@@ -412,7 +410,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if progress:
         sys.stderr.write("\r" + " " * 80 + "\r")
     if args.report:
-        from .validate.html_report import write_report
+        from .formats.html_report import write_report
 
         try:
             write_report(args.report, report, inputs, expected, entry=settings.entry, timeout=settings.timeout_s)
@@ -562,8 +560,8 @@ def cmd_validate_cases(args: argparse.Namespace, validate_one: Any) -> int:
     import io
     import time
 
+    from .formats.ci_formats import case_labels
     from .validate import config as cfg
-    from .validate.ci_formats import case_labels
 
     if args.config is None:
         print("pypto-lsp validate: give a PATH, or --config F to validate every case of F", file=sys.stderr)
@@ -656,7 +654,7 @@ def after_validate(args: argparse.Namespace, report: Any, compared: dict[str, An
 
 
 def write_ci_outputs(args: argparse.Namespace, runs: list[tuple[str, Any, dict[str, Any]]], status: int) -> int:
-    from .validate import ci_formats
+    from .formats import ci_formats
 
     try:
         if getattr(args, "junit", None):
@@ -704,3 +702,55 @@ def cmd_codegen(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
+
+
+def _add_memmap(sub: Any) -> None:
+    m = sub.add_parser("memmap", help="each core's memory over statement order (live ranges, overlaps in red)")
+    m.add_argument("file", metavar="FILE", help="a pass dump (from InitMemRef on)")
+    m.add_argument("--html", metavar="F", default=None, help="write a self-contained HTML picture")
+    m.add_argument("--json", action="store_true", help="print the map's data")
+    m.add_argument("--run", action="store_true", help="also run the dump with its case's goldens and add the sanitizer's findings")
+    m.add_argument("--config", metavar="F", default=None, help="a pypto-lsp.toml (default: found by walking up from FILE)")
+    m.add_argument("--backend", metavar="NAME", default=None, help="memory capacities of this PyPTO backend (910B, 950)")
+    m.add_argument("-v", "--verbose", action="store_true", help="print the overlaps also with --html")
+    m.set_defaults(func=cmd_memmap)
+
+
+def cmd_memmap(args: Any) -> int:
+    """The ``memmap`` subcommand: 0 drawn (red or not), 2 a file that cannot be read or parsed."""
+    from .formats import memmap_page
+    from .ir.memmap import memory_map_text
+    from .ir.memory import Hazard
+
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"pypto-lsp memmap: {exc}", file=sys.stderr)
+        return 2
+    findings: list[Hazard] = []
+    note = None
+    if args.run:
+        findings, note = memmap_page.run_findings(path, args.config)
+    data = memory_map_text(text, findings, filename=str(path), backend=args.backend)
+    if note:
+        data["note"] = note
+    if data.get("error"):
+        print(f"pypto-lsp memmap: {path}: {data['error']}", file=sys.stderr)
+        return 2
+    if args.html:
+        Path(args.html).write_text(memmap_page.render_html(data, path.name), encoding="utf-8")
+    if args.json:
+        print(json.dumps(data, indent=1))
+    elif not args.html or args.verbose:
+        c = data["counts"]
+        print(f"{path}: {c['strips']} strip(s), {c['bars']} placed value(s), {c['overlaps']} overlap(s), {c['findings']} finding(s)")
+        for st in data["strips"]:
+            for o in st["overlaps"]:
+                print(
+                    f"  {st['function']} {st['space']}: '{o['name']}' (line {o['line']}) is still read at line {o['end']} but "
+                    f"'{o['other_name']}' is written on its bytes [{o['start']}, {o['stop']}) at line {o['other_line']}"
+                )
+    if args.html:
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 0

@@ -61,8 +61,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     opt = config.getoption(_KEY)
     if opt is None:
         return
+    from .formats.ci_formats import case_labels
     from .validate import config as cfg
-    from .validate.ci_formats import case_labels
 
     path = _config_file(opt, config.rootpath)
     from .validate.budget import env_problem
@@ -217,7 +217,7 @@ class CaseRun:
         return self._describe(i, fr)
 
     def _describe(self, i: int, fr: Any) -> str:
-        from .validate.ci_formats import error_message, failures
+        from .formats.ci_formats import error_message, failures
         from .validate.report import Report
 
         earlier = [self.result(j) for j in range(i)]  # cached: the same worker ran them (loadgroup)

@@ -59,7 +59,7 @@ def test_the_pass_chart_says_unchanged_exactly_where_ir_unchanged_does() -> None
     """The chart, the report and the editor's tree (which asks the server's pass chart) share one
     definition; examples/ has address-only passes (InitMemRef, AllocateMemoryAddr) where a
     comments-only comparison said 'changed'."""
-    from pypto_lsp.validate.passchart import pass_chart
+    from pypto_lsp.formats.passchart import pass_chart
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     seen_true = 0

@@ -1,4 +1,4 @@
-"""The task graph's picture data (validate/taskgraph.py): layers by longest dependency chain, program
+"""The task graph's picture data (formats/taskgraph.py): layers by longest dependency chain, program
 order inside a layer, race segments that never move a task; the report draws the files with races.
 Real runs of the sanitizer on tests/unit/test_sanitizer.py's producer / consumer dump."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pypto_lsp.validate.html_report import render_html, report_data
+from pypto_lsp.formats.html_report import render_html, report_data
+from pypto_lsp.formats.taskgraph import report_graphs, task_graph_layout
 from pypto_lsp.validate.report import FileResult, Report
-from pypto_lsp.validate.taskgraph import report_graphs, task_graph_layout
 
 from .test_sanitizer import PIPELINE, A, T, orch, run
 

@@ -1,7 +1,7 @@
 """The pictures' data for any LSP client: ``pypto-lsp/passChart`` and ``pypto-lsp/errorMap``.
 
 * ``pypto-lsp/passChart`` ``{"uri": dump or folder}`` -> the pass chart's data
-  (:func:`pypto_lsp.validate.passchart.pass_chart`) from the results the server already
+  (:func:`pypto_lsp.formats.passchart.pass_chart`) from the results the server already
   has for that folder (nothing runs; a pass never validated has status ``"unknown"``),
   each pass with its ``uri``.
 * ``pypto-lsp/errorMap`` ``{"uri": dump, "tensor"?: name, "run"?: bool}`` -> the error
@@ -21,7 +21,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ...validate.passchart import pass_chart
+from ...formats.passchart import pass_chart
 from ...worker import protocol as P
 from ..contract import ERROR_MAP, PASS_CHART
 from ..convert import request_param, request_uri

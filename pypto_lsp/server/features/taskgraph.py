@@ -1,6 +1,6 @@
 """The task graph for any LSP client: ``pypto-lsp/taskGraph`` ``{"uri": dump}``.
 
-Answers :func:`pypto_lsp.validate.taskgraph.task_graph_layout` of the ``tasks`` of the dump's last
+Answers :func:`pypto_lsp.formats.taskgraph.task_graph_layout` of the ``tasks`` of the dump's last
 validation result (the runtime's tasks, dependencies and racing pairs, seen by the sanitizer):
 nodes with ``x``/``y`` in layers, dependency and race segments. Nothing runs; no torch. With no
 result yet, or a run without tasks, the answer has no nodes and says why in ``unavailable``;
@@ -15,7 +15,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ...validate.taskgraph import task_graph_layout
+from ...formats.taskgraph import task_graph_layout
 from ..contract import TASK_GRAPH
 from ..convert import request_uri
 from ..core import Core

@@ -17,8 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..validate.report import Report
 from .passchart import pass_chart
-from .report import Report
 from .taskgraph import report_graphs
 
 ASSETS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "render.js", "taskgraph.js")
@@ -52,7 +52,7 @@ def report_data(
     maps: list[dict[str, Any]] = []
     map_error = None
     if fd is not None and fd.status == "fail" and inputs is not None and expected is not None:
-        from .errormap import error_maps
+        from ..validate.errormap import error_maps
 
         try:
             from ..ir.parser import read_dump  # never more than the size limit

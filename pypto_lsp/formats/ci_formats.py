@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.diagnostics import printable
-from .report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Hazard, Report, hazards_of, writes_for
+from ..validate.report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Hazard, Report, hazards_of, writes_for
 
 Run = tuple[str, Report, dict[str, Any]]  # (the PATH validated, its report, what it was compared with)
 
