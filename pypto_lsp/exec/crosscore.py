@@ -45,7 +45,8 @@ import greenlet
 import torch
 
 from . import context
-from .values import get_valid, valid_box, with_valid
+from .lane_tiles import SPLIT_CODES, fit_shape, merge_tiles, split_code, split_tile
+from .values import get_valid, with_valid
 
 __all__ = [
     "CrossCoreError",
@@ -63,9 +64,6 @@ __all__ = [
 ]
 
 DEFAULT_GROUP_TIMEOUT_S = 30.0
-
-_SPLIT_CODES = (1, 2, 3, 4)
-_SPLIT_NAMES = {"NONE": 0, "NO_SPLIT": 0, "UP_DOWN": 1, "LEFT_RIGHT": 2, "UP_DOWN_ODD": 3, "LEFT_RIGHT_ODD": 4}
 
 
 _OBSERVER = threading.local()
@@ -116,35 +114,6 @@ class _Cancelled(BaseException):
     """Thrown into a kernel after its group was cancelled; never reported."""
 
 
-def split_code(split: Any) -> int:
-    """A split attr value (int code, ``"UP_DOWN"``, ``pl.SplitMode`` name ...) as its int code."""
-    if split is None:
-        return 0
-    if isinstance(split, bool):
-        return int(split)
-    if isinstance(split, int):
-        return split
-    if isinstance(split, str):
-        key = split.rsplit(".", 1)[-1].upper()
-        if key in _SPLIT_NAMES:
-            return _SPLIT_NAMES[key]
-        return int(key)
-    value = getattr(split, "value", None)
-    if value is not None:
-        return int(value)
-    return int(split)
-
-
-# ---------------------------------------------------------------------- tile partitioning
-
-
-def _axis(code: int, rank: int) -> int:
-    if rank <= 1:
-        return 0
-    return rank - 2 if code in (1, 3) else rank - 1
-
-
-# what a dual-dispatch no-split lane 1 queues towards the cube in a bulk push (never read)
 _UNREAD = torch.empty(0)
 
 
@@ -186,109 +155,6 @@ def _take(q: deque[torch.Tensor], k: int, out: list[torch.Tensor] | None) -> Non
         t = q.popleft()
         if out is not None:
             out.append(t)
-
-
-def _pad_to(t: torch.Tensor, axis: int, size: int) -> torch.Tensor:
-    if t.shape[axis] >= size:
-        return t
-    shape = list(t.shape)
-    shape[axis] = size - t.shape[axis]
-    return torch.cat([t, t.new_zeros(shape)], dim=axis)
-
-
-def split_tile(tile: torch.Tensor, code: int, lane_stride: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Partition ``tile`` between the two AIV lanes for split ``code`` (1..4).
-
-    Physical per-lane box ``B = ceil(size / 2)`` along the split axis; lane 0 gets
-    ``[0, B)``, lane 1 gets ``[S, S + B)`` with ``S = lane_stride or B``. Valid
-    extents: lane 0 ``min(V, S)``, lane 1 ``min(max(V - S, 0), S)``. Codes 3/4
-    require lane 0 to be exactly one cell longer than lane 1.
-
-    DIVERGENCE: a lane payload cut short by the tile end is zero-padded to the box
-    ``B`` (the reference hands lane 1 a physically shorter tensor, which then
-    contradicts the declared per-lane tile type, e.g. 16 vs 17 rows).
-    """
-    axis = _axis(code, tile.dim())
-    size = int(tile.shape[axis])
-    box = (size + 1) // 2
-    stride = int(lane_stride) if lane_stride else box
-    if stride <= 0 or stride > box:
-        raise ValueError(f"split {code}: lane_stride {stride} out of range for a {size}-wide axis (per-lane box {box})")
-    vbox = list(valid_box(tile))
-    v = vbox[axis]
-    v0 = min(v, stride)
-    v1 = min(max(v - stride, 0), stride)
-    if code in (3, 4) and v0 != v1 + 1:
-        raise ValueError(f"split {code} requires lanes one cell apart, but a valid extent of {v} over stride {stride} gives {v0} and {v1}")
-    part0 = _pad_to(tile.narrow(axis, 0, min(box, size)).clone(), axis, box)
-    n1 = max(0, min(box, size - stride))
-    part1 = _pad_to(tile.narrow(axis, min(stride, size), n1).clone(), axis, box)
-    valid0 = list(vbox)
-    valid1 = list(vbox)
-    valid0[axis] = v0
-    valid1[axis] = v1
-    return with_valid(part0, valid0), with_valid(part1, valid1)
-
-
-def merge_tiles(part0: torch.Tensor, part1: torch.Tensor, code: int) -> torch.Tensor:
-    """Join the two lanes' parts (V->C split 1/2): lane 0 first, then lane 1, along the split axis.
-
-    The merged valid extent is the sum of the lanes' valid extents along the axis
-    (capped by the merged size); the other axes keep lane 0's valid extents.
-    """
-    axis = _axis(code, part0.dim())
-    if part0.dtype != part1.dtype:
-        dt = torch.promote_types(part0.dtype, part1.dtype)
-        part0, part1 = part0.to(dt), part1.to(dt)
-    merged = torch.cat([part0, part1], dim=axis)
-    v0 = valid_box(part0)
-    v1 = valid_box(part1)
-    mv = list(v0)
-    if len(v1) == len(v0):
-        mv[axis] = min(v0[axis] + v1[axis], int(merged.shape[axis]))
-    return with_valid(merged, mv)
-
-
-def fit_shape(t: torch.Tensor, shape: Any) -> torch.Tensor:
-    """``t`` brought to ``shape``: reshaped when only the rank differs, else zero-padded/cropped.
-
-    The valid region is kept (capped by the new shape).
-    """
-    if shape is None:
-        return t
-    try:
-        target = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        return t
-    if target == tuple(t.shape):
-        return t
-    v = get_valid(t)
-    if len(target) != t.dim():
-        if t.numel() == _prod(target):
-            return t.reshape(target)
-        return t
-    out = t
-    for axis, size in enumerate(target):
-        if out.shape[axis] > size:
-            out = out.narrow(axis, 0, size)
-        elif out.shape[axis] < size:
-            out = _pad_to(out, axis, size)
-    if v is not None and len(v) == len(target):
-        return with_valid(out, tuple(min(a, b) for a, b in zip(v, target, strict=True)))
-    if v is None and tuple(t.shape) != target:
-        # Padding adds cells that were not in the payload: they are not valid.
-        return with_valid(out, tuple(min(a, b) for a, b in zip(t.shape, target, strict=True)))
-    return out
-
-
-def _prod(xs: Any) -> int:
-    n = 1
-    for x in xs:
-        n *= int(x)
-    return n
-
-
-# ---------------------------------------------------------------------- the runtime
 
 
 _Key = tuple[str, int, int | None, int]
@@ -433,7 +299,7 @@ class Runtime:
                 items = [(("to_aiv", 0, 0, pid), _clone(tile)), (("to_aiv", 0, 1, pid), _clone(tile))]
             else:
                 items = [(("to_aiv", 0, None, pid), _clone(tile))]
-        elif split in _SPLIT_CODES:
+        elif split in SPLIT_CODES:
             p0, p1 = split_tile(tile, split, lane_stride)
             items = [(("to_aiv", split, 0, pid), p0), (("to_aiv", split, 1, pid), p1)]
         else:
@@ -452,7 +318,7 @@ class Runtime:
         kernel), one shared FIFO for a single-lane no-split kernel."""
         if split == 0 and not self.dual_nosplit:
             return (direction, 0, None, pid)
-        if split != 0 and split not in _SPLIT_CODES:
+        if split != 0 and split not in SPLIT_CODES:
             raise ValueError(f"{op}: unsupported split code {split}")
         if lane not in (0, 1):
             what = "dual-dispatch no-split" if split == 0 else "split"
@@ -623,7 +489,7 @@ class Runtime:
         self._wait(lambda: entry["whole"] is not None, op, code, lane)
         if entry["parts"] is None:
             w = entry["whole"]
-            entry["parts"] = split_tile(w, code, lane_stride) if code in _SPLIT_CODES else (w, w)
+            entry["parts"] = split_tile(w, code, lane_stride) if code in SPLIT_CODES else (w, w)
         entry["taken"] += 1
         if entry["taken"] >= self.lanes:
             del self._shard[seq]
@@ -678,7 +544,7 @@ def run_group(
     """
     split = split_code(split)
     dual = bool(dual_aiv_dispatch)
-    n_aiv = 2 if split in _SPLIT_CODES or dual or aic_fn is None else 1
+    n_aiv = 2 if split in SPLIT_CODES or dual or aic_fn is None else 1
     group_t = DEFAULT_GROUP_TIMEOUT_S if group_timeout_s is None else float(group_timeout_s)
     rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), group_timeout_s=group_t)
     rt.lanes = n_aiv

@@ -119,7 +119,8 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     import torch
 
     from . import context, crosscore
-    from .crosscore import fit_shape, parts_view
+    from .crosscore import parts_view
+    from .lane_tiles import fit_shape
     from .runtime import check_value, kernel
 
     if not all(isinstance(v, torch.Tensor) for v in inits):

@@ -283,7 +283,8 @@ class Sweep:
 
     def _push(self, name: str, count: int, tile: Any, *_extra: Any, split: Any = 0, id: Any = 0, **_kw: Any) -> None:
         from . import context
-        from .crosscore import get_runtime, split_code
+        from .crosscore import get_runtime
+        from .lane_tiles import split_code
 
         rt = get_runtime()
         pid = int(id or 0)
@@ -303,7 +304,8 @@ class Sweep:
 
     def _pop(self, name: str, count: int, *, split: Any = 0, id: Any = 0, _rtype: Any = None, **_kw: Any) -> Batch:
         from . import context
-        from .crosscore import fit_shape, get_runtime, parts_view, split_code
+        from .crosscore import get_runtime, parts_view
+        from .lane_tiles import fit_shape, split_code
 
         rt = get_runtime()
         pid = int(id or 0)

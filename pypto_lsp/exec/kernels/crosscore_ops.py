@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from .. import context, crosscore
-from ..crosscore import fit_shape, split_code, split_tile
+from ..lane_tiles import fit_shape, split_code, split_tile
 from .base import (
     ResultType,
     as_scalar,
