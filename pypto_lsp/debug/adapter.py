@@ -18,7 +18,8 @@ from typing import IO, Any
 import torch
 
 from .launch import LaunchError, prepare
-from .session import FILTERS, ORCH, FrameInfo, Session, Stop
+from .session import FILTERS, ORCH, Session
+from .state import FrameInfo, Stop
 from .values import describe, element, is_tile, numeric
 
 __all__ = ["Adapter", "serve_stdio", "serve_port", "read_message", "write_message"]

@@ -19,8 +19,7 @@ import sys
 import threading
 import traceback
 from array import array
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -32,6 +31,7 @@ from ..exec.trace_hooks import LoopCounter
 from ..validate.engine import compare, compile_text, run_text
 from ..validate.localize import partner_names
 from .launch import Prepared
+from .state import Breakpoint, FrameInfo, LoopTrace, Recorder, Replay, Stop, Terminated, Thread, valid_hit_condition
 from .values import max_abs_delta, numeric
 
 __all__ = ["Session", "Thread", "FrameInfo", "Stop", "FILTERS"]
@@ -42,158 +42,8 @@ FILTERS = {
     "finding": "Memory finding: a value whose bytes were overwritten (the memory model)",
     "deadlock": "Deadlock: no core of a group can make progress",
 }
-_RECORD_BUDGET = 256 * 2**20
 ORCH = 1  # the orchestration's thread id
 KERNEL_KINDS = frozenset({"InCore", "AIC", "AIV"})
-
-
-class Terminated(BaseException):
-    """Raised in the run thread at its next hook once the client ends the session."""
-
-
-class Replay(BaseException):
-    """Unwinds the run to start it again (stepBack, reverseContinue, restart: the run is deterministic)."""
-
-
-@dataclass(slots=True)
-class Thread:
-    id: int
-    key: tuple[Any, ...]
-    name: str
-    glet: Any = None  # the greenlet the core runs in
-    rt: Any = None  # crosscore.Runtime of its group
-    slot: int = -1  # its slot in the runtime (0 AIC, 1 + lane the AIV lanes)
-    role: str | None = None
-    lane: int = 0
-    block: int = 0
-    task: int = 0
-    line: int = 0  # the IR line of its last hook
-    frame: FrameType | None = None  # the generated-code frame of its last hook
-
-
-@dataclass(slots=True)
-class FrameInfo:
-    id: int
-    name: str
-    line: int
-    frame: FrameType | None  # None: a frame without locals (a group, a finished core)
-    thread: int
-    assigned: dict[str, Any] = field(default_factory=dict)  # the stop's statement just bound these
-    previous: dict[str, Any] = field(default_factory=dict)  # name -> the previous pass's value
-    rt: Any = None
-    # name -> (its partner's record key, the lanes then): the previous value, looked up once the
-    # previous pass has run (it runs when a value is first asked for: see Session.previous_of)
-    previous_keys: dict[str, tuple[tuple[Any, ...], int]] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class Stop:
-    reason: str  # entry | breakpoint | step | pause | exception
-    thread: int
-    line: int
-    description: str = ""
-    text: str = ""
-    breakpoints: list[int] = field(default_factory=list)
-    frames: dict[int, list[FrameInfo]] = field(default_factory=dict)  # thread id -> innermost first
-    waiting: dict[int, str] = field(default_factory=dict)  # thread id -> the pop it waits in
-    finished: set[int] = field(default_factory=set)
-    findings: list[Any] = field(default_factory=list)
-    event: int = -1  # the run's event count at the stop (where a replay stops again)
-
-
-@dataclass(slots=True)
-class Breakpoint:
-    id: int
-    line: int
-    requested: int
-    hit_condition: str | None = None
-    hits: int = 0
-
-    def hit(self) -> bool:
-        self.hits += 1
-        c = (self.hit_condition or "").strip()
-        if not c:
-            return True
-        m = re.fullmatch(r"(>=|<=|==|>|<|%)?\s*(\d+)", c)
-        if m is None:
-            return True
-        op, n = m.group(1) or ">=", int(m.group(2))
-        return {
-            ">=": self.hits >= n,
-            "<=": self.hits <= n,
-            "==": self.hits == n,
-            ">": self.hits > n,
-            "<": self.hits < n,
-            "%": n > 0 and self.hits % n == 0,
-        }[op]
-
-
-def valid_hit_condition(c: str | None) -> bool:
-    return not c or re.fullmatch(r"\s*(>=|<=|==|>|<|%)?\s*\d+\s*", c) is not None
-
-
-class _Recorder:
-    """The previous pass's run: a copy of every value the current pass pairs a name with."""
-
-    def __init__(self, keep: set[str]) -> None:
-        self.keep = keep
-        self.records: dict[tuple[Any, ...], tuple[int, Any]] = {}  # key -> (lanes, value)
-        self.counts: dict[tuple[Any, ...], int] = {}
-        self.budget = _RECORD_BUDGET
-
-    def __call__(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
-        if name not in self.keep or self.budget <= 0:
-            return value
-        ctx = context.current()
-        where = (name, ctx.role, ctx.lane, ctx.block_idx)
-        n = self.counts.get(where, 0)
-        self.counts[where] = n + 1
-        snap = numeric(value)
-        if snap is None:
-            return value
-        if isinstance(snap, torch.Tensor):
-            self.budget -= snap.numel() * snap.element_size()
-            snap = snap.detach().clone()
-        self.records[(*where, n)] = (ctx.lanes, snap)
-        return value
-
-    carry = __call__
-
-
-class _Loop(LoopCounter):
-    """A loop of the current run: its iterations are places to stop, and frames show them."""
-
-    __slots__ = ("owner", "frame")
-
-    def __init__(
-        self,
-        owner: Session,
-        frame: FrameType | None,
-        key: str,
-        line: int,
-        ops: tuple[str, ...],
-        carried: tuple[str, ...],
-        results: tuple[str, ...],
-    ) -> None:
-        super().__init__(None, key, line, ops, carried, results)
-        self.owner = owner
-        self.frame = frame
-        if frame is not None:
-            owner.loops.setdefault(frame, []).append(self)
-
-    def __call__(self, iterable: Iterable[Any]) -> Iterator[Any]:
-        for x in iterable:
-            self.n += 1
-            self.owner.event(self.line, {}, sys._getframe(1))
-            yield x
-
-    def done(self) -> None:
-        if self.frame is not None:
-            lst = self.owner.loops.get(self.frame)
-            if lst and self in lst:
-                lst.remove(self)
-                if not lst:
-                    del self.owner.loops[self.frame]
 
 
 class Session:
@@ -213,7 +63,7 @@ class Session:
         self.filters: set[str] = set()
         self.threads: dict[int, Thread] = {}
         self.by_key: dict[tuple[Any, ...], Thread] = {}
-        self.loops: dict[FrameType, list[_Loop]] = {}
+        self.loops: dict[FrameType, list[LoopTrace]] = {}
         self._next_tid = ORCH
         self._last_ctx: Any = None
         self._last_th: Thread | None = None
@@ -341,7 +191,7 @@ class Session:
         pairs = self.partner
         if not pairs or p.previous_text is None or p.previous is None:
             return
-        rec = _Recorder(set(pairs.values()))
+        rec = Recorder(set(pairs.values()))
         fr = run_text(
             p.previous_text,
             p.inputs,
@@ -482,7 +332,7 @@ class Session:
     def loop(
         self, key: str, line: int, ops: tuple[str, ...] = (), carried: tuple[str, ...] = (), results: tuple[str, ...] = ()
     ) -> LoopCounter:
-        return _Loop(self, sys._getframe(1), key, line, ops, carried, results)
+        return LoopTrace(self, sys._getframe(1), key, line, ops, carried, results)
 
     def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
         self.event(line, {}, sys._getframe(1))

@@ -90,3 +90,13 @@ def test_only_the_exec_floor_and_above_import_torch() -> None:
     allowed = ("pypto_lsp.exec", "pypto_lsp.validate", "pypto_lsp.worker", "pypto_lsp.debug", "pypto_lsp.cli", "pypto_lsp.pytest_plugin")
     assert users and all(m.startswith(allowed) for m in users), [m for m in users if not m.startswith(allowed)]
     assert not any(m.startswith(("pypto_lsp.ir", "pypto_lsp.server")) for m in users)
+
+
+def test_no_module_is_over_800_lines() -> None:
+    """A module past ~800 lines does two jobs: split it (ARCHITECTURE.md names where each part went)."""
+    long = {
+        str(f.relative_to(ROOT)): n
+        for f in (ROOT / "pypto_lsp").rglob("*.py")
+        if (n := len(f.read_text(encoding="utf-8").splitlines())) > 800
+    }
+    assert long == {}, long
