@@ -35,8 +35,8 @@ def main() -> int:
     from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.differential import reference
     from pypto_lsp.validate.engine import configure_torch
+    from pypto_lsp.validate.folders import ResultCache, validate_files
     from pypto_lsp.validate.golden import load_bundle
-    from pypto_lsp.validate.run import ResultCache, validate_files
 
     configure_torch()
     cases = [

@@ -95,8 +95,8 @@ def main() -> int:
     import torch
 
     from pypto_lsp.validate.config import RunSettings
+    from pypto_lsp.validate.folders import ResultCache, validate_files
     from pypto_lsp.validate.golden import load_bundle
-    from pypto_lsp.validate.run import ResultCache, validate_files
 
     torch.set_num_threads(1)
     verdicts = json.loads((FIXTURES / "verdicts.json").read_text())

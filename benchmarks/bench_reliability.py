@@ -55,7 +55,7 @@ def whitespace_dump(n: int) -> str:
 
 def bench_whitespace(sizes: list[int]) -> None:
     from pypto_lsp.ir.parser import parse_text
-    from pypto_lsp.validate.run import ResultCache, normalise
+    from pypto_lsp.validate.folders import ResultCache, normalise
 
     print("== a dump with a long run of spaces inside a call: parse + normalise (the cache key) ==")
     print(f"{'size':>10} {'parse':>10} {'normalise':>10} {'cache key':>10} {'total/MB':>10}")

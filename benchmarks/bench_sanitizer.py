@@ -31,8 +31,8 @@ FIXTURES = ROOT.parent / "shared" / "fixtures"
 def in_process(case: str, sanitize: bool) -> tuple[float, int]:
     from pypto_lsp.validate import engine
     from pypto_lsp.validate.config import RunSettings
+    from pypto_lsp.validate.folders import ResultCache, validate_files
     from pypto_lsp.validate.golden import load_bundle
-    from pypto_lsp.validate.run import ResultCache, validate_files
 
     spec = json.loads((FIXTURES / "verdicts.json").read_text())[case]
     folder = FIXTURES / spec["dir"] / "passes_dump"

@@ -31,7 +31,7 @@ _LAZY = {
     "load": ("pypto_lsp.ir.parser", "load"),
     "loads": ("pypto_lsp.ir.parser", "loads"),
     "torch_codegen": ("pypto_lsp.exec.codegen", "torch_codegen"),
-    "validate_passes": ("pypto_lsp.validate.passes", "validate_passes"),
+    "validate_passes": ("pypto_lsp.validate.library", "validate_passes"),
     "validate_pass_ir_codegen_results": ("pypto_lsp.validate.compat", "validate_pass_ir_codegen_results"),
     "validate_ir": ("pypto_lsp.validate.compat", "validate_ir"),
     "save_golden": ("pypto_lsp.validate.golden", "save_golden"),

@@ -316,8 +316,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     # torch and the engine load here, after argument checks (fast failures stay fast)
     from .validate.engine import configure_torch
+    from .validate.folders import validate_files
     from .validate.golden import GoldenError, load_bundle
-    from .validate.run import validate_files
 
     configure_torch()
     exact = bool(args.exact or (case.exact if case else False))  # --exact or the case's 'exact'

@@ -169,8 +169,8 @@ class CaseRun:
         self.prepared = True
         from .validate import differential as dif
         from .validate.engine import configure_torch
+        from .validate.folders import ResultCache
         from .validate.golden import GoldenError, load_bundle
-        from .validate.run import ResultCache
 
         configure_torch()
         self.cache = ResultCache()
@@ -191,7 +191,7 @@ class CaseRun:
 
     def result(self, i: int) -> Any:
         if i not in self.results:
-            from .validate.run import validate_files
+            from .validate.folders import validate_files
 
             c = self.case
             rep = validate_files(

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 # a ``, pl.MemRef(...)`` type item (an optional ``[...]`` suffix included); shared with the result
-# cache's normalisation (validate/run.py): one definition of what an address annotation is
+# cache's normalisation (validate/folders.py): one definition of what an address annotation is
 MEMREF_ITEM = re.compile(r",\s*pl\.MemRef\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\[[^\]]*\])?")
 _ALLOC = re.compile(r"^\s*\w+: pl\.Ptr = pl\.tile\.alloc\(.*\)\s*$")
 _PASS = re.compile(r"^\d+_after_(\w+)$")

@@ -69,7 +69,7 @@ class RunSettings:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
     def engine_kwargs(self) -> dict[str, Any]:
-        """The keywords of ``validate.engine.run_text`` and ``validate.run.validate_files``."""
+        """The keywords of ``validate.engine.run_text`` and ``validate.folders.validate_files``."""
         return {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact, "sanitize": self.sanitize}
 
     def values_kwargs(self) -> dict[str, Any]:

@@ -47,9 +47,9 @@ from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
 from . import config as cfg
 from .engine import ENGINE_VERSION, SSA_SUFFIX, compile_text, run_text
+from .folders import bundle_identity, cache_dir, normalise
 from .golden import GoldenError
 from .returned import is_return_key
-from .run import bundle_identity, cache_dir, normalise
 
 DEFAULT_SEED = 0
 

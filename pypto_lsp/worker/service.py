@@ -161,14 +161,14 @@ class Worker:
 
     def _results_cache(self) -> Any:
         if self._cache is None:
-            from ..validate.run import ResultCache
+            from ..validate.folders import ResultCache
 
             self._cache = ResultCache()
         return self._cache
 
     def _golden(self, g: P.Golden, file: str | None = None, entry: str | None = None) -> tuple[Any, Any, str]:
+        from ..validate.folders import bundle_identity
         from ..validate.golden import load_bundle
-        from ..validate.run import bundle_identity
 
         if g.differential:
             from ..validate.differential import worker_reference
@@ -202,8 +202,8 @@ class Worker:
         CLI does: one run per distinct normalised text within a run)."""
         from ..validate.budget import set_budget
         from ..validate.engine import run_text
+        from ..validate.folders import cacheable
         from ..validate.report import ERROR, ErrorInfo, FileResult
-        from ..validate.run import cacheable
 
         set_budget(s.max_alloc)  # per file, before the cache key that holds it (a save may overtake a folder run)
         if isinstance(golden, Exception):
@@ -252,7 +252,7 @@ class Worker:
         the reference (docs/goldens.md); kept until the inputs, the earliest dump or the entry change."""
         from ..validate import config as cfg
         from ..validate.differential import on_inputs
-        from ..validate.run import bundle_identity
+        from ..validate.folders import bundle_identity
 
         try:
             files = cfg.discover_dumps(cfg.dump_folder(Path(file)))
@@ -399,7 +399,7 @@ def main() -> int:
         import torch  # noqa: F401 - warm up once, here
 
         import pypto_lsp.validate.engine
-        import pypto_lsp.validate.run
+        import pypto_lsp.validate.folders
 
         pypto_lsp.validate.engine.configure_torch()  # one intra-op thread, as the CLI runs
     except Exception as exc:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from pypto_lsp.validate.folders import ResultCache
 from pypto_lsp.validate.golden import load_bundle
-from pypto_lsp.validate.run import ResultCache
 
 from .conftest import cli, make_case, needs_fixtures, report, statuses
 

@@ -45,8 +45,8 @@ def test_a_transient_error_is_never_served_from_the_cache(tmp_path: Path) -> Non
 
 
 def test_the_cache_policy_keeps_only_deterministic_results() -> None:
+    from pypto_lsp.validate.folders import cacheable
     from pypto_lsp.validate.report import ERROR, PASS, ErrorInfo, FileResult
-    from pypto_lsp.validate.run import cacheable
 
     def with_error(kind: str, message: str = "m") -> dict:  # type: ignore[type-arg]
         return FileResult("f.py", ERROR, error=ErrorInfo(kind, message)).to_json()

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-from pypto_lsp.validate.run import ResultCache, normalise
+from pypto_lsp.validate.folders import ResultCache, normalise
 
 from .conftest import CASE, needs_fixtures
 
@@ -50,7 +50,7 @@ def test_two_megabytes_of_spaces_parse_and_normalise() -> None:
         f"""
         from pathlib import Path
         from pypto_lsp.ir.parser import parse_text
-        from pypto_lsp.validate.run import ResultCache
+        from pypto_lsp.validate.folders import ResultCache
         src = Path({str(CASE / "passes_dump" / "00_frontend.py")!r}).read_text()
         text = src.replace("pl.tile.add(tile_a, tile_b)", "pl.tile.add(tile_a," + " " * 2_000_000 + "tile_b)")
         res = parse_text(text, "ws.py")

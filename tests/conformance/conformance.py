@@ -88,8 +88,8 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
     import torch  # noqa: F401
 
     from pypto_lsp.validate.config import RunSettings
+    from pypto_lsp.validate.folders import ResultCache, validate_files
     from pypto_lsp.validate.golden import load_bundle
-    from pypto_lsp.validate.run import ResultCache, validate_files
 
     verdicts = load_verdicts()
     tally = Tally()

@@ -39,7 +39,7 @@ def _runs(spec: dict) -> list[tuple[float, float, dict]]:
 
 def _validate(files: list[Path], inputs, expected, rtol: float, atol: float, entry: str | None):
     from pypto_lsp.validate.config import RunSettings
-    from pypto_lsp.validate.run import ResultCache, validate_files
+    from pypto_lsp.validate.folders import ResultCache, validate_files
 
     return validate_files(
         files,

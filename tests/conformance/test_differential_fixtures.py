@@ -59,7 +59,7 @@ def test_flash_attention_compares_its_returned_value_with_its_empty_expected_bun
     file up to 21 compares the returned value; 22 on stay errors (ExpandMixedKernel left an
     undefined name)."""
     from pypto_lsp.validate.golden import load_bundle
-    from pypto_lsp.validate.passes import validate_passes
+    from pypto_lsp.validate.library import validate_passes
 
     case = FIXTURES / "example_flash_attention"
     ins, exp = load_bundle(case / "tensors.pt"), load_bundle(case / "expected.pt")

@@ -10,9 +10,9 @@ import json
 import pytest
 
 from pypto_lsp.validate.engine import configure_torch
+from pypto_lsp.validate.folders import normalise
 from pypto_lsp.validate.golden import load_bundle
 from pypto_lsp.validate.localize import first_differing_value
-from pypto_lsp.validate.run import normalise
 
 from .conformance import FIXTURES, KNOWN_DISAGREEMENTS
 

@@ -133,7 +133,7 @@ def test_exact_is_a_run_setting(tensors) -> None:
 def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None:
     from pypto_lsp.server import config as scfg
     from pypto_lsp.validate.config import ConfigError, RunSettings, find_case
-    from pypto_lsp.validate.run import ResultCache
+    from pypto_lsp.validate.folders import ResultCache
     from pypto_lsp.worker import protocol as P
 
     (tmp_path / "passes_dump").mkdir()

@@ -140,7 +140,7 @@ def test_reference_is_cached_and_keyed_by_the_frontend(tmp_path: Path, _cache: P
     third = reference(sorted(dumps.glob("*.py")))
     assert not third.cached and not torch.equal(third.expected["out"], first.expected["out"])
     # and against it, the unchanged later passes now fail
-    from pypto_lsp.validate.passes import validate_passes
+    from pypto_lsp.validate.library import validate_passes
 
     assert [f.status for f in validate_passes(dumps).files] == ["pass", "fail", "fail", "fail", "fail"]
 

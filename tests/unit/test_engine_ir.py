@@ -1540,7 +1540,7 @@ def test_leftover_pushes_do_not_leak_into_the_next_run(gen: torch.Generator) -> 
 
 def test_dump_with_a_utf8_bom_validates(tmp_path: Path) -> None:
     from pypto_lsp.validate.golden import load_bundle
-    from pypto_lsp.validate.passes import validate_passes
+    from pypto_lsp.validate.library import validate_passes
 
     ex = Path(__file__).resolve().parents[2] / "examples" / "elementwise"
     dumps = tmp_path / "passes_dump"

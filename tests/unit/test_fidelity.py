@@ -28,8 +28,8 @@ from pypto_lsp.exec.kernels import KERNELS
 from pypto_lsp.exec.values import get_valid, with_valid
 from pypto_lsp.validate.engine import configure_torch, run_text
 from pypto_lsp.validate.golden import load_bundle
+from pypto_lsp.validate.library import validate_passes
 from pypto_lsp.validate.localize import first_differing_value, localize_report
-from pypto_lsp.validate.passes import validate_passes
 from pypto_lsp.validate.report import FAIL, PASS, RAN
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from pypto_lsp.formats.html_report import report_data
 from pypto_lsp.formats.passchart import pass_chart
 from pypto_lsp.validate.errormap import decode_cells, error_map, error_maps, view2d_shape
 from pypto_lsp.validate.golden import load_bundle
-from pypto_lsp.validate.passes import validate_passes
+from pypto_lsp.validate.library import validate_passes
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"

@@ -17,9 +17,9 @@ import torch
 from .config import Case, RunSettings, discover_dumps, dump_folder, find_case
 from .differential import for_case, on_inputs
 from .engine import configure_torch
+from .folders import validate_files
 from .golden import GoldenError, load_bundle
 from .report import FileResult, Report
-from .run import validate_files
 
 
 def validate_passes(
