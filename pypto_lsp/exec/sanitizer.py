@@ -233,6 +233,17 @@ class Sanitizer(Observer):
             self.reordered = True
         return out
 
+    def dummy(self, deps: Any) -> int:
+        """``system.task_dummy(deps=[...])``: a kernel-less task joining ``deps`` (the fan-in point of
+        ExpandManualPhaseFence's phase fences); its task id, for later ``deps``."""
+        site = TaskSite(-1, self.caller_line() or 0, "task_dummy", "", (), (), None, True)
+        t = _Task(len(self.tasks), site)
+        self.tasks.append(t)
+        t.deps.update(d for d in _task_ids(deps) if 0 <= d < t.index)
+        for dep in t.deps:
+            t.reach |= self.tasks[dep].reach | (1 << dep)
+        return t.index
+
     def _must_wait(self, t: _Task) -> bool:
         assert self.reorder is not None
         if t.index == self.reorder.first:

@@ -297,3 +297,42 @@ def test_pushes_beyond_the_ring_with_one_pop_deadlock_at_the_first_push_without_
     assert "no free slot" in r.error.message and "2 of 2 slots" in r.error.message
     # with the sanitizer off the FIFO is unbounded, as before
     assert run_text(five, inputs, expected, filename="<pipe>", sanitize=False).status != "error"
+
+
+# -- MANUAL scopes: only deps=[...] order tasks (docs/en/dev/language/02-manual_dependencies.md)
+
+MANUAL = """        mid: {T} = pl.tensor.create([16, 16], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        with pl.scope(mode=pl.ScopeMode.MANUAL):
+            mid1, t1 = pl.submit(self.k_scale, a, mid, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+{fence}            c1, t2 = pl.submit(self.k_add1, mid1, c, {deps}attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        return c1
+"""
+
+
+def _manual(deps: str, fence: str = "") -> list[dict]:
+    text = orch(MANUAL.format(T=T, deps=deps, fence=fence))
+    r = run(text, A)
+    assert r.error is None, r.error
+    assert r.tensors["c"].passed
+    return hazards(r, "race")
+
+
+def test_in_a_manual_scope_the_tags_order_nothing():
+    (h,) = _manual("")  # input / output_existing are no edges inside MANUAL
+    assert (h["line"], h["other_line"], h["race"]) == (23, 22, "RAW")
+
+
+def test_in_a_manual_scope_deps_order_the_tasks():
+    assert _manual("deps=[t1], ") == []
+
+
+def test_a_phase_fence_task_dummy_orders_through_its_deps():
+    fence = "            f1: pl.Scalar[pl.INDEX] = pl.system.task_dummy(deps=[t1])\n"
+    assert _manual("deps=[f1], ", fence) == []
+    assert len(_manual("deps=[], ", fence)) == 1
+
+
+def test_a_manual_dep_tensor_is_never_looked_up():
+    body = PIPELINE.format(T=T, tag="input").replace("layout=pl.TensorLayout.ND)", "layout=pl.TensorLayout.ND, manual_dep=True)", 1)
+    (h,) = hazards(run(orch(body), A), "race")
+    assert (h["line"], h["other_line"]) == (22, 21)

@@ -46,3 +46,13 @@ def _initialize_pipe(*_args: Any, dir_mask: Any = 0, slot_num: Any = 0, id: Any 
 
 KERNELS["system.aic_initialize_pipe"] = _initialize_pipe
 KERNELS["system.aiv_initialize_pipe"] = _initialize_pipe
+
+
+def _task_dummy(*_args: Any, deps: Any = None, **_kw: Any) -> Any:
+    """``system.task_dummy(deps=[...])``: a task without a kernel that joins ``deps``; with the
+    sanitizer on, its task id (what a later ``deps=[...]`` waits for), else None."""
+    san = sanitizer.active()
+    return san.dummy(deps) if san is not None else None
+
+
+KERNELS["system.task_dummy"] = _task_dummy
