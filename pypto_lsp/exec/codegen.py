@@ -197,7 +197,9 @@ class _FunctionGen:
             # with sweeps on (not traced, not exact), a kernel whose every call takes the same path
             # is checked in the arenas until one call met no hazard (memory.Session.frame)
             same = ", True" if self.gen.sweeps and same_path_every_call(fn) else ""
-            plan = self.gen.constant(f"_pl_mem.Plan({literal(fn.name)}, {core}, {sites}{same})")
+            plan = self.gen.constant(
+                f"_pl_mem.Plan(function={literal(fn.name)}, core={core}, sites={sites}{same.replace(', ', ', same_path=')})"
+            )
             self.loops.fill(plan_at, 1, f"_pl_m = _pl_mem_session.frame({plan})")
 
     # ------------------------------------------------------------------ statements
@@ -367,7 +369,9 @@ class _FunctionGen:
             self.frames.append(_Frame("loop", carried, s.iter_args))
             self.block(s.body, ind + 1)
             self.frames.pop()
-            self.loops.fill(peel_at, ind, f"{name} = _pl_pb.Peel({self._range(s)}, _pl_mem_session, _pl_m, {self.loops.pop_sites(s.body)})")
+            self.loops.fill(
+                peel_at, ind, f"{name} = _pl_pipebatch.Peel({self._range(s)}, _pl_mem_session, _pl_m, {self.loops.pop_sites(s.body)})"
+            )
             self._after_loop(trailing_yield(s.body), carried, outer, s.header_span, s.iter_args)
             return
         if s.kind == "spmd":
@@ -488,7 +492,7 @@ class _FunctionGen:
         if not self.gen.check_shapes:
             return value if valid == "None" else f"_pl_rt.with_valid({value}, {valid})"
         shape = self.loose_dims(t.shape)
-        check = "_pl_sw.chk" if self.sweep_mode else "_pl_chk"
+        check = "_pl_sweep.chk" if self.sweep_mode else "_pl_chk"
         return f"{check}({value}, {shape}, {self.gen.dtype(t.dtype)}, {valid}, {literal(target.name)})"
 
     def loose_dims(self, dims: list[Expr]) -> str:
@@ -561,7 +565,7 @@ class _FunctionGen:
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
             args.append(f"_site={self.gen.next_site()}")
         if self.sweep_mode:  # over all iterations of a sweep (exec.sweep)
-            return f"_pl_sw.op({sym}, {literal(e.op)}, {self.sweep_dead}, {', '.join(args)})"
+            return f"_pl_sweep.op({sym}, {literal(e.op)}, {self.sweep_dead}, {', '.join(args)})"
         return f"{sym}({', '.join(args)})"
 
     def func_call(self, e: FuncCall) -> str:
@@ -732,13 +736,13 @@ class _ProgramGen:
             head.append(("import pypto_lsp.exec.memory as _pl_mem", None))
             head.append(("_pl_mem_session = _pl_mem.Session()", None))
         if self.uses_batching:
-            head.append(("import pypto_lsp.exec.batching as _pl_bt", None))
+            head.append(("import pypto_lsp.exec.batching as _pl_kchunk", None))
         if self.uses_alloc_guard:
             head.append(("import pypto_lsp.ir.alloc_budget as _pl_ab", None))
         if self.uses_pipebatch:
-            head.append(("import pypto_lsp.exec.pipebatch as _pl_pb", None))
+            head.append(("import pypto_lsp.exec.pipebatch as _pl_pipebatch", None))
         if self.uses_sweep:
-            head.append(("import pypto_lsp.exec.sweep as _pl_swp", None))
+            head.append(("import pypto_lsp.exec.sweep as _pl_sweeps", None))
         for name, sym in sorted(self.dtypes.items()):
             head.append((f"{sym} = _pl_rt.dtype({literal(name)})", None))
         for op, sym in sorted(self.ops.items()):

@@ -56,7 +56,7 @@ class LoopLowering:
         specs = "".join(f"({spec(a.lhs)}, {spec(a.rhs)}), " for a in plan)
         trips = batching.loop_range(s)
         assert trips is not None
-        self.f.emit(ind, f"_pl_b = _pl_bt.kchunk(({''.join(c + ', ' for c in carried)}), ({specs}), {len(trips)})", s.header_span)
+        self.f.emit(ind, f"_pl_b = _pl_kchunk.kchunk(({''.join(c + ', ' for c in carried)}), ({specs}), {len(trips)})", s.header_span)
         self.f.emit(ind, "if _pl_b is not None:", s.header_span)
         self.f.emit(ind + 1, f"{', '.join(carried)}, = _pl_b", s.header_span)
         self.f.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
@@ -91,7 +91,7 @@ class LoopLowering:
 
             paced = ", paced=True" if racy_peer(self.f.gen.program, self.f.fn) else ""
             first = f", first={peel}.first" if peel is not None else ""
-            call = [(0, f"if _pl_pb.push_loop(({specs}), ({order}), {chunks}{paced}{first}):")]
+            call = [(0, f"if _pl_pipebatch.push_loop(({specs}), ({order}), {chunks}{paced}{first}):")]
         else:
             assert pop is not None
             steps = ""
@@ -100,7 +100,7 @@ class LoopLowering:
                 steps += f"{self.f.check_args(a_type)}, {literal(a_name)}, {first_}), "
             inits = "".join(c + ", " for c in carried)
             call = [
-                (0, f"_pl_b = _pl_pb.pop_accumulate(({inits}), {chunks}, ({steps}), {pop.split}, {pop.pid})"),
+                (0, f"_pl_b = _pl_pipebatch.pop_accumulate(({inits}), {chunks}, ({steps}), {pop.split}, {pop.pid})"),
                 (0, "if _pl_b is not None:"),
                 (1, f"{', '.join(carried)}, = _pl_b"),
             ]
@@ -137,10 +137,10 @@ class LoopLowering:
             writes += f"({self.f.py(written)}, {offs}, {shape!r}), "
         ranges = "".join(f"({t.start}, {t.stop}, {t.step}), " for t in plan.trips)
         paced = ", paced=True" if plan.paced else ""
-        self.f.emit(ind, f"_pl_sw = _pl_swp.Sweep(({ranges}), {plan.pop_first!r}{paced})", s.header_span)
+        self.f.emit(ind, f"_pl_sweep = _pl_sweeps.Sweep(({ranges}), {plan.pop_first!r}{paced})", s.header_span)
         self._sweep_head(plan, ind, per_item=None)
         reads = "".join(self.f.py(n) + ", " for n in plan.reads)
-        self.f.emit(ind, f"if _pl_sw.ready(({reads}), ({writes})):", s.header_span)
+        self.f.emit(ind, f"if _pl_sweep.ready(({reads}), ({writes})):", s.header_span)
         if self.f.mem is None:
             self._sweep_batched(plan, carried, ind + 1, s)
         else:
@@ -155,7 +155,7 @@ class LoopLowering:
             self.f.block(plan.body, ind + 3)
             for name, final in zip(carried, plan.finals, strict=True):
                 self.f.emit(ind + 3, f"{name} = {self.f.py(final)}", s.header_span)
-            self.fill(peel_at, ind + 1, f"for _pl_it in _pl_sw.peeled(_pl_mem_session, _pl_m, {self.pop_sites(plan.body)}):")
+            self.fill(peel_at, ind + 1, f"for _pl_it in _pl_sweep.peeled(_pl_mem_session, _pl_m, {self.pop_sites(plan.body)}):")
         for loop, trips in zip(plan.loops, plan.trips, strict=True):
             assert loop.var is not None
             self.f.emit(ind + 1, f"{self.f.py(loop.var.name)} = {trips[-1]}", loop.header_span)
@@ -171,7 +171,7 @@ class LoopLowering:
             self.f.emit(ind, f"{', '.join(names)}, = {per_item}", plan.loops[0].header_span)
         for level, loop in enumerate(plan.loops):
             if per_item is None:
-                self.f.emit(ind, f"{names[level]} = _pl_sw.var({level})", loop.header_span)
+                self.f.emit(ind, f"{names[level]} = _pl_sweep.var({level})", loop.header_span)
             if level > 0 and loop.iter_args:
                 inner = ", ".join(self.f.py(a.name) for a in loop.iter_args)
                 outer = ", ".join(self.f.py(a.name) for a in plan.loops[level - 1].iter_args)
@@ -181,7 +181,7 @@ class LoopLowering:
 
     def _sweep_batched(self, plan: SweepPlan, carried: list[str], ind: int, s: For) -> None:
         """A sweep's body over its iterations, chunk by chunk; the carried values after it."""
-        self.f.emit(ind, "while _pl_sw.next():", s.header_span)
+        self.f.emit(ind, "while _pl_sweep.next():", s.header_span)
         self.f.sweep_mode, self.f.sweep_dead_ids = True, plan.dead
         try:
             self.f.block(plan.body, ind + 1)

@@ -48,8 +48,9 @@ class MemoryLowering:
         shp = "(" + "".join(f"{d}, " for d in shape) + ")"
         pp = "None" if pipe is None else f"({pipe[0]}, {pipe[1]}, {pipe[2]})"
         self.f.mem_sites.append(
-            f"({literal(kind)}, {literal(name)}, {line}, {literal(space)}, {start}, {nbytes}, {literal(dtype)}, {shp}, "
-            f"{literal(memref)}, {ops}, {scr}, {view_op}, {pp})"
+            f"_pl_mem.Site(kind={literal(kind)}, name={literal(name)}, line={line}, space={literal(space)}, start={start}, "
+            f"nbytes={nbytes}, dtype={literal(dtype)}, shape={shp}, memref={literal(memref)}, operands={ops}, scratch={scr}, "
+            f"view_op={view_op}, pipe={pp})"
         )
         self.f.mem_site_of[key] = len(self.f.mem_sites) - 1
         return len(self.f.mem_sites) - 1

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -40,11 +40,26 @@ from .values import DTYPES
 
 __all__ = ["Plan", "Session", "Frame", "Unplaced", "UNPLACED", "Finding"]
 
-_TAG = "_pl_mem"  # on a tensor: (frame, space, atom_lo, atom_hi, write_id, start, end)
+_TAG = "_pl_mem"  # on a tensor: its Placement
+
+
+class Placement(NamedTuple):
+    """Where a placed tile's bytes are (the tag on its tensor): which frame placed it, the space,
+    its atom range, the write that made it, its byte range."""
+
+    frame: Any
+    space: str
+    lo: int
+    hi: int
+    write: int
+    start: int
+    stop: int
+
+
 _VALID = "_pl_valid"
 
 
-class _Site:
+class Site:
     """One site of a plan (see :class:`Plan`), with its atom range decided once."""
 
     kind: str
@@ -63,22 +78,27 @@ class _Site:
     slot_size: int
     slot_num: int
 
-    def __init__(self, t: tuple[Any, ...]) -> None:
-        (
-            self.kind,
-            self.name,
-            self.line,
-            self.space,
-            self.start,
-            self.nbytes,
-            self.dtype,
-            self.shape,
-            self.memref,
-            ops,
-            scratch,
-            self.view_op,
-            pipe,
-        ) = t
+    def __init__(
+        self,
+        *,
+        kind: str,
+        name: str,
+        line: int,
+        space: str,
+        start: int,
+        nbytes: int,
+        dtype: str,
+        shape: tuple[int, ...],
+        memref: str,
+        operands: tuple[str, ...],
+        scratch: tuple[int, ...],
+        view_op: bool,
+        pipe: tuple[int, int, int] | None,
+    ) -> None:
+        self.kind, self.name, self.line, self.space = kind, name, line, space
+        self.start, self.nbytes, self.dtype, self.shape, self.memref = start, nbytes, dtype, shape, memref
+        self.view_op = view_op
+        ops = operands
         self.operands = tuple(ops)
         self.scratch = frozenset(scratch)
         self.pipe, self.slot_size, self.slot_num = pipe if pipe else (0, 0, 1)
@@ -91,21 +111,20 @@ class _Site:
 class Plan:
     """A kernel's placements, built once per script execution from literals codegen wrote.
 
-    ``sites``: tuples ``(kind, name, line, space, start, nbytes, dtype, shape, memref, operands,
-    scratch, view_op, pipe)``; kind ``"w"`` (placed assignment), ``"r"`` (reads only),
-    ``"p"`` (pop: ``start`` is the ring's base, ``pipe`` = (index, slot_size, slot_num)).
+    ``sites``: :class:`Site` objects built with keywords by the generated code; kind ``"w"`` (placed
+    assignment), ``"r"`` (reads only), ``"p"`` (pop: ``start`` is the ring's base, ``pipe`` =
+    (index, slot_size, slot_num)).
     """
 
-    def __init__(self, function: str, core: str, sites: tuple[tuple[Any, ...], ...], same_path: bool = False) -> None:
+    def __init__(self, function: str, core: str, sites: tuple[Site, ...], same_path: bool = False) -> None:
         self.function = function
         self.core = core
         # every call of the kernel on one core runs the same statements in the same order
         # (:func:`pypto_lsp.ir.invariance.same_path_every_call`): see Session.frame
         self.same_path = same_path
-        self.sites: list[_Site] = []
+        self.sites: list[Site] = []
         bounds: dict[str, set[int]] = {}
-        for t in sites:
-            s = _Site(t)
+        for s in sites:
             self.sites.append(s)
             if s.kind == "w":
                 bounds.setdefault(s.space, set()).update((s.start, s.start + s.nbytes))
@@ -166,7 +185,7 @@ class Session:
     """One run's memory state: the write log and the findings of every frame."""
 
     def __init__(self) -> None:
-        self.writes: list[tuple[_Site, int, str]] = []  # write id -> (site, slot, core)
+        self.writes: list[tuple[Site, int, str]] = []  # write id -> (site, slot, core)
         self.findings: list[Finding] = []
         self.events = 0  # hazards met, a repeat of a reported one included (see Sweep.peeled)
         self._seen: set[tuple[Any, ...]] = set()
@@ -202,7 +221,7 @@ class Session:
         kind: str,
         line: int,
         name: str,
-        other: tuple[_Site, int, str] | None,
+        other: tuple[Site, int, str] | None,
         space: str,
         core: str,
         rng: tuple[int, int],
@@ -240,7 +259,7 @@ class Frame:
 
     # -- bytes ------------------------------------------------------------------
 
-    def _view(self, site_idx: int, s: _Site, start: int) -> torch.Tensor:
+    def _view(self, site_idx: int, s: Site, start: int) -> torch.Tensor:
         key = (site_idx, start)
         v = self.views.get(key)
         if v is None:
@@ -249,7 +268,7 @@ class Frame:
             self.views[key] = v
         return v
 
-    def _write(self, value: Any, site_idx: int, s: _Site, start: int, lo: int, hi: int, slot: int) -> Any:
+    def _write(self, value: Any, site_idx: int, s: Site, start: int, lo: int, hi: int, slot: int) -> Any:
         writes = self.session.writes
         w = len(writes)
         writes.append((s, slot, self.core))
@@ -284,10 +303,10 @@ class Frame:
             valid = getattr(value, _VALID, None)
             if valid is not None:
                 setattr(out, _VALID, valid)
-        setattr(out, _TAG, (self, s.space, lo, hi, w, start, start + s.nbytes))
+        setattr(out, _TAG, Placement(self, s.space, lo, hi, w, start, start + s.nbytes))
         return out
 
-    def _check(self, s: _Site, i: int, tag: tuple[Any, ...]) -> None:
+    def _check(self, s: Site, i: int, tag: Placement) -> None:
         _frame, space, lo, hi, w, _start, _end = tag
         own = self.own[space]
         if own[lo] == w and (hi - lo == 1 or own[lo:hi].count(w) == hi - lo):
@@ -310,7 +329,7 @@ class Frame:
             msg += f"; the first write on them was '{first[0].name}' at line {first[0].line} ({_where(first[0], first[1])})"
         self.session.report("overwrite", s.line, name, other, space, self.core, (b0, b1), msg)
 
-    def _first_writer(self, w: int, space: str, lo: int, hi: int) -> tuple[_Site, int, str] | None:
+    def _first_writer(self, w: int, space: str, lo: int, hi: int) -> tuple[Site, int, str] | None:
         """The first write after write ``w`` on this core onto atoms [lo, hi) of ``space`` (only
         looked up for a finding: the write log is scanned once)."""
         writes = self.session.writes
@@ -323,26 +342,26 @@ class Frame:
                 return writes[k]
         return None
 
-    def _scratch(self, s: _Site, tag: tuple[Any, ...]) -> None:
+    def _scratch(self, s: Site, tag: Placement) -> None:
         _frame, space, lo, hi, _w, _start, _end = tag
         own = self.own[space]
         w = len(self.session.writes)
         self.session.writes.append((s, -1, self.core))
         own[lo:hi] = [w] * (hi - lo)
 
-    def _operands(self, s: _Site, ops: tuple[Any, ...]) -> None:
+    def _operands(self, s: Site, ops: tuple[Any, ...]) -> None:
         scratch = s.scratch
         i = -1
         for o in ops:
             i += 1
             tag = getattr(o, _TAG, None)
-            if tag is None or tag[0] is not self:  # unplaced, or placed by another kernel invocation
+            if tag is None or tag.frame is not self:  # unplaced, or placed by another kernel invocation
                 continue
             if scratch and i in scratch:
                 self._scratch(s, tag)
                 continue
-            lo = tag[2]
-            if tag[3] - lo == 1 and self.own[tag[1]][lo] == tag[4]:
+            lo = tag.lo
+            if tag.hi - lo == 1 and self.own[tag.space][lo] == tag.write:
                 continue  # the usual case: one atom, still this value's
             self._check(s, i, tag)
 
@@ -354,13 +373,19 @@ class Frame:
             self._operands(s, ops)
             if s.view_op and isinstance(value, torch.Tensor):
                 tag = getattr(ops[0], _TAG, None)
-                if tag is not None and tag[0] is self and tag[1] == s.space and tag[5] <= s.start and s.start + s.nbytes <= tag[6]:
+                if (
+                    tag is not None
+                    and tag.frame is self
+                    and tag.space == s.space
+                    and tag.start <= s.start
+                    and s.start + s.nbytes <= tag.stop
+                ):
                     # the same bytes seen another way: no write
                     out = value.detach()  # a new alias of the same bytes (cheaper than view_as)
                     valid = getattr(value, _VALID, None)
                     if valid is not None:
                         setattr(out, _VALID, valid)
-                    setattr(out, _TAG, (self, s.space, s.lo, s.hi, tag[4], s.start, s.start + s.nbytes))
+                    setattr(out, _TAG, Placement(self, s.space, s.lo, s.hi, tag.write, s.start, s.start + s.nbytes))
                     return out
         return self._write(value, site_idx, s, s.start, s.lo, s.hi, 0)
 
@@ -431,7 +456,7 @@ class Unplaced:
 UNPLACED = Unplaced()
 
 
-def _where(s: _Site, slot: int) -> str:
+def _where(s: Site, slot: int) -> str:
     if s.kind == "p":
         return f"pipe slot {slot - 1} at {s.space} [{s.start + (slot - 1) * s.slot_size}, +{s.nbytes})"
     if slot < 0:

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.conformance
 
 # a batched K-chunk loop (exec.batching), a batched loop on a cross-core pipe (exec.pipebatch) or a
 # loop nest run over all its iterations at once (exec.sweep)
-_BATCHED = re.compile(r"_pl_bt\.kchunk\(|_pl_pb\.(push_loop|pop_accumulate)\(|_pl_swp\.Sweep\(")
+_BATCHED = re.compile(r"_pl_kchunk\.kchunk\(|_pl_pipebatch\.(push_loop|pop_accumulate)\(|_pl_sweeps\.Sweep\(")
 
 
 def _cases(tmp_dir) -> list[tuple[str, list, dict, dict, float, float, str | None]]:

@@ -50,7 +50,7 @@ def tensors() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
 def _batched(text: str) -> bool:
     comp = compile_text(text)
     assert comp.generated is not None, comp.error
-    return "_pl_bt.kchunk(" in comp.generated.source
+    return "_pl_kchunk.kchunk(" in comp.generated.source
 
 
 def test_a_k_chunk_loop_runs_as_one_matmul_and_passes(tensors) -> None:
@@ -118,14 +118,14 @@ def test_exact_is_a_run_setting(tensors) -> None:
     """``exact`` per run (what the worker passes): the process default stays as it was."""
     text = _program(256, 64)
     plain = compile_text(text, exact=True)
-    assert plain.generated is not None and "_pl_bt.kchunk(" not in plain.generated.source
+    assert plain.generated is not None and "_pl_kchunk.kchunk(" not in plain.generated.source
     assert _batched(text) and not batching.exact()
     ins, exp = tensors
     assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4, exact=True).status == PASS
     batching.set_exact(True)
     try:
         batched = compile_text(text, exact=False)  # the run's setting wins over the default
-        assert batched.generated is not None and "_pl_bt.kchunk(" in batched.generated.source
+        assert batched.generated is not None and "_pl_kchunk.kchunk(" in batched.generated.source
     finally:
         batching.set_exact(False)
 

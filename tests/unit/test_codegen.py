@@ -106,14 +106,14 @@ def test_script_imports_its_runtime_instead_of_a_preamble() -> None:
     assert "import pypto_lsp.exec.runtime as _pl_rt" in code.splitlines()
     ir_lines = len(dump.read_text().splitlines())
     # the loop twice: over all its iterations at once (exec.sweep), and as written
-    assert "_pl_swp.Sweep(" in code
+    assert "_pl_sweeps.Sweep(" in code
     assert len(code.splitlines()) < 3 * ir_lines + 20
     tree = ast.parse(code)
     imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
     assert [a.name for n in imports for a in n.names] == ["pypto_lsp.exec.runtime", "pypto_lsp.exec.sweep"]
     # the script as written, for the editor's "show generated code" with exact on
     exact = generate(load(dump), exact=True).source
-    assert len(exact.splitlines()) < 2 * ir_lines + 20 and "_pl_swp" not in exact
+    assert len(exact.splitlines()) < 2 * ir_lines + 20 and "_pl_sweeps" not in exact
 
 
 def test_check_shapes_false_omits_the_checks() -> None:

@@ -491,8 +491,8 @@ def test_placed_tiles_sweep_peeled() -> None:
     placed = parse_text(c2v_program(2048), "m.py").program
     assert placed is not None
     on, off = generate(placed).source, generate(placed, memory=False).source
-    assert "_pl_mem_session.frame(" in on and "_pl_sw.peeled(_pl_mem_session, _pl_m, " in on and "_pl_pb" not in on
-    assert "_pl_swp.Sweep(" in off and "peeled" not in off
+    assert "_pl_mem_session.frame(" in on and "_pl_sweep.peeled(_pl_mem_session, _pl_m, " in on and "_pl_pipebatch" not in on
+    assert "_pl_sweeps.Sweep(" in off and "peeled" not in off
 
 
 W = "pl.Tensor[[16, 128], pl.FP32]"

@@ -75,8 +75,8 @@ def _source(text: str, exact: bool = False) -> str:
 def test_both_ends_batch_and_give_the_loops_numbers_bit_for_bit() -> None:
     text = _program()
     src = _source(text)
-    assert "_pl_pb.push_loop(" in src and "_pl_pb.pop_accumulate(" in src
-    assert "_pl_pb." not in _source(text, exact=True)
+    assert "_pl_pipebatch.push_loop(" in src and "_pl_pipebatch.pop_accumulate(" in src
+    assert "_pl_pipebatch." not in _source(text, exact=True)
     _, batched = _run(text, exact=False)
     _, exact = _run(text, exact=True)
     assert torch.equal(batched, exact)
@@ -84,9 +84,9 @@ def test_both_ends_batch_and_give_the_loops_numbers_bit_for_bit() -> None:
 
 def test_another_op_in_a_body_keeps_that_loop() -> None:
     src = _source(_program(aic_extra="        z: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.muls(t, 2.0)"))
-    assert "_pl_pb.push_loop(" not in src and "_pl_pb.pop_accumulate(" in src
+    assert "_pl_pipebatch.push_loop(" not in src and "_pl_pipebatch.pop_accumulate(" in src
     src = _source(_program(aiv_extra=f"        q: {ACC} = pl.tile.muls(acc2, 1.0)"))
-    assert "_pl_pb.push_loop(" in src and "_pl_pb.pop_accumulate(" not in src
+    assert "_pl_pipebatch.push_loop(" in src and "_pl_pipebatch.pop_accumulate(" not in src
     _run(_program(aiv_extra=f"        q: {ACC} = pl.tile.muls(acc2, 1.0)"), exact=False)
 
 
@@ -94,7 +94,7 @@ def test_a_window_past_the_edge_runs_the_loop_as_written() -> None:
     # five chunks of 16 over a 64-wide input: the batched call declines before any push
     text = _program().replace("pl.range(4)", "pl.range(5)").replace("pl.range(4, init_values", "pl.range(5, init_values")
     src = _source(text)
-    assert "_pl_pb.push_loop(" in src
+    assert "_pl_pipebatch.push_loop(" in src
     g = torch.Generator().manual_seed(5)
     a = torch.randn(16, 64, generator=g).bfloat16()
     b = torch.randn(64, 32, generator=g).bfloat16()

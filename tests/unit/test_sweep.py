@@ -78,8 +78,8 @@ def _ew_run(text: str, exact: bool) -> torch.Tensor:
 def test_a_window_sweep_runs_once_and_gives_the_loops_numbers_bit_for_bit() -> None:
     text = _elementwise()
     src = _source(text)
-    assert "_pl_swp.Sweep(((0, 4, 1), (0, 16, 8), ), None)" in src  # the whole nest: 8 iterations
-    assert "_pl_swp" not in _source(text, exact=True)
+    assert "_pl_sweeps.Sweep(((0, 4, 1), (0, 16, 8), ), None)" in src  # the whole nest: 8 iterations
+    assert "_pl_sweeps" not in _source(text, exact=True)
     assert torch.equal(_ew_run(text, exact=False), _ew_run(text, exact=True))
 
 
@@ -87,7 +87,7 @@ def test_overlapping_writes_run_the_loop_as_written() -> None:
     """Every iteration reads and writes the same window: an accumulation, not a sweep (the run-time
     check sends it to the loop as written, which must reach the loop's numbers)."""
     text = _elementwise(offset="[0, 0]")
-    assert "_pl_swp.Sweep(" in _source(text)  # planned: the windows are only known at run time
+    assert "_pl_sweeps.Sweep(" in _source(text)  # planned: the windows are only known at run time
     ins, _ = _ew_inputs()
     acc = ins["o"].clone()
     for c in range(0, 64, 8):
@@ -100,7 +100,7 @@ def test_overlapping_writes_run_the_loop_as_written() -> None:
 
 def test_a_read_of_the_written_tensor_elsewhere_keeps_the_loop() -> None:
     extra = "            other: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(o2, [0, 0], [4, 8], [4, 8], target_memory=pl.Mem.Vec)"
-    assert "_pl_swp" not in _source(_elementwise(extra=extra))
+    assert "_pl_sweeps" not in _source(_elementwise(extra=extra))
 
 
 def test_a_dead_statement_is_still_checked_on_its_line() -> None:
@@ -118,7 +118,7 @@ def test_a_dead_statement_is_still_checked_on_its_line() -> None:
     program = parse_text(text, "d.py").program
     assert program is not None
     gen = generate(program)
-    assert "_pl_sw.op(_pl_op_tile_add, 'tile.add', True," in gen.source
+    assert "_pl_sweep.op(_pl_op_tile_add, 'tile.add', True," in gen.source
     ns: dict[str, object] = {}
     exec(compile(gen.source, "<sweep>", "exec"), ns)
     ins, _ = _ew_inputs()
@@ -203,8 +203,8 @@ def _rt_run(text: str, exact: bool) -> torch.Tensor:
 def test_both_ends_of_a_round_trip_sweep() -> None:
     text = _round_trip()
     src = _source(text)
-    assert "_pl_swp.Sweep(((0, 4, 1), ), ('tile.tpop_from_aiv', 0, 0))" in src  # the AIC pops first: chunked
-    assert "_pl_swp.Sweep(((0, 4, 1), ), None)" in src  # the AIV pushes all, then pops all
+    assert "_pl_sweeps.Sweep(((0, 4, 1), ), ('tile.tpop_from_aiv', 0, 0))" in src  # the AIC pops first: chunked
+    assert "_pl_sweeps.Sweep(((0, 4, 1), ), None)" in src  # the AIV pushes all, then pops all
     batched, exact = _rt_run(text, exact=False), _rt_run(text, exact=True)
     # one batched matmul against one per window: FP32 summation order only
     assert torch.allclose(batched, exact, rtol=0, atol=1e-5)
@@ -212,7 +212,7 @@ def test_both_ends_of_a_round_trip_sweep() -> None:
 
 def test_dual_dispatch_lanes_sweep_too() -> None:
     text = _round_trip(dual=True)
-    assert _source(text).count("_pl_swp.Sweep(") == 2
+    assert _source(text).count("_pl_sweeps.Sweep(") == 2
     assert torch.allclose(_rt_run(text, exact=False), _rt_run(text, exact=True), rtol=0, atol=1e-5)
 
 
@@ -222,7 +222,7 @@ def test_a_cube_sweep_takes_what_an_unbatched_peer_sends() -> None:
     tail = "        pl.system.aiv_initialize_pipe(0, 0, dir_mask=3, slot_size=2048, slot_num=2)"
     text = _round_trip(aiv_tail=tail)
     src = _source(text)
-    assert src.count("_pl_swp.Sweep(") == 1 and "('tile.tpop_from_aiv', 0, 0)" in src
+    assert src.count("_pl_sweeps.Sweep(") == 1 and "('tile.tpop_from_aiv', 0, 0)" in src
     assert torch.allclose(_rt_run(text, exact=False), _rt_run(text, exact=True), rtol=0, atol=1e-5)
 
 
@@ -277,9 +277,9 @@ def test_lanes_writing_the_same_windows_keep_the_loop() -> None:
     """Two lanes read-modify-write o window by window: the order of their reads and writes (set by
     the pops) is the result, so the vector loop runs as written; one lane alone, or the writing
     loop in a branch on the lane, sweeps."""
-    assert _source(_c2v(dual=True)).count("_pl_swp.Sweep(") == 1  # the cube's loop only
-    assert _source(_c2v(dual=False)).count("_pl_swp.Sweep(") == 2
-    assert _source(_c2v(dual=True, lane_branch=True)).count("_pl_swp.Sweep(") == 3
+    assert _source(_c2v(dual=True)).count("_pl_sweeps.Sweep(") == 1  # the cube's loop only
+    assert _source(_c2v(dual=False)).count("_pl_sweeps.Sweep(") == 2
+    assert _source(_c2v(dual=True, lane_branch=True)).count("_pl_sweeps.Sweep(") == 3
     for text in (_c2v(dual=False), _c2v(dual=True, lane_branch=True)):
         assert torch.allclose(_rt_run(text, exact=False), _rt_run(text, exact=True), rtol=0, atol=1e-5)
 
