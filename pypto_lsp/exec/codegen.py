@@ -67,9 +67,10 @@ from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
 from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering
-from .codegen_text import RESERVED, CodegenError, literal, op_symbol, py_name
+from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
+_IMPORT = re.compile(r"^import (pypto_lsp(?:\.\w+)+) as (_pl_\w+)$")
 
 # names the generated code uses itself; IR names equal to one of these get a suffix
 
@@ -85,20 +86,15 @@ class GeneratedCode:
     functions: dict[str, str]  # IR function name -> python name
     output_writes: dict[str, list[Span]] = field(default_factory=dict)  # entry param -> statements writing it
     op_symbols: dict[str, str] = field(default_factory=dict)  # IR op name -> the script's name for its kernel (observers wrap them)
+    # the script as it runs: ``source`` with its import lines blank; the runner puts ``modules``
+    # (alias -> module) in its namespace, so the executed code looks nothing up by module path
+    executable: str = ""
+    modules: dict[str, str] = field(default_factory=dict)
 
     def ir_span(self, gen_line: int) -> Span | None:
         if 1 <= gen_line <= len(self.line_map):
             return self.line_map[gen_line - 1]
         return None
-
-
-class _Frame:
-    """A loop or if whose ``pl.yield_`` assigns carried/return values."""
-
-    def __init__(self, kind: str, carried: list[str], targets: list[Target] | None = None) -> None:
-        self.kind = kind  # "loop" | "if"
-        self.carried = carried  # python names the yield assigns
-        self.targets = targets or []  # their IR targets (a loop's iter_args)
 
 
 class _FunctionGen:
@@ -107,7 +103,7 @@ class _FunctionGen:
         self.fn = fn
         self.names: dict[str, str] = {}
         self.types: dict[str, Type] = {}
-        self.frames: list[_Frame] = []
+        self.frames: list[Frame] = []
         self.defined: set[str] = set()
         self.cube: set[str] = set()  # split_aiv function: names only lane 0 computes (ir.cube_side)
         self.carry_types: dict[str, Type] | None = None  # unannotated iter_args (traced code only)
@@ -366,7 +362,7 @@ class _FunctionGen:
             self.emit(ind, f"for {var} in {name}:", s.header_span)
             for d, t in batched_call:
                 self.emit(ind + d, t, s.header_span)
-            self.frames.append(_Frame("loop", carried, s.iter_args))
+            self.frames.append(Frame("loop", carried, s.iter_args))
             self.block(s.body, ind + 1)
             self.frames.pop()
             self.loops.fill(
@@ -397,7 +393,7 @@ class _FunctionGen:
                 )
                 it = f"{counter}({it})"
         self.emit(ind, f"for {var} in {it}:", s.header_span)
-        self.frames.append(_Frame("loop", carried, s.iter_args))
+        self.frames.append(Frame("loop", carried, s.iter_args))
         self.block(s.body, ind + 1)
         self.frames.pop()
         if counter is not None:
@@ -412,14 +408,14 @@ class _FunctionGen:
     def check_args(self, t: TensorType | TileType) -> str:
         """``shape, dtype, valid`` as :meth:`checked` passes them to ``check_value``."""
         valid = self.dims(t.valid_shape) if t.valid_shape is not None else "None"
-        if valid is None or (t.valid_shape is not None and _same_dims(t.valid_shape, t.shape)):
+        if valid is None or (t.valid_shape is not None and same_dims(t.valid_shape, t.shape)):
             valid = "None"
         return f"{self.loose_dims(t.shape)}, {self.gen.dtype(t.dtype)}, {valid}"
 
     def while_stmt(self, s: While, ind: int) -> None:
         if not s.ssa:
             self.emit(ind, f"while {self.expr(s.cond)}:", s.cond_span)
-            self.frames.append(_Frame("loop", []))
+            self.frames.append(Frame("loop", []))
             self.block(s.body, ind + 1)
             self.frames.pop()
             return
@@ -433,14 +429,14 @@ class _FunctionGen:
         self.emit(ind, "while True:", s.span)
         self.emit(ind + 1, f"if not ({self.expr(s.cond)}):", s.cond_span)
         self.emit(ind + 2, "break", s.cond_span)
-        self.frames.append(_Frame("loop", carried, s.iter_args))
+        self.frames.append(Frame("loop", carried, s.iter_args))
         self.block(s.body, ind + 1)
         self.frames.pop()
         self._after_loop(trailing_yield(s.body), carried, ind, s.span, s.iter_args)
 
     def if_stmt(self, s: If, ind: int) -> None:
         self.emit(ind, f"if {self.expr(s.cond)}:", s.span)
-        self.frames.append(_Frame("if", []))
+        self.frames.append(Frame("if", []))
         key = trace_keys.branch_key(s) if self.gen.trace else None
         if key is not None:  # which way it went is compared too (localisation)
             self.emit(ind + 1, f"_pl_br({literal(key)}, {s.span.line}, True, {self._ops(s.cond)})", s.span)
@@ -487,7 +483,7 @@ class _FunctionGen:
         if not isinstance(t, TensorType | TileType):
             return value
         valid = self.dims(t.valid_shape) if t.valid_shape is not None else "None"
-        if valid is None or (t.valid_shape is not None and _same_dims(t.valid_shape, t.shape)):
+        if valid is None or (t.valid_shape is not None and same_dims(t.valid_shape, t.shape)):
             valid = "None"  # a valid region equal to the shape is no region at all
         if not self.gen.check_shapes:
             return value if valid == "None" else f"_pl_rt.with_valid({value}, {valid})"
@@ -559,7 +555,7 @@ class _FunctionGen:
             args.append(f"{py_name(k) if not k.isidentifier() else k}={self.expr(v)}")
         if e.op in self.gen.needs_rtype:
             rt = self.rtype(target_type)
-            if rt != "None" and _is_static(target_type):
+            if rt != "None" and is_static(target_type):
                 rt = self.gen.constant(rt)  # built once at module level, not per call
             args.append(f"_rtype={rt}")
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
@@ -617,21 +613,6 @@ class _FunctionGen:
         if e.submit is not None and task_id:
             return f"({call}, None)"
         return call
-
-
-def _is_static(t: Type | None) -> bool:
-    """A type whose shape and valid shape are literal ints (its ResultType is a constant)."""
-    if isinstance(t, TensorType | TileType):
-        dims = list(t.shape) + list(t.valid_shape or [])
-        return all(isinstance(d, Const) and isinstance(d.value, int) for d in dims)
-    return isinstance(t, ScalarType)
-
-
-def _same_dims(a: list[Expr], b: list[Expr]) -> bool:
-    return len(a) == len(b) and all(
-        isinstance(x, Const) and isinstance(y, Const) and x.value == y.value or isinstance(x, Name) and isinstance(y, Name) and x.id == y.id
-        for x, y in zip(a, b, strict=True)
-    )
 
 
 class _ProgramGen:
@@ -727,7 +708,7 @@ class _ProgramGen:
             # ascii() escapes every line terminator: a file name can never end the comment
             (f"# generated by pypto-lsp from {ascii(self.program.filename or '<dump>')}", None),
             (f"# program {ascii(self.program.name)}; entry: {ascii(self.entry.name if self.entry else None)}", None),
-            (f"import {RUNTIME_MODULE} as _pl_rt", None),
+            (f"import {RUNTIME_MODULE} as _pl_rt", None),  # (see GeneratedCode.modules)
             ("_pl_chk = _pl_rt.check_value", None),
             ("_pl_calls = _pl_rt.call_counter()", None),
         ]
@@ -757,6 +738,9 @@ class _ProgramGen:
                 tail.append((f"{f.name} = {self.fn_names[f.name]}", None))
         all_lines = head + body_lines + tail
         source = "\n".join(t for t, _ in all_lines) + "\n"
+        # the script as it runs: its import lines blank (same line numbers), the modules handed in
+        modules = {m.group(2): m.group(1) for t, _ in head if (m := _IMPORT.match(t))}
+        executable = "\n".join("" if _IMPORT.match(t) else t for t, _ in all_lines) + "\n"
         return GeneratedCode(
             source=source,
             filename=filename,
@@ -765,6 +749,8 @@ class _ProgramGen:
             functions=dict(self.fn_names),
             output_writes=output_writes(self.program, self.entry),
             op_symbols=dict(self.ops),
+            executable=executable,
+            modules=modules,
         )
 
 

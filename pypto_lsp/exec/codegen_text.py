@@ -11,9 +11,9 @@ import keyword
 import math
 import re
 
-from ..ir.model import Span
+from ..ir.model import Const, Expr, Name, ScalarType, Span, Target, TensorType, TileType, Type
 
-__all__ = ["CodegenError", "RESERVED", "py_name", "literal", "op_symbol"]
+__all__ = ["CodegenError", "RESERVED", "py_name", "literal", "op_symbol", "Frame", "is_static", "same_dims"]
 
 # names the generated code uses itself; IR names equal to one of these get a suffix
 RESERVED = frozenset(
@@ -54,3 +54,27 @@ def literal(v: object) -> str:
 
 def op_symbol(op: str) -> str:
     return "_pl_op_" + re.sub(r"\W", "_", op)
+
+
+class Frame:
+    """A loop or if whose ``pl.yield_`` assigns carried/return values."""
+
+    def __init__(self, kind: str, carried: list[str], targets: list[Target] | None = None) -> None:
+        self.kind = kind  # "loop" | "if"
+        self.carried = carried  # python names the yield assigns
+        self.targets = targets or []  # their IR targets (a loop's iter_args)
+
+
+def is_static(t: Type | None) -> bool:
+    """A type whose shape and valid shape are literal ints (its ResultType is a constant)."""
+    if isinstance(t, TensorType | TileType):
+        dims = list(t.shape) + list(t.valid_shape or [])
+        return all(isinstance(d, Const) and isinstance(d.value, int) for d in dims)
+    return isinstance(t, ScalarType)
+
+
+def same_dims(a: list[Expr], b: list[Expr]) -> bool:
+    return len(a) == len(b) and all(
+        isinstance(x, Const) and isinstance(y, Const) and x.value == y.value or isinstance(x, Name) and isinstance(y, Name) and x.id == y.id
+        for x, y in zip(a, b, strict=True)
+    )

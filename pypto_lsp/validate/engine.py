@@ -174,7 +174,7 @@ def compile_text(
                     mplan,
                 )
             else:
-                code = compile(gen.source, gen.filename, "exec")
+                code = compile(gen.executable or gen.source, gen.filename, "exec")
                 comp = Compiled(program, diags, gen, code, None, mplan, sanitize, trace)
                 if sanitize:
                     from ..ir.initcheck import uninitialised_tiles
@@ -407,6 +407,7 @@ def run(
         return Outcome(run_tensors, error=_span_error("golden", str(msg), fn.name_span if fn else None), exception=exc)
     info = RunInfo(gen, args, run_tensors)
     ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
+    ns.update(_modules(gen))  # the objects the script needs, by the names it uses
     for o in observers:
         o.namespace(ns, info)
     exec(comp.code, ns)  # our own generated code, never dump text
@@ -438,6 +439,21 @@ def run(
         out.error = _error_info(exc, gen)
     for o in observers:
         o.finished(info)
+    return out
+
+
+_MODULES: dict[str, Any] = {}
+
+
+def _modules(gen: GeneratedCode) -> dict[str, Any]:
+    import importlib
+
+    out = {}
+    for alias, name in gen.modules.items():
+        mod = _MODULES.get(name)
+        if mod is None:
+            mod = _MODULES[name] = importlib.import_module(name)
+        out[alias] = mod
     return out
 
 
