@@ -54,7 +54,6 @@ def lenses_for(v: DocView) -> list[types.CodeLens]:
             out.append(_lens(0, "Validate this pass", C.VALIDATE_FILE, [uri]))
             out.append(_lens(0, "Validate all passes", C.VALIDATE_FOLDER, [uri]))
             out.append(_lens(0, "Compare with previous pass", C.COMPARE_WITH_PREVIOUS, [uri]))
-            out.append(_lens(0, "Debug this pass", C.DEBUG_PASS, [uri]))  # the VS Code extension's `pypto` debugger
             if v.result is not None and not v.pending:
                 for name, t in v.result.tensors.items():
                     if not t.passed:  # where in the tensor: the error map (a webview of the VS Code extension)
@@ -72,6 +71,8 @@ def lenses_for(v: DocView) -> list[types.CodeLens]:
                 val = loc.value
                 out.append(_lens(0, f"⚑ first differing value: line {val.line} '{val.name}'", C.REVEAL_LINE, [uri, val.line - 1]))
                 out.append(_lens(val.line - 1, f"⚑ first value that differs from {loc.previous.name} · {val.detail}", C.NO_ACTION))
+            # last on the row: what a failing pass needs first (its maps, where to look) comes before
+            out.append(_lens(0, "Debug this pass", C.DEBUG_PASS, [uri]))  # the VS Code extension's `pypto` debugger
             if v.path is not None and v.compared_label:
                 out.append(_lens(0, "Configure golden tensors…", C.CONFIGURE_GOLDEN, [uri]))
     program = v.program

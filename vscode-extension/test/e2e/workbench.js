@@ -365,8 +365,15 @@ class Workbench {
             for (let i = 0; i < n; i++) {
                 const t = (await links.nth(i).textContent()) || '';
                 if (re.test(t)) {
-                    const box = await links.nth(i).boundingBox();
+                    let box = await links.nth(i).boundingBox();
                     if (!box) continue; // in an editor that is not showing
+                    const vp = this.page.viewportSize();
+                    if (vp && box.x + box.width / 2 > vp.width) {
+                        // late in a long lens row: past the editor's edge until scrolled to
+                        await links.nth(i).scrollIntoViewIfNeeded().catch(() => {});
+                        box = await links.nth(i).boundingBox();
+                        if (!box) continue;
+                    }
                     await this.page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
                     return t;
                 }
