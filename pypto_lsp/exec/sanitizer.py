@@ -173,6 +173,9 @@ class Sanitizer(Observer):
         self._postponed: set[int] = set()
         self.reordered = False  # the reorder was carried out
         self.reorder_blocked: str | None = None
+        # accesses matter for races only where the runtime orders tasks by their directions (from
+        # DeriveCallDirections on); before, only the uninitialised tensors' reads and writes do
+        self.ordering = any(s.directions is not None for s in self.sites)
 
     # -- the run (observer hooks) --------------------------------------------------------------
 
@@ -350,26 +353,31 @@ class Sanitizer(Observer):
         root = self.roots.get(key)
         if root is None:
             return  # a tile or a temporary, not a global buffer the run tracks
+        t = self.current
+        split = _lanes_split() if context.lane_count() > 1 else False
+        part = t is not None and kind == "w" and context.role() != "aic" and (context.block_num() > 1 or split)
+        if root.written is None and not part and (t is None or not self.ordering):
+            return  # nothing to learn: initialised, no task order to check, no parallel parts
         box = self._view_box(root, v, offs, sizes)
         if box is None or box.empty():
             return
         if root.written is not None:
             self._initcheck(root, kind, box, op)
-        t = self.current
         if t is None:
             return
-        per = t.access.setdefault(key, {})
-        boxes = per.setdefault(kind, [])
-        if not boxes or boxes[-1] != box:
-            if box not in boxes:
-                boxes.append(box)
-                if len(boxes) > _MAX_BOXES:
-                    boxes[:] = [_bound(boxes)]
-        if kind == "w" and context.role() != "aic" and (context.block_num() > 1 or (context.lane_count() > 1 and _lanes_split())):
+        if self.ordering:
+            per = t.access.setdefault(key, {})
+            boxes = per.setdefault(kind, [])
+            if not boxes or boxes[-1] != box:
+                if box not in boxes:
+                    boxes.append(box)
+                    if len(boxes) > _MAX_BOXES:
+                        boxes[:] = [_bound(boxes)]
+        if part:
             # lanes of a dual-dispatch no-split kernel both do the same work: only split lanes own their halves
-            part = (context.block_idx(), context.lane() if _lanes_split() else 0)
+            where = (context.block_idx(), context.lane() if split else 0)
             parts = t.parts.setdefault(key, {})
-            pb = parts.setdefault(part, [])
+            pb = parts.setdefault(where, [])
             if box not in pb:
                 pb.append(box)
                 if len(pb) > _MAX_BOXES:
@@ -483,8 +491,9 @@ class Sanitizer(Observer):
                         continue
                     seen.add(sig)
                     out.append(self._race(root, a, b, ka, kb, region))
-            for t in ts:
-                f = self._part_race(root, t)
+        for t in self.tasks:  # inside one task: its SPMD blocks / split lanes at the same time
+            for key in t.parts:
+                f = self._part_race(self.roots[key], t)
                 if f is not None:
                     out.append(f)
         return out

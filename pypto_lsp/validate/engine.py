@@ -89,6 +89,7 @@ class Compiled:
     sanitize: bool = False  # generated with the sanitizer's hooks (exec.sanitizer)
     traced: bool = False  # generated with the trace hooks (a run needs a tracer: exec.trace_hooks)
     static_findings: list[Hazard] = field(default_factory=list)  # the sanitizer's, from the IR alone
+    task_sites: list[Any] = field(default_factory=list)  # the program's runtime tasks (ir.tasks), with sanitize
 
 
 _COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None, bool, bool], Compiled] = {}
@@ -178,8 +179,10 @@ def compile_text(
                 comp = Compiled(program, diags, gen, code, None, mplan, sanitize, trace)
                 if sanitize:
                     from ..ir.initcheck import uninitialised_tiles
+                    from ..ir.tasks import task_sites
 
                     comp.static_findings = [u.to_json() for u in uninitialised_tiles(program)]
+                    comp.task_sites = task_sites(program)
         except CodegenError as exc:
             comp = Compiled(program, diags, None, None, _span_error("codegen", str(exc), exc.span))
         except (SyntaxError, RecursionError, MemoryError) as exc:
@@ -603,7 +606,6 @@ def _memory_fails(result: FileResult) -> bool:
 
 def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:
     from ..exec.sanitizer import Sanitizer
-    from ..ir.tasks import task_sites
 
     assert comp.program is not None and comp.generated is not None
     gen = comp.generated
@@ -612,7 +614,7 @@ def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:
         sp = gen.ir_span(n)
         return sp.line if sp is not None else None
 
-    return Sanitizer(task_sites(comp.program), gen.filename, ir_line, reorder)
+    return Sanitizer(comp.task_sites, gen.filename, ir_line, reorder)
 
 
 def _keep(value: Any, *_rest: Any) -> Any:
