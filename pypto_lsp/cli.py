@@ -441,7 +441,7 @@ def _print_summary(report: Any) -> None:
         where = f":{line}" if line else ""
         _say(f"first divergent pass: {Path(fd.file).name}{where} ({fd.status})")
         if hazards:
-            _say(f"  {len(hazards)} memory finding(s); first: line {hazards[0]['line']}: {hazards[0]['message']}")
+            _say(f"  {len(hazards)} memory or sanitizer finding(s); first: line {hazards[0]['line']}: {hazards[0]['message']}")
         i = report.files.index(fd)
         if i > 0 and report.files[i - 1].status in ("pass", "ran"):
             from .ir.parser import read_dump
