@@ -54,15 +54,34 @@ def start(case: Path, cache: Path | None) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "pypto_lsp", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
+def running(pid: int) -> bool:
+    """Any thread of ``pid`` running (state R): a pool process runs its dump in a thread of its own
+    (the run timeout's) while its main thread waits."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    return any(state_of(f"/proc/{pid}/task/{t}/stat") == "R" for t in tids)
+
+
+def state_of(stat: str) -> str:
+    try:
+        with open(stat, "rb") as fh:
+            s = fh.read()
+        return s[s.rfind(b")") + 2 : s.rfind(b")") + 3].decode()
+    except OSError:
+        return "?"
+
+
 def busy_child(pid: int, rng: random.Random, limit: float = 60.0) -> int:
-    """A random pool process of ``pid`` that is running (state R), once both exist."""
+    """A random pool process of ``pid`` that is running (a thread in state R), once both exist."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < limit:
         kids = children(pid)
-        running = [k for k in kids if state(k) == "R"]
-        if len(kids) >= 2 and running:
-            return rng.choice(running)
-        time.sleep(0.1)
+        running_kids = [k for k in kids if running(k)]
+        if len(kids) >= 2 and running_kids:
+            return rng.choice(running_kids)
+        time.sleep(0.05)
     raise AssertionError(f"no running pool process under {pid} within {limit} s")
 
 
