@@ -89,7 +89,9 @@ def _table(report: Report, chart: dict[str, Any]) -> str:
             err = html.escape(f"{fr.error.kind}: {where}{fr.error.message}"[:400])
         mem = p.get("memory")
         if mem and mem.get("hazards"):
-            err = (err + " · " if err else "") + html.escape(f"{mem['hazards']} memory or sanitizer finding(s): {mem.get('first') or ''}"[:400])
+            err = (err + " · " if err else "") + html.escape(
+                f"{mem['hazards']} memory or sanitizer finding(s): {mem.get('first') or ''}"[:400]
+            )
         cls: list[str] = [fr.status]
         if p["first_divergent"]:
             cls.append("first")
