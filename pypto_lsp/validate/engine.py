@@ -658,9 +658,7 @@ def _other_schedule(
     for k in keys:
         x, y = tensors[k], outputs[k]
         if x.shape == y.shape:
-            d = (x.detach().to(torch.float64) - y.detach().to(torch.float64)).abs()
-            d = torch.where(x == y, torch.zeros((), dtype=d.dtype), d)
-            moved[k] = float(d.max()) if d.numel() else 0.0
+            moved[k] = compare(x, y, 0.0, 0.0).max_abs_diff  # the comparison's own |Δ| (NaN where a NaN is)
     if moved:
         worst = max(moved, key=lambda k: moved[k] if moved[k] == moved[k] else float("inf"))
         race["message"] += (
