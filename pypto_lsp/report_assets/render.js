@@ -374,6 +374,24 @@
         });
     }
 
+    /* Vega loads an image mark's href asynchronously and draws it on a later frame (and setting the
+     * tooltip handler draws the view again), so a view can resolve before its raster is in the page.
+     * Resolves once every SVG <image> under `host` has an href (or after `ms`: a canvas renderer has
+     * no <image>, and a picture that never loads must not keep data-rendered unset for ever). */
+    function imagesLoaded(host, ms) {
+        var end = performance.now() + ms;
+        return new Promise(function (resolve) {
+            (function poll() {
+                var imgs = host.querySelectorAll('image'), i, ok = true;
+                for (i = 0; i < imgs.length; i++) {
+                    var h = imgs[i].getAttribute('href') || imgs[i].getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+                    if (!h) { ok = false; break; }
+                }
+                if (ok || performance.now() > end) { resolve(); } else { setTimeout(poll, 20); }
+            })();
+        });
+    }
+
     /* Draw everything that `data` holds into `host`: {chart?, maps?: [...]}. Resolves when drawn;
      * sets data-rendered on host (tests and the e2e wait for it). options: onPassClick(datum),
      * maxWidth (px: the charts shrink to fit a narrow webview). */
@@ -398,7 +416,7 @@
             d.setAttribute('data-raster', drawn.raster.w + 'x' + drawn.raster.h);
             jobs.push(embed(d, drawn.spec, null, m.tiles.length > SVG_MAX_TILES ? 'canvas' : 'svg', hoverViewClass(m, drawn.raster)));
         });
-        return Promise.all(jobs).then(function () {
+        return Promise.all(jobs).then(function () { return imagesLoaded(host, 10000); }).then(function () {
             host.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
             host.setAttribute('data-rendered', 'ok');
         },

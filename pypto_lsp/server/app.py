@@ -21,10 +21,10 @@ import signal
 import sys
 
 from .core import Core
-from .features import code_lens, commands, goto, hover, lifecycle, memmap, pictures, settings, symbols, sync, taskgraph, watch
+from .features import code_lens, commands, golden_case, goto, hover, lifecycle, memmap, pictures, settings, symbols, sync, taskgraph, watch
 from .lsp import PyptoServer
 
-FEATURES = (lifecycle, sync, settings, code_lens, hover, goto, symbols, commands, watch, pictures, memmap, taskgraph)
+FEATURES = (lifecycle, sync, settings, code_lens, hover, goto, symbols, commands, golden_case, watch, pictures, memmap, taskgraph)
 
 
 def create_server() -> PyptoServer:

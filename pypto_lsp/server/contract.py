@@ -13,7 +13,8 @@ VALIDATE_FOLDER = "pypto-lsp.validateFolder"
 FIRST_DIVERGENT_PASS = "pypto-lsp.firstDivergentPass"
 SHOW_GENERATED_CODE = "pypto-lsp.showGeneratedCode"
 SHOW_CONFIG = "pypto-lsp.showConfig"
-SERVER_COMMANDS = (VALIDATE_FILE, VALIDATE_FOLDER, FIRST_DIVERGENT_PASS, SHOW_GENERATED_CODE, SHOW_CONFIG)
+WRITE_GOLDEN_CASE = "pypto-lsp.writeGoldenCase"  # [{dumps, inputs, expected}]: features/golden_case.py
+SERVER_COMMANDS = (VALIDATE_FILE, VALIDATE_FOLDER, FIRST_DIVERGENT_PASS, SHOW_GENERATED_CODE, SHOW_CONFIG, WRITE_GOLDEN_CASE)
 
 # commands the server's code lenses name that the client implements (the VS Code extension)
 COMPARE_WITH_PREVIOUS = "pypto-lsp.compareWithPrevious"  # [uri]

@@ -10,6 +10,7 @@ here or in :mod:`.validation`.
   a thread (:func:`.parse_diagnostics.parse_and_check`), then ``runOn: onType`` validation.
 * Saving / opening: :class:`.validation.Validator` runs the file in the worker.
 * Settings and watched files: :meth:`Core.apply_settings`, :meth:`Core.files_changed`.
+* Configure Golden Tensors: :meth:`Core.write_golden_case`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any
 
 from ..ir.model import Program, split_lines
 from ..ir.symbols import SymbolIndex
-from ..validate.config import CONFIG_NAMES, GOLDEN_SUFFIXES
+from ..validate.case_writer import config_for, golden_entry, write_case
+from ..validate.config import CONFIG_NAMES, GOLDEN_SUFFIXES, dump_folder
 from ..validate.report import FileResult
 from .config import ConfigCache, Settings
 from .documents import Documents, DocView, is_dump, text_hash
@@ -222,6 +224,27 @@ class Core:
                 continue
             doc.parsed_hash = None  # the entry / config may differ now
             asyncio.ensure_future(self._recheck(uri))
+
+    def write_golden_case(self, dumps: Path, inputs: Path, expected: Path) -> tuple[Path, str]:
+        """Write the ``[[cases]]`` entry naming ``inputs`` / ``expected`` as the goldens of the dump
+        folder ``dumps`` (or of the folder of a dump), through the one case writer: into the nearest
+        ``pypto-lsp.toml`` up to the workspace root, else a new one beside the dumps; an entry of the
+        same folder is updated in place. Returns (the config file, "added" | "updated"); ValueError
+        for a file that is not there, ConfigError / OSError, the file unchanged, when it cannot be
+        written. The open dumps are checked again at once."""
+        folder = dump_folder(dumps)
+        for what, p, ok in (
+            ("the dumps folder", folder, folder.is_dir()),
+            ("the inputs", inputs, inputs.is_file()),
+            ("the expected outputs", expected, expected.is_file()),
+        ):
+            if not ok:
+                raise ValueError(f"{what} {p} does not exist")
+        config = config_for(folder, self.config.root)
+        written = write_case(config, golden_entry(config, folder, inputs, expected, self.config.root), update=True)
+        self.log(f"{written} the case of {folder} in {config}")
+        self.files_changed([config])
+        return config, written
 
     async def _recheck(self, uri: str) -> None:
         await self.parse_now(uri)

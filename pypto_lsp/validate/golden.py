@@ -130,11 +130,12 @@ def save_golden(
     With ``dumps`` (a ``passes_dump/`` folder), also add a ``[[cases]]`` entry to
     ``config`` (default: ``pypto-lsp.toml`` in the parent of ``directory``; a ``pyproject.toml``
     gets it under ``[tool.pypto-lsp]``) with ``extra`` keys (``seed``, ``generate``), through
-    the one case writer (:func:`pypto_lsp.validate.config.append_case`). The entry is checked
+    the one case writer (:func:`pypto_lsp.validate.case_writer.write_case`). The entry is checked
     before anything is written: GoldenError, and no file written, when it cannot be added.
     Returns the directory.
     """
-    from .config import ConfigError, append_case, case_entry_text
+    from .case_writer import case_entry_text, write_case
+    from .config import ConfigError
 
     d = Path(directory)
     for name, bundle in (("inputs", inputs), ("expected", expected)):
@@ -171,7 +172,7 @@ def save_golden(
         torch.save({k: v.detach().cpu().clone() for k, v in bundle.items()}, d / f"{name}.pt")
     if cfg is not None:
         try:
-            append_case(cfg, case)
+            write_case(cfg, case)
         except ConfigError as exc:
             raise GoldenError(str(exc)) from exc
     return d

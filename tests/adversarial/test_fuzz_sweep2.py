@@ -5,7 +5,7 @@ examples/ (a clean clone runs it): the dump parser and the config loader (valida
   every diagnostic points inside the file;
 * the config loader: any TOML document, and any text at all, is cases or a ConfigError naming
   the file, never another exception (find_case, config_warnings too); the one case writer
-  (append_case) writes what reads back as the same case, or refuses with ConfigError.
+  (case_writer.write_case) writes what reads back as the same case, or refuses with ConfigError.
 
 Quick in CI (``PYPTO_LSP_FUZZ_EXAMPLES``, default 40 per test, derandomized). For a long run:
 ``PYPTO_LSP_FUZZ_EXAMPLES=20000 PYPTO_LSP_FUZZ_RANDOM=1 pytest tests/adversarial/test_fuzz_sweep2.py``.
@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from pypto_lsp.ir.check import check_program
 from pypto_lsp.ir.memory import check_memory
 from pypto_lsp.ir.parser import parse_bytes
+from pypto_lsp.validate import case_writer
 from pypto_lsp.validate import config as cfg
 
 from .examples_case import EXAMPLES
@@ -231,7 +232,7 @@ def test_the_case_writer_writes_what_reads_back(tmp_path_factory: Any, case: dic
     config.write_text(existing.replace("cases", "tool.pypto-lsp.cases") if pyproject and "[[" in existing else existing, encoding="utf-8")
     before = config.read_text(encoding="utf-8")
     try:
-        cfg.append_case(config, case)
+        case_writer.write_case(config, case)
     except cfg.ConfigError:
         assert config.read_text(encoding="utf-8") == before  # refused: the file unchanged
         event("refused")
@@ -243,3 +244,51 @@ def test_the_case_writer_writes_what_reads_back(tmp_path_factory: Any, case: dic
     assert got.keys() == case.keys()
     for k, v in case.items():
         assert got[k] == v or (isinstance(v, float) and math.isclose(got[k], v)), (k, got[k], v)
+
+
+_user_line = st.sampled_from(
+    ["# mine", "atol = 0.5", "rtol = 1e-3  # tight", "inputs = 'old.pt'", "expected = [", "'x.pt'", "]", "", "entry = 'f'"]
+)
+
+
+@FUZZ
+@given(
+    goldens=st.fixed_dictionaries({"inputs": _text, "expected": _text}),
+    dumps=st.sampled_from(["passes_dump", "./passes_dump", "passes_dump/", "d/../passes_dump"]),
+    body=st.lists(_user_line, max_size=6),
+    before_case=st.booleans(),
+    crlf=st.booleans(),
+)
+def test_updating_a_case_in_place_keeps_the_rest_or_refuses(
+    tmp_path_factory: Any, goldens: dict[str, str], dumps: str, body: list[str], before_case: bool, crlf: bool
+) -> None:
+    import tomllib
+
+    root = tmp_path_factory.mktemp("u")
+    config = root / "pypto-lsp.toml"
+    lines = (["[[cases]]", "dumps = 'other'", "# theirs"] if before_case else []) + ["[[cases]]  # ours", f"dumps = '{dumps}'", *body]
+    eol = "\r\n" if crlf else "\n"
+    raw = eol.join(lines) + eol
+    config.write_bytes(raw.encode())
+    try:
+        old = tomllib.loads(raw)["cases"]
+    except tomllib.TOMLDecodeError:
+        old = None
+    entry = {"dumps": "passes_dump", **goldens}
+    try:
+        how = case_writer.write_case(config, entry, update=True)
+    except cfg.ConfigError:
+        assert config.read_bytes() == raw.encode()  # refused: the file unchanged
+        event("refused")
+        return
+    event(how)
+    text = config.read_bytes().decode()
+    assert old is not None and how == "updated"
+    cases = tomllib.loads(text)["cases"]
+    ours = len(cases) - 1
+    assert cases[:ours] == old[:ours]  # the other case untouched
+    assert cases[ours] == {**old[ours], **entry}
+    kept = [ln for ln in lines if not ln.startswith(("inputs =", "expected =", "dumps ="))]
+    assert all(ln in text.split(eol) for ln in kept)  # every other line as the user wrote it
+    if crlf:
+        assert "\n" not in text.replace("\r\n", "")  # CRLF kept

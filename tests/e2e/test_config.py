@@ -128,3 +128,42 @@ async def test_run_on_type_validates_without_a_save(client: LanguageClient) -> N
     res = await wait_result(client, uri, after=n)
     assert res["status"] == "fail", res
     settings(client, runOn="onSave")
+
+
+async def test_configure_golden_tensors_writes_the_case_and_checks_again(client: LanguageClient) -> None:
+    """The editor's "Configure Golden Tensors" ends in ``pypto-lsp.writeGoldenCase``: the server writes
+    the ``[[cases]]`` entry (the one case writer), the open dump is checked against it at once; a
+    second time updates the same entry in place; a missing file is refused, nothing written."""
+    from pygls.exceptions import JsonRpcException
+
+    case: Healthy = client.case  # type: ignore[attr-defined]
+    ws: Path = client.ws  # type: ignore[attr-defined]
+    golden: Path = client.golden  # type: ignore[attr-defined]
+    path = dump(ws, case.last)
+    n = len(results_for(client, path.as_uri()))
+    uri = open_doc(client, path, version=10)  # open (again; the same text): an open dump is what is checked again
+    if n == 0:
+        await wait_result(client, uri)
+    assert (await execute(client, "pypto-lsp.showConfig", uri))["golden_source"] in ("settings", "differential")  # no case yet
+    toml = ws / "pypto-lsp.toml"
+    assert not toml.exists()
+    inputs, expected = golden / Path(case.inputs).name, golden / Path(case.expected).name
+    n = len(results_for(client, uri))
+    got = await execute(client, "pypto-lsp.writeGoldenCase", {"dumps": path.parent.as_uri(), "inputs": str(inputs), "expected": inputs.parent.joinpath(expected.name).as_uri()})
+    assert got == {"config": str(toml), "uri": toml.as_uri(), "written": "added"}
+    # the goldens are outside the workspace: written absolute; the dumps relative to the toml
+    assert toml.read_text() == f'[[cases]]\ndumps = "{path.parent.name}"\ninputs = "{inputs.as_posix()}"\nexpected = "{expected.as_posix()}"\n'
+    res = await wait_result(client, uri, after=n)  # checked again without a save
+    assert res["status"] == "pass", res
+    cfg = await execute(client, "pypto-lsp.showConfig", uri)
+    assert cfg["golden_source"] == str(toml) and cfg["golden"]["inputs"] == str(inputs), cfg
+    # a second time, with a comment of the user's: updated in place, the comment kept
+    toml.write_text(toml.read_text().replace('inputs = "', '# theirs\ninputs = "'))
+    got = await execute(client, "pypto-lsp.writeGoldenCase", {"dumps": str(path), "inputs": str(inputs), "expected": str(expected)})
+    assert got["written"] == "updated" and toml.read_text().count("[[cases]]") == 1 and "# theirs\n" in toml.read_text()
+    before = toml.read_text()
+    with pytest.raises(JsonRpcException, match="does not exist"):
+        await execute(client, "pypto-lsp.writeGoldenCase", {"dumps": str(path.parent), "inputs": str(golden / "nope.pt"), "expected": str(expected)})
+    with pytest.raises(JsonRpcException, match="absolute path"):
+        await execute(client, "pypto-lsp.writeGoldenCase", {"dumps": "passes_dump", "inputs": str(inputs), "expected": str(expected)})
+    assert toml.read_text() == before

@@ -11,10 +11,11 @@ Every command takes ``[uri]`` (a dump file; for ``validateFolder`` also a folder
   folder first when some of its results are unknown);
 * ``pypto-lsp.showGeneratedCode`` -> the PyTorch script (made in the worker: the
   code generator consults the torch runtime's kernel table);
-* ``pypto-lsp.showConfig`` -> the resolved configuration, interpreter and versions.
+* ``pypto-lsp.showConfig`` -> the resolved configuration, interpreter and versions;
+* ``pypto-lsp.writeGoldenCase`` (its own module, :mod:`.golden_case`).
 
-``pypto-lsp.compareWithPrevious`` and ``pypto-lsp.configureGolden`` (lens commands) are
-implemented by the VS Code extension and deliberately not advertised here.
+``pypto-lsp.compareWithPrevious`` and ``pypto-lsp.configureGolden`` (lens commands; the latter's
+file dialogs end in ``writeGoldenCase``) are implemented by the VS Code extension and deliberately not advertised here.
 """
 
 from __future__ import annotations

@@ -9,25 +9,23 @@ import { previousPass, sortPassFiles } from '../core/passes';
 import {
     basenameOfUri,
     FileResult,
+    GoldenCaseWritten,
     parseDivergentLocation,
+    parseGoldenCaseWritten,
     parseFileResult,
     parseFolderResult,
     SERVER_COMMANDS,
 } from '../core/protocol';
 import { ResultStore } from '../core/results';
-import { CONFIG_FILE, tomlCandidateDirs, tomlPath, upsertCase } from '../core/toml';
 import { PassesTreeProvider } from '../views/passesTree';
 import { CMD, LENS_CMD } from './constants';
 import { getLogChannel, traceError, traceInfo } from './log/logging';
 import { CancelledError, normaliseUri, PyptoServer } from './server';
 import {
     activeTextEditor,
-    exists,
-    getWorkspaceFolder,
     isTrusted,
     listFiles,
     openUntitled,
-    readText,
     registerCommand,
     showErrorMessage,
     showInformationMessage,
@@ -255,6 +253,11 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     };
 
     const configureGolden = async (arg?: unknown): Promise<void> => {
+        if (!server.isRunning()) {
+            // the server writes the entry: say so before two file dialogs, not after
+            failed('Configure Golden Tensors', new Error(server.notRunningReason()));
+            return;
+        }
         let target = toUri(arg) ?? tree.currentFolder;
         if (!target) {
             const picked = await vscode.window.showOpenDialog({
@@ -269,7 +272,6 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
             }
         }
         const dumps = (await isFolder(target)) ? target : vscode.Uri.joinPath(target, '..');
-        const root = getWorkspaceFolder(dumps)?.uri.fsPath;
         const filters = { 'Tensors (.pt, .safetensors)': ['pt', 'safetensors'], 'All files': ['*'] };
         const near = vscode.Uri.joinPath(dumps, '..');
         const inputs = await vscode.window.showOpenDialog({
@@ -292,24 +294,22 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         if (!expected?.[0]) {
             return;
         }
-        // reuse the nearest existing pypto-lsp.toml above the dumps (the server walks up the same way)
-        const candidates = tomlCandidateDirs(dumps.fsPath, root);
-        let tomlDir = candidates[0];
-        for (const d of candidates) {
-            if (await exists(vscode.Uri.file(path.join(d, CONFIG_FILE)))) {
-                tomlDir = d;
-                break;
-            }
+        // the server writes the [[cases]] entry (pypto_lsp/validate/case_writer.py, the one writer):
+        // into the nearest pypto-lsp.toml up to the workspace root, else a new one beside the dumps,
+        // and checks the open dumps against it at once
+        let written: GoldenCaseWritten;
+        try {
+            written = parseGoldenCaseWritten(
+                await server.executeServerCommand(SERVER_COMMANDS.writeGoldenCase, [
+                    { dumps: dumps.toString(), inputs: inputs[0].toString(), expected: expected[0].toString() },
+                ]),
+            );
+        } catch (e) {
+            failed('Configure Golden Tensors', e);
+            return;
         }
-        const tomlUri = vscode.Uri.file(path.join(tomlDir, CONFIG_FILE));
-        const before = (await exists(tomlUri)) ? await readText(tomlUri) : '';
-        const text = upsertCase(before, {
-            dumps: tomlPath(tomlDir, dumps.fsPath) || '.',
-            inputs: tomlPath(tomlDir, inputs[0].fsPath, root),
-            expected: tomlPath(tomlDir, expected[0].fsPath, root),
-        });
-        await vscode.workspace.fs.writeFile(tomlUri, new TextEncoder().encode(text));
-        traceInfo(`wrote ${tomlUri.fsPath}`);
+        const tomlUri = vscode.Uri.file(written.config);
+        traceInfo(`${written.written} the case of ${dumps.fsPath} in ${written.config}`);
         const open = 'Open pypto-lsp.toml';
         void showInformationMessage(`PyPTO: golden tensors configured in ${vscode.workspace.asRelativePath(tomlUri)}.`, open).then(
             async (p) => {
@@ -318,10 +318,6 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
                 }
             },
         );
-        const ed = activeTextEditor();
-        if (ed && server.isRunning() && ed.document.uri.toString().startsWith(dumps.toString() + '/')) {
-            await validateThisPass(ed.document.uri);
-        }
     };
 
     return [

@@ -78,6 +78,7 @@ export const SERVER_COMMANDS = {
     firstDivergentPass: 'pypto-lsp.firstDivergentPass',
     showGeneratedCode: 'pypto-lsp.showGeneratedCode',
     showConfig: 'pypto-lsp.showConfig',
+    writeGoldenCase: 'pypto-lsp.writeGoldenCase',
 } as const;
 
 /** Server -> client notification sent after every validation of a file. */
@@ -166,4 +167,17 @@ export function basenameOfUri(uri: string): string {
     } catch {
         return last;
     }
+}
+
+/** The answer of `pypto-lsp.writeGoldenCase`: the config file written and how. */
+export interface GoldenCaseWritten {
+    config: string;
+    written: 'added' | 'updated';
+}
+
+export function parseGoldenCaseWritten(raw: unknown): GoldenCaseWritten {
+    if (!isRecord(raw) || typeof raw.config !== 'string' || (raw.written !== 'added' && raw.written !== 'updated')) {
+        throw new Error(`unexpected answer to writeGoldenCase: ${JSON.stringify(raw)}`);
+    }
+    return { config: raw.config, written: raw.written };
 }

@@ -184,16 +184,13 @@ async function scenarioNoServer() {
         await sleep(4000);
         const s = await wb.snapshot();
         check('no-server.error-shown-once', importMsg(s).length === 1, `${importMsg(s).length} message(s)`);
-        // Configure Golden Tensors: two file dialogs, then pypto-lsp.toml beside passes_dump
+        // Configure Golden Tensors needs the server (it writes the [[cases]] entry): said at once, no dialog
         await wb.focusEditor();
         await wb.runCommand('PyPTO LSP: Configure Golden Tensors');
-        await wb.pickFile(path.join(folder, HEALTHY.inputs));
-        await wb.pickFile(path.join(folder, HEALTHY.expected));
-        const toml = path.join(folder, 'pypto-lsp.toml');
-        for (let i = 0; i < 40 && !fs.existsSync(toml); i++) await sleep(250);
-        const written = fs.existsSync(toml) ? fs.readFileSync(toml, 'utf8') : '(no pypto-lsp.toml)';
-        check('no-server.configure-golden-writes-toml', written === TOML, JSON.stringify(written));
-        await wb.screenshot('configure-golden.png');
+        r = await wb.waitFor((s) => s.notifications.some((n) => /Configure Golden Tensors failed: .*not importable/.test(n.message)), 15000);
+        const dialog = await wb.page.locator('.quick-input-widget input[type="text"]').first().isVisible().catch(() => false);
+        check('no-server.configure-golden-needs-the-server', r.ok && !dialog && !fs.existsSync(path.join(folder, 'pypto-lsp.toml')),
+            (r.snap.notifications.find((n) => /Configure Golden/.test(n.message)) || { message: 'no message' }).message + (dialog ? ' (a dialog opened)' : ''));
         const extLog = wb.extensionLog();
         check('no-server.log-channel', /activating/.test(extLog) && /not importable/.test(extLog), extLog.split('\n').slice(0, 3).join(' / '));
     });
@@ -384,8 +381,11 @@ async function drawnCells() {
     const img = document.querySelector('.error-map g.cells_marks image');
     if (!img) return { error: 'no cell image; ', red: [], w: 0, h: 0 };
     const r = img.getBoundingClientRect();
+    const href = img.getAttribute('href');
+    if (!href) return { error: 'the cell image has no href yet; ', red: [], w: 0, h: 0 };
     const im = new Image();
-    await new Promise((ok, bad) => { im.onload = ok; im.onerror = bad; im.src = img.getAttribute('href'); });
+    const loaded = await new Promise((ok) => { im.onload = () => ok(true); im.onerror = () => ok(false); im.src = href; });
+    if (!loaded) return { error: `the cell image (${href.slice(0, 40)}…) did not load; `, red: [], w: 0, h: 0 };
     const cv = document.createElement('canvas');
     cv.width = im.naturalWidth; cv.height = im.naturalHeight;
     const g = cv.getContext('2d');
@@ -508,13 +508,36 @@ async function memmapFrame(wb, timeoutMs) {
 }
 
 async function scenarioOnType() {
-    // runOn: onType -- an edit is validated without saving
-    const folder = softmaxWorkspace();
+    // Configure Golden Tensors on a folder without goldens, then runOn: onType -- an edit is validated without saving
+    const folder = workspace('ontype', (d) => {
+        copyFrom(d, HEALTHY.dir, HEALTHY.copy);
+        // the goldens where no default looks (golden/, tensors.pt beside passes_dump): refs/
+        fs.mkdirSync(path.join(d, 'refs'));
+        for (const f of [HEALTHY.inputs, HEALTHY.expected]) fs.renameSync(path.join(d, f), path.join(d, 'refs', path.basename(f)));
+    });
     const settings = { 'pypto-lsp.interpreter': args.python, 'pypto-lsp.runOn': 'onType' };
     await withWorkbench('ontype', folder, settings, args.serverEnv, async (wb, out) => {
         const file = '11_after_ConvertTensorToTileOps.py';
         await wb.quickOpen(`passes_dump/${file}`);
-        let r = await wb.waitFor((s) => PASS_LENS.test(lensText(s)), 120000);
+        await wb.showPassesView();
+        let r = await wb.waitFor((s) => /\(no goldens\)/.test(lensText(s)), 120000);
+        check('ontype.no-goldens-lens', r.ok, lensText(r.snap) || 'no lens');
+        // the two file dialogs, then the server writes pypto-lsp.toml beside passes_dump and checks the dump again
+        await wb.focusEditor();
+        await wb.runCommand('PyPTO LSP: Configure Golden Tensors');
+        await wb.pickFile(path.join(folder, 'refs', path.basename(HEALTHY.inputs)));
+        await wb.pickFile(path.join(folder, 'refs', path.basename(HEALTHY.expected)));
+        const toml = path.join(folder, 'pypto-lsp.toml');
+        for (let i = 0; i < 40 && !fs.existsSync(toml); i++) await sleep(250);
+        const written = fs.existsSync(toml) ? fs.readFileSync(toml, 'utf8') : '(no pypto-lsp.toml)';
+        const want = tomlFor(`refs/${path.basename(HEALTHY.inputs)}`, `refs/${path.basename(HEALTHY.expected)}`);
+        check('ontype.configure-golden-writes-toml', written === want, JSON.stringify(written));
+        await wb.screenshot('configure-golden.png');
+        r = await wb.waitFor((s) => PASS_LENS.test(lensText(s)) && !/no goldens/.test(lensText(s)), 60000);
+        check('ontype.configure-golden-checks-again', r.ok, lensText(r.snap) || 'no lens');
+        await wb.runCommand('Notifications: Clear All Notifications');
+        await wb.focusEditor();
+        r = await wb.waitFor((s) => PASS_LENS.test(lensText(s)), 120000);
         check('ontype.pass-lens', r.ok, lensText(r.snap) || 'no lens');
         await wb.replaceText(HEALTHY.typo[0], HEALTHY.typo[1]);
         r = await wb.waitFor((s) => FAIL_LENS.test(lensText(s)) && s.activeTab.includes(file), 60000);
