@@ -2,5 +2,6 @@
 
 Between ``ir`` (the dump language) and ``exec`` (running it): the plans of the batched loops
 (:mod:`.batching_plan` K-chunk accumulations, :mod:`.pipebatch_plan` pipe loops, :mod:`.sweep_plan`
-sweeps), each with its run-time half in ``exec`` of the same stem.
+sweeps), each with its run-time half in ``exec`` of the same stem; :mod:`.lowering` takes them
+and decides, per function and loop, what the generated script does (``exec.codegen`` prints it).
 """

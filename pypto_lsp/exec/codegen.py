@@ -6,6 +6,11 @@ literal is produced here with ``repr`` of a value we parsed: no text of the dump
 is copied into the script. The script imports its runtime from
 :mod:`pypto_lsp.exec.runtime`; ``exec(code, ns)`` then ``ns[entry](*tensors)``
 runs the program, mutating output tensors in place.
+
+What the script does -- which loops run batched, as a pipe transfer or a sweep, what is traced,
+which tiles live in the arenas, which calls the sanitizer sees -- is decided before a line is
+printed, by :func:`pypto_lsp.analysis.lowering.lower_program`; this module prints those decisions
+(``_FunctionGen.low``) and makes none of its own.
 """
 
 from __future__ import annotations
@@ -14,11 +19,11 @@ import keyword
 import re
 from dataclasses import dataclass, field
 
-from ..analysis.groups import group_metadata, split_aiv_function
+from ..analysis.groups import group_metadata
+from ..analysis.lowering import KChunk, Lowering, Options, PipePop, PipePush, Sweep, lower_program
 from ..analysis.output_writes import output_writes
 from ..ir import trace_keys
 from ..ir.catalogue import NEEDS_RESULT_TYPE, WRITES_INTO
-from ..ir.invariance import same_path_every_call
 from ..ir.memory import MemoryPlan, plan_program
 from ..ir.model import (
     Assign,
@@ -101,8 +106,9 @@ class _FunctionGen:
     def __init__(self, gen: _ProgramGen, fn: Function) -> None:
         self.gen = gen
         self.fn = fn
+        self.low = gen.lowering.functions[fn.name]  # what runs and how (analysis.lowering): printed here
         self.names: dict[str, str] = {}
-        self.types: dict[str, Type] = {}
+        self.types: dict[str, Type] = dict(self.low.types)
         self.frames: list[Frame] = []
         self.defined: set[str] = set()
         self.cube: set[str] = set()  # split_aiv function: names only lane 0 computes (ir.cube_side)
@@ -110,22 +116,16 @@ class _FunctionGen:
         self.sweep_mode = False  # emitting a sweep's body (see sweep_loop): ops over all iterations
         self.sweep_dead = False  # ... a statement of it whose value nothing uses
         self.sweep_dead_ids: set[int] = set()
-        self.mem = gen.memory_plan.functions.get(fn.name) if gen.memory_plan is not None else None
-        if self.mem is not None and self.mem.empty:
-            self.mem = None
+        self.mem = self.low.memory
         self.mem_sites: list[str] = []  # site literals of this function's memory plan
         self.loops = LoopLowering(self)  # batched loops, pipe loops, sweeps (exec.codegen_loops)
         self.memory = MemoryLowering(self)  # memory sites, allocation guards (exec.codegen_memory)
         self.mem_site_of: dict[int, int] = {}  # id(statement or op) -> its site (a body emitted twice shares them)
         for p in fn.params:
             self.defined.add(p.name)
-            if p.type is not None:
-                self.types[p.name] = p.type
         for s in walk_stmts(fn.body):
             for t in stmt_targets(s):
                 self.defined.add(t.name)
-                if t.type is not None:
-                    self.types.setdefault(t.name, t.type)
 
     def py(self, name: str) -> str:
         p = self.names.get(name)
@@ -148,7 +148,7 @@ class _FunctionGen:
         fn = self.fn
         params = [self.py(p.name) for p in fn.params]
         pyname = self.gen.fn_names[fn.name]
-        lanes = split_aiv_function(fn)
+        lanes = self.low.lanes
         if lanes is not None:
             # An authored split region outlined as a whole function (pass LowerAutoVectorSplit):
             # its body is the per-lane vector code, so run it once per AIV lane.
@@ -156,9 +156,7 @@ class _FunctionGen:
             self.emit(1, f"return _pl_rt.run_split_aiv({pyname}_lane, 2, {lanes}, _pl_args)", fn.name_span)
             self.emit(0, "", None)
             pyname = pyname + "_lane"
-            from ..ir.cube_side import cube_names
-
-            self.cube = cube_names(fn)
+            self.cube = set(self.low.cube)
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
         self.emit(1, f"_pl_calls[{literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         if self.cube:
@@ -190,9 +188,9 @@ class _FunctionGen:
         if self.mem is not None:
             core = literal(self.mem.core)
             sites = "(" + "".join(x + ", " for x in self.mem_sites) + ")"
-            # with sweeps on (not traced, not exact), a kernel whose every call takes the same path
-            # is checked in the arenas until one call met no hazard (memory.Session.frame)
-            same = ", True" if self.gen.sweeps and same_path_every_call(fn) else ""
+            # a kernel whose every call takes the same path is checked in the arenas until one call
+            # met no hazard (memory.Session.frame; analysis.lowering decides when)
+            same = ", True" if self.low.same_path else ""
             plan = self.gen.constant(
                 f"_pl_mem.Plan(function={literal(fn.name)}, core={core}, sites={sites}{same.replace(', ', ', same_path=')})"
             )
@@ -350,11 +348,15 @@ class _FunctionGen:
         var = self.py(s.var.name) if s.var is not None else "_pl_unused"
         outer = ind
         peel: bool | tuple[str, list[tuple[int, str]]] = False
-        if self.loops.batched_loop(s, carried, var, ind):
+        strategy = self.low.loop(s)  # decided by analysis.lowering; printed here
+        if isinstance(strategy, KChunk):
+            self.loops.batched_loop(s, strategy, carried, var, ind)
             ind += 1  # the loop as written runs in the else branch of the batched one
-        elif (peel := self.loops.pipe_loop(s, carried, var, ind)) is True:
-            ind += 1  # likewise (exec.pipebatch)
-        elif not peel and self.loops.sweep_loop(s, carried, ind):
+        elif isinstance(strategy, PipePush | PipePop):
+            if (peel := self.loops.pipe_loop(s, strategy, carried, var, ind)) is True:
+                ind += 1  # likewise (exec.pipebatch)
+        elif isinstance(strategy, Sweep):
+            self.loops.sweep_loop(s, strategy, carried, ind)
             ind += 1  # likewise (exec.sweep)
         if isinstance(peel, tuple):  # placed tiles: a Peel iterates the range (exec.pipebatch.Peel)
             name, batched_call = peel
@@ -616,20 +618,12 @@ class _FunctionGen:
 
 
 class _ProgramGen:
-    def __init__(
-        self,
-        program: Program,
-        check_shapes: bool,
-        entry: str | None,
-        trace: bool = False,
-        memory_plan: MemoryPlan | None = None,
-        exact: bool | None = None,
-        sanitize: bool = False,
-    ) -> None:
+    def __init__(self, program: Program, entry: str | None, lowering: Lowering) -> None:
         self.program = program
-        self.check_shapes = check_shapes
-        self.trace = trace
-        self.memory_plan = memory_plan if memory_plan is not None and memory_plan.placed else None
+        self.lowering = lowering
+        self.check_shapes = lowering.options.check_shapes
+        self.trace = lowering.options.trace
+        self.memory_plan = lowering.memory
         self.lines: list[tuple[str, Span | None]] = []
         self.ops: dict[str, str] = {}
         self.dtypes: dict[str, str] = {}
@@ -652,16 +646,9 @@ class _ProgramGen:
         else:
             self.entry = entry_function(program)
         self.group_meta = group_metadata(program)
-        self.sanitize = sanitize
-        self.task_sites = sites_by_call(program) if sanitize else {}
+        self.sanitize = lowering.options.sanitize
+        self.task_sites = sites_by_call(program) if self.sanitize else {}
         self.needs_rtype = NEEDS_RESULT_TYPE
-        from ..analysis import batching_plan as batching
-
-        # batched loops (see .batching): never traced, never exact, never with the memory model on placed tiles
-        # (the memory model on a program whose plan places nothing leaves the script values-only)
-        self.batching = not trace and not batching.exact(exact) and self.memory_plan is None
-        # sweeps run on placed dumps too: their first and last iterations in the arenas (Sweep.peeled)
-        self.sweeps = not trace and not batching.exact(exact)
         self.uses_batching = False
         self.uses_alloc_guard = False  # a site of a runtime-sized allocation (see alloc_guard)
         self.uses_pipebatch = False
@@ -764,6 +751,7 @@ def generate(
     memory_plan: MemoryPlan | None = None,
     exact: bool | None = None,
     sanitize: bool = False,
+    lowering: Lowering | None = None,
 ) -> GeneratedCode:
     """Generate the script for ``program`` (see module docstring).
 
@@ -775,10 +763,14 @@ def generate(
     ``exact``: every loop as written (no batched loops, :mod:`.batching`); None: the process default.
     ``sanitize``: every task call and global buffer goes through ``_pl_san``, the run's
     :class:`~pypto_lsp.exec.sanitizer.Sanitizer` (the runner puts it in the namespace).
+    ``lowering``: the decisions made already (:func:`pypto_lsp.analysis.lowering.lower_program`);
+    by default made here from the arguments above. This function only prints them.
     """
     fname = filename or f"<pypto-lsp:{program.filename or program.name}>"
-    plan = (memory_plan or plan_program(program)) if memory else None
-    return _ProgramGen(program, check_shapes, entry, trace, plan, exact, sanitize).generate(fname)
+    if lowering is None:
+        plan = (memory_plan or plan_program(program)) if memory else None
+        lowering = lower_program(program, Options(trace=trace, exact=exact, check_shapes=check_shapes, sanitize=sanitize), plan)
+    return _ProgramGen(program, entry, lowering).generate(fname)
 
 
 def torch_codegen(program: Program, check_shapes: bool = True) -> str:

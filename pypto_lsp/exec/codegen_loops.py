@@ -1,14 +1,16 @@
-"""How a loop is lowered when it need not run as written: one batched call (K-chunk
-accumulations, :mod:`pypto_lsp.analysis.batching_plan`), bulk pipe transfers
-(:mod:`pypto_lsp.analysis.pipebatch_plan`) or a sweep over all iterations
-(:mod:`pypto_lsp.analysis.sweep_plan`), each with the loop as written as its fallback."""
+"""Printing a loop that :mod:`pypto_lsp.analysis.lowering` chose not to run as written: one
+batched call (:class:`~pypto_lsp.analysis.lowering.KChunk`), bulk pipe transfers
+(:class:`~pypto_lsp.analysis.lowering.PipePush` / ``PipePop``) or a sweep over all iterations
+(:class:`~pypto_lsp.analysis.lowering.Sweep`), each with the loop as written as its fallback
+(printed by the caller in the ``else:``). Nothing here decides whether a strategy applies."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.lowering import KChunk, PipePop, PipePush, Sweep
 from ..analysis.sweep_plan import SweepPlan
-from ..ir.model import For, Name, Span, Stmt
+from ..ir.model import For, Span, Stmt
 from .codegen_text import literal
 
 __all__ = ["LoopLowering"]
@@ -38,14 +40,12 @@ class LoopLowering:
             + ")"
         )
 
-    def batched_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool:
+    def batched_loop(self, s: For, st: KChunk, carried: list[str], var: str, ind: int) -> None:
         """A K-chunk accumulation loop as one batched call (see :mod:`.batching`), the loop
-        itself emitted by the caller in its ``else:``; False when the loop must run as written."""
+        itself emitted by the caller in its ``else:``."""
         from ..analysis import batching_plan as batching
 
-        plan = batching.plan_loop(s, self.f.fn) if self.f.gen.batching else None
-        if plan is None:
-            return False
+        plan = st.accumulations
         if not carried:  # before ConvertToSSA: the accumulators are the names the body rebinds
             carried = [self.f.py(a.name) for a in plan if a.name is not None]
 
@@ -54,46 +54,35 @@ class LoopLowering:
             return f"{self.f.py(w.source)}, ({offs}), {w.shape!r}"
 
         specs = "".join(f"({spec(a.lhs)}, {spec(a.rhs)}), " for a in plan)
-        trips = batching.loop_range(s)
-        assert trips is not None
+        trips = st.trips
         self.f.emit(ind, f"_pl_b = _pl_kchunk.kchunk(({''.join(c + ', ' for c in carried)}), ({specs}), {len(trips)})", s.header_span)
         self.f.emit(ind, "if _pl_b is not None:", s.header_span)
         self.f.emit(ind + 1, f"{', '.join(carried)}, = _pl_b", s.header_span)
         self.f.emit(ind + 1, f"{var} = {trips[-1]}", s.header_span)
         self.f.emit(ind, "else:", s.header_span)
         self.f.gen.uses_batching = True
-        return True
 
-    def pipe_loop(self, s: For, carried: list[str], var: str, ind: int) -> bool | tuple[str, list[tuple[int, str]]]:
+    def pipe_loop(self, s: For, st: PipePush | PipePop, carried: list[str], var: str, ind: int) -> bool | tuple[str, list[tuple[int, str]]]:
         """A loop on one end of a cross-core pipe as one call (see :mod:`.pipebatch`), the loop
-        itself emitted by the caller in its ``else:``; False when the loop must run as written.
+        itself emitted by the caller in its ``else:`` (True).
 
         With the memory model on placed tiles: the name of a :class:`.pipebatch.Peel` the caller
         iterates instead of the range, and the lines (indent, text) of the batched call the caller
         puts at the top of the body."""
-        from ..analysis import pipebatch_plan as pipebatch
-
-        if not self.f.gen.sweeps or not self.f.gen.check_shapes or self.f.cube or (self.f.mem is None and not self.f.gen.batching):
-            return False
-        trips = pipebatch.loop_range(s)
+        trips = st.trips
         peel = f"_pl_pk{len(self.f.gen.lines)}" if self.f.mem is not None else None
-        chunks = f"{peel}.count" if peel is not None else str(len(trips or ()))
-        push = pipebatch.plan_push_loop(s, self.f.fn) if not carried else None
-        pop = None if push is not None else pipebatch.plan_pop_loop(s, self.f.fn) if carried else None
-        if trips is None or (push is None and pop is None):
-            return False
-        if push is not None:
+        chunks = f"{peel}.count" if peel is not None else str(len(trips))
+        if isinstance(st, PipePush):
+            push = st.plan
             specs = ""
             for (lhs, rhs), (ldt, rdt) in zip(push.products, push.dtypes, strict=True):
                 specs += "(" + self._window_spec(lhs, ldt) + ", " + self._window_spec(rhs, rdt) + "), "
             order = "".join(f"{i}, " for i in push.order)
-            from ..analysis.sweep_plan import racy_peer
-
-            paced = ", paced=True" if racy_peer(self.f.gen.program, self.f.fn) else ""
+            paced = ", paced=True" if st.paced else ""
             first = f", first={peel}.first" if peel is not None else ""
             call = [(0, f"if _pl_pipebatch.push_loop(({specs}), ({order}), {chunks}{paced}{first}):")]
         else:
-            assert pop is not None
+            pop = st.plan
             steps = ""
             for slot, p_name, p_type, op, a_name, a_type, first_ in pop.steps:
                 steps += f"({slot}, {self.f.check_args(p_type)}, {literal(p_name)}, {literal(op)}, "
@@ -115,26 +104,14 @@ class LoopLowering:
         self.f.emit(ind, "else:", s.header_span)
         return True
 
-    def sweep_loop(self, s: For, carried: list[str], ind: int) -> bool:
+    def sweep_loop(self, s: For, st: Sweep, carried: list[str], ind: int) -> None:
         """A loop nest whose iterations are independent, its body emitted once over all iterations
-        (see :mod:`.sweep`), the loop itself emitted by the caller in its ``else:``; False when the
-        loop must run as written."""
-        from ..analysis import sweep_plan as sweep
-
-        if not self.f.gen.sweeps or not self.f.gen.check_shapes or self.f.cube:
-            return False
-        plan = sweep.plan_sweep(s, self.f.fn, self.f.gen.program, self.f.types)
-        if plan is None:
-            return False
+        (see :mod:`.sweep`), the loop itself emitted by the caller in its ``else:``."""
+        plan = st.plan
         writes = ""
-        for written, w in plan.writes:
-            parts = sweep.window_parts(w)
-            value = w.args[0] if w.op == "tile.store" else w.args[1]
-            shape = sweep.static_shape(self.f.types.get(value.id)) if isinstance(value, Name) else None
-            if parts is None or shape is None:
-                return False
-            offs = "[" + ", ".join(self.f.expr(o) for o in parts[0]) + "]"
-            writes += f"({self.f.py(written)}, {offs}, {shape!r}), "
+        for w in st.writes:
+            offs = "[" + ", ".join(self.f.expr(o) for o in w.offsets) + "]"
+            writes += f"({self.f.py(w.tensor)}, {offs}, {w.shape!r}), "
         ranges = "".join(f"({t.start}, {t.stop}, {t.step}), " for t in plan.trips)
         paced = ", paced=True" if plan.paced else ""
         self.f.emit(ind, f"_pl_sweep = _pl_sweeps.Sweep(({ranges}), {plan.pop_first!r}{paced})", s.header_span)
@@ -161,7 +138,6 @@ class LoopLowering:
             self.f.emit(ind + 1, f"{self.f.py(loop.var.name)} = {trips[-1]}", loop.header_span)
         self.f.emit(ind, "else:", s.header_span)
         self.f.gen.uses_sweep = True
-        return True
 
     def _sweep_head(self, plan: SweepPlan, ind: int, per_item: str | None) -> None:
         """A sweep's loop variables (all iterations, or one: ``per_item`` names the tuple of its

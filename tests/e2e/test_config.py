@@ -149,10 +149,16 @@ async def test_configure_golden_tensors_writes_the_case_and_checks_again(client:
     assert not toml.exists()
     inputs, expected = golden / Path(case.inputs).name, golden / Path(case.expected).name
     n = len(results_for(client, uri))
-    got = await execute(client, "pypto-lsp.writeGoldenCase", {"dumps": path.parent.as_uri(), "inputs": str(inputs), "expected": inputs.parent.joinpath(expected.name).as_uri()})
+    got = await execute(
+        client,
+        "pypto-lsp.writeGoldenCase",
+        {"dumps": path.parent.as_uri(), "inputs": str(inputs), "expected": inputs.parent.joinpath(expected.name).as_uri()},
+    )
     assert got == {"config": str(toml), "uri": toml.as_uri(), "written": "added"}
     # the goldens are outside the workspace: written absolute; the dumps relative to the toml
-    assert toml.read_text() == f'[[cases]]\ndumps = "{path.parent.name}"\ninputs = "{inputs.as_posix()}"\nexpected = "{expected.as_posix()}"\n'
+    assert (
+        toml.read_text() == f'[[cases]]\ndumps = "{path.parent.name}"\ninputs = "{inputs.as_posix()}"\nexpected = "{expected.as_posix()}"\n'
+    )
     res = await wait_result(client, uri, after=n)  # checked again without a save
     assert res["status"] == "pass", res
     cfg = await execute(client, "pypto-lsp.showConfig", uri)
@@ -163,7 +169,9 @@ async def test_configure_golden_tensors_writes_the_case_and_checks_again(client:
     assert got["written"] == "updated" and toml.read_text().count("[[cases]]") == 1 and "# theirs\n" in toml.read_text()
     before = toml.read_text()
     with pytest.raises(JsonRpcException, match="does not exist"):
-        await execute(client, "pypto-lsp.writeGoldenCase", {"dumps": str(path.parent), "inputs": str(golden / "nope.pt"), "expected": str(expected)})
+        await execute(
+            client, "pypto-lsp.writeGoldenCase", {"dumps": str(path.parent), "inputs": str(golden / "nope.pt"), "expected": str(expected)}
+        )
     with pytest.raises(JsonRpcException, match="absolute path"):
         await execute(client, "pypto-lsp.writeGoldenCase", {"dumps": "passes_dump", "inputs": str(inputs), "expected": str(expected)})
     assert toml.read_text() == before

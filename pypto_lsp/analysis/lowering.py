@@ -1,0 +1,211 @@
+"""Lowering: what the script for a program will do, decided from the IR before a line is printed.
+
+One :class:`FunctionLowering` per function says how it runs (once, or once per AIV lane of an
+outlined split region; the names only lane 0 computes), which instrumentation applies (traced for
+localisation, tiles in the memory arenas and whether a frame may stop checking once a call met no
+hazard, task calls through the sanitizer) and, per loop, the strategy:
+
+* :class:`AsWritten` -- the loop as the dump writes it (every loop not in ``loops``);
+* :class:`KChunk` -- a K-chunk accumulation as one batched call (:mod:`.batching_plan`);
+* :class:`PipePush` / :class:`PipePop` -- one end of a cross-core pipe in bulk (:mod:`.pipebatch_plan`);
+* :class:`Sweep` -- a nest of independent iterations, its body once over all of them (:mod:`.sweep_plan`).
+
+Each batched strategy keeps the loop as written as its run-time fallback. The code generator
+(``exec/codegen.py``) only prints what this says; it decides nothing. The strategies are tried in
+that order and the first that applies is taken. No torch here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir.cube_side import cube_names
+from ..ir.invariance import same_path_every_call
+from ..ir.memory import FunctionPlan as FunctionMemory
+from ..ir.memory import MemoryPlan
+from ..ir.model import For, Function, Name, Program, Type, stmt_targets, walk_stmts
+from . import batching_plan, pipebatch_plan, sweep_plan
+from .groups import split_aiv_function
+
+__all__ = [
+    "AsWritten",
+    "FunctionLowering",
+    "KChunk",
+    "LoopStrategy",
+    "Lowering",
+    "Options",
+    "PipePop",
+    "PipePush",
+    "Sweep",
+    "lower_program",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the run asks for: ``trace`` (localisation: every value through the tracer, every loop
+    as written), ``exact`` (every loop as written; None: the process default), ``check_shapes``,
+    ``sanitize`` (task calls through the sanitizer)."""
+
+    trace: bool = False
+    exact: bool | None = None
+    check_shapes: bool = True
+    sanitize: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AsWritten:
+    """The loop as the dump writes it."""
+
+
+@dataclass(frozen=True, slots=True)
+class KChunk:
+    accumulations: list[batching_plan.Accumulation]
+    trips: range
+
+
+@dataclass(frozen=True, slots=True)
+class PipePush:
+    plan: pipebatch_plan.PushPlan
+    trips: range
+    paced: bool  # the peer is racy: pushes paced to its pops (sweep_plan.racy_peer)
+
+
+@dataclass(frozen=True, slots=True)
+class PipePop:
+    plan: pipebatch_plan.PopPlan
+    trips: range
+
+
+@dataclass(frozen=True, slots=True)
+class SweepWrite:
+    """A window a sweep writes: the tensor, the window's offsets (IR expressions), the value's shape."""
+
+    tensor: str
+    offsets: list[Any]
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    plan: sweep_plan.SweepPlan
+    writes: list[SweepWrite]
+
+
+LoopStrategy = AsWritten | KChunk | PipePush | PipePop | Sweep
+AS_WRITTEN = AsWritten()
+
+
+@dataclass(slots=True)
+class FunctionLowering:
+    function: Function
+    types: dict[str, Type]  # IR types by name: parameters and annotated targets
+    lanes: int | None  # an outlined split region: run once per AIV lane with this split mode; else None
+    cube: frozenset[str]  # in such a region: the names only lane 0 computes (ir.cube_side)
+    traced: bool
+    memory: FunctionMemory | None  # the tiles of this function in the arenas (None: values only)
+    same_path: bool  # with memory: every call takes the same path, a frame may stop checking
+    sanitized: bool
+    loops: dict[int, LoopStrategy] = field(default_factory=dict)  # id(For) -> strategy; absent: as written
+
+    def loop(self, s: For) -> LoopStrategy:
+        return self.loops.get(id(s), AS_WRITTEN)
+
+
+@dataclass(slots=True)
+class Lowering:
+    options: Options
+    memory: MemoryPlan | None  # None: no tile is placed, or the memory model is off
+    functions: dict[str, FunctionLowering]
+
+    def strategies(self) -> dict[str, int]:
+        """How many loops take each strategy (by class name): for tests and the bench."""
+        out: dict[str, int] = {}
+        for f in self.functions.values():
+            for st in f.loops.values():
+                out[type(st).__name__] = out.get(type(st).__name__, 0) + 1
+        return out
+
+
+def _types(fn: Function) -> dict[str, Type]:
+    types: dict[str, Type] = {p.name: p.type for p in fn.params if p.type is not None}
+    for s in walk_stmts(fn.body):
+        for t in stmt_targets(s):
+            if t.type is not None:
+                types.setdefault(t.name, t.type)
+    return types
+
+
+def _sweep(s: For, f: FunctionLowering, program: Program) -> Sweep | None:
+    plan = sweep_plan.plan_sweep(s, f.function, program, f.types)
+    if plan is None:
+        return None
+    writes = []
+    for written, w in plan.writes:
+        parts = sweep_plan.window_parts(w)
+        value = w.args[0] if w.op == "tile.store" else w.args[1]
+        shape = sweep_plan.static_shape(f.types.get(value.id)) if isinstance(value, Name) else None
+        if parts is None or shape is None:
+            return None
+        writes.append(SweepWrite(written, list(parts[0]), shape))
+    return Sweep(plan, writes)
+
+
+def _strategy(s: For, f: FunctionLowering, program: Program, opts: Options, batching: bool, sweeps: bool) -> LoopStrategy:
+    fn = f.function
+    if batching:
+        accs = batching_plan.plan_loop(s, fn)
+        if accs is not None:
+            trips = batching_plan.loop_range(s)
+            assert trips is not None
+            return KChunk(accs, trips)
+    if not sweeps or not opts.check_shapes or f.cube:
+        return AS_WRITTEN
+    if f.memory is not None or batching:  # pipe loops: values only, or placed tiles peeled
+        trips = pipebatch_plan.loop_range(s)
+        if trips is not None:
+            if not s.iter_args:
+                push = pipebatch_plan.plan_push_loop(s, fn)
+                if push is not None:
+                    return PipePush(push, trips, sweep_plan.racy_peer(program, fn))
+            else:
+                pop = pipebatch_plan.plan_pop_loop(s, fn)
+                if pop is not None:
+                    return PipePop(pop, trips)
+    return _sweep(s, f, program) or AS_WRITTEN
+
+
+def lower_program(program: Program, options: Options, memory: MemoryPlan | None) -> Lowering:
+    """The :class:`Lowering` of ``program`` for a run with ``options``; ``memory``: its memory
+    plan when the memory model is on (kept only when it places something)."""
+    placed = memory if memory is not None and memory.placed else None
+    exact = batching_plan.exact(options.exact)
+    # batched loops: never traced, never exact, never with the memory model on placed tiles (the
+    # memory model on a program whose plan places nothing leaves the script values-only)
+    batching = not options.trace and not exact and placed is None
+    # sweeps and pipe loops run on placed dumps too: their first and last iterations in the arenas
+    sweeps = not options.trace and not exact
+    functions: dict[str, FunctionLowering] = {}
+    for fn in program.functions:
+        mem = placed.functions.get(fn.name) if placed is not None else None
+        if mem is not None and mem.empty:
+            mem = None
+        lanes = split_aiv_function(fn)
+        f = FunctionLowering(
+            function=fn,
+            types=_types(fn),
+            lanes=lanes,
+            cube=frozenset(cube_names(fn)) if lanes is not None else frozenset(),
+            traced=options.trace,
+            memory=mem,
+            same_path=mem is not None and sweeps and same_path_every_call(fn),
+            sanitized=options.sanitize,
+        )
+        for s in walk_stmts(fn.body):
+            if isinstance(s, For):
+                st = _strategy(s, f, program, options, batching, sweeps)
+                if not isinstance(st, AsWritten):
+                    f.loops[id(s)] = st
+        functions[fn.name] = f
+    return Lowering(options, placed, functions)
