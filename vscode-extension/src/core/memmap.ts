@@ -24,8 +24,6 @@ export interface MemoryMapData {
     counts?: { strips: number; bars: number; overlaps: number; findings: number };
 }
 
-export type ToMemmapWebview = { type: 'data'; data: MemoryMapData; note: string } | { type: 'message'; text: string };
-
 /** What the webview posts back: a bar clicked (reveal its line, 1-based). */
 export interface RevealFromWebview {
     type: 'reveal';

@@ -27,8 +27,6 @@ export interface TaskGraphData {
     counts?: { tasks: number; edges: number; races: number };
 }
 
-export type ToTaskGraphWebview = { type: 'data'; data: TaskGraphData; note: string } | { type: 'message'; text: string };
-
 /** A short line above the graph. */
 export function taskGraphNote(d: TaskGraphData, name: string): string {
     if (d.unavailable) {
