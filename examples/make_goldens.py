@@ -92,6 +92,14 @@ def returns() -> None:
     save("returns", {"x": x}, {"return": torch.exp(x.double() * 0.5).to(torch.float32)})
 
 
+def broken_race() -> None:
+    """ScaleShift: mid = x * 2.0 (one task), out = mid + 1.0 (a second task reading mid), [32, 64] FP32."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(32, 64, generator=g, dtype=torch.float32)
+    out = torch.zeros(32, 64, dtype=torch.float32)
+    save("broken_race", {"x": x, "out": out}, {"out": (x.double() * 2.0 + 1.0).to(torch.float32)})
+
+
 if __name__ == "__main__":
     elementwise()
     mixed_matmul()
@@ -99,3 +107,4 @@ if __name__ == "__main__":
     odd_rows()
     split_rows()
     returns()
+    broken_race()

@@ -415,7 +415,7 @@ async function scenarioPictures() {
     // the second row tile of 'out' (rows 32-63) is wrong
     const examples = path.resolve(__dirname, '..', '..', '..', 'examples');
     const folder = workspace('pictures', (d) => {
-        for (const ex of ['broken_elementwise', 'elementwise', 'broken_memory']) fs.cpSync(path.join(examples, ex), path.join(d, ex), { recursive: true });
+        for (const ex of ['broken_elementwise', 'elementwise', 'broken_memory', 'broken_race']) fs.cpSync(path.join(examples, ex), path.join(d, ex), { recursive: true });
     });
     const settings = { 'pypto-lsp.interpreter': args.python, 'workbench.colorTheme': 'Default Dark Modern' };
     await withWorkbench('pictures', folder, settings, args.serverEnv, async (wb) => {
@@ -481,7 +481,39 @@ async function scenarioPictures() {
             check('pictures.memory-map-finding', (d.marks.findings || []).length === 1 && !!over, `${(d.marks.findings || []).length} finding mark(s), ${y} labels`);
         }
         await maximized(wb, 'pictures-memory-map.png');
+
+        // the task graph of broken_race's 38 (the consumer reads its producer's buffer as no_dep), from its lens
+        await wb.runCommand('View: Close All Editors');
+        await wb.quickOpen('broken_race/passes_dump/38_after_DeriveCallDirections.py');
+        r = await wb.waitFor((s) => /⚠ race: mid__ssa_v0/.test(lensText(s)) && /Show task graph/.test(lensText(s)), 120000);
+        check('pictures.race-lens', r.ok, lensText(r.snap) || 'no lens');
+        await wb.clickLens(/Show task graph/, 30000);
+        f = await taskGraphFrame(wb, 60000);
+        check('pictures.task-graph-drawn', !!f, f ? '' : 'no drawn task graph webview');
+        if (f) {
+            const g = await f.evaluate(() => { const e = document.querySelector('.task-graph'); return e ? ['nodes', 'edges', 'races'].map((k) => `${k} ${e.getAttribute('data-' + k)}`).join(', ') : ''; });
+            const d = await f.evaluate(drawnMarks);
+            const red = await f.evaluate(() => Array.from(document.querySelectorAll('g.races_marks line, g.races_marks path')).map((p) => p.getAttribute('stroke')));
+            // two tasks, no dependency between them, one racing pair drawn red
+            check('pictures.task-graph-race-in-red', g === 'nodes 2, edges 0, races 1' && red.length === 1 && isRed(red[0]), `${g}; race strokes ${JSON.stringify(red)}; ${d.note}`);
+        }
+        await maximized(wb, 'pictures-task-graph.png');
     });
+}
+
+async function taskGraphFrame(wb, timeoutMs) {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+        for (const f of wb.page.frames()) {
+            const ok = await f.evaluate(() => {
+                const host = document.getElementById('taskgraph');
+                return !!host && host.getAttribute('data-rendered') === 'ok' && !!document.querySelector('.task-graph');
+            }).catch(() => false);
+            if (ok) return f;
+        }
+        if (Date.now() > end) return null;
+        await sleep(500);
+    }
 }
 
 // a fill like '#f85149' / 'rgb(248, 81, 73)': the theme's error colour, red on every theme
