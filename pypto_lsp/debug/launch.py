@@ -16,7 +16,7 @@ from ..validate.engine import compile_text, resolve_args
 
 __all__ = ["LaunchError", "Prepared", "prepare", "executable_lines"]
 
-HOOKS_LINE_ARG = {"_pl_tr": 2, "_pl_tw": 2, "_pl_ty": 2, "_pl_loop": 1, "_pl_br": 1}
+HOOKS_LINE_ARG = {"_pl_tr": 2, "_pl_tw": 2, "_pl_ty": 2, "_pl_loop": 1, "_pl_br": 1, "_pl_at": 0}
 
 
 class LaunchError(Exception):
@@ -49,7 +49,8 @@ def _path(v: Any, key: str, base: Path | None = None) -> Path | None:
 
 
 def executable_lines(source: str) -> set[int]:
-    """IR lines where traced generated code calls a hook (assignments, yields, loops, ifs)."""
+    """IR lines where traced generated code calls a hook (assignments, yields, loops, ifs, statements
+    that bind nothing, returns)."""
     lines: set[int] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):

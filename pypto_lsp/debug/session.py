@@ -337,6 +337,9 @@ class Session:
     def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
         self.event(line, {}, sys._getframe(1))
 
+    def at(self, line: int) -> None:  # a statement that binds nothing, a return
+        self.event(line, {}, sys._getframe(1))
+
     def _thread(self, ctx: Any, frame: FrameType) -> Thread:
         rt = ctx.runtime
         grouped = ctx.role is not None and rt is not None and not rt.standalone

@@ -231,6 +231,7 @@ class _FunctionGen:
         elif isinstance(s, ExprStmt) and self.mem is not None and not self.sweep_mode and isinstance(s.value, OpCall):
             self.memory.mem_read_stmt(s.value, s.span, ind)
             self.emit(ind, self.expr(s.value), s.span)
+            self._reached(s, ind)
         elif isinstance(s, Unpack):
             value = self.expr(s.value)
             names = ", ".join(self.py(t.name) for t in s.targets)
@@ -242,7 +243,9 @@ class _FunctionGen:
             self.yield_stmt(s, ind)
         elif isinstance(s, ExprStmt):
             self.emit(ind, self.expr(s.value), s.span)
+            self._reached(s, ind)
         elif isinstance(s, Return):
+            self._reached(s, ind)
             if not s.values:
                 self.emit(ind, "return None", s.span)
             elif len(s.values) == 1:
@@ -267,6 +270,12 @@ class _FunctionGen:
             self.scope_stmt(s, ind)
         else:  # pragma: no cover - the parser produces no other statement
             raise CodegenError(f"unsupported statement {type(s).__name__}", getattr(s, "span", None))
+
+    def _reached(self, s: ExprStmt | Return, ind: int) -> None:
+        """Traced code: ``_pl_at(line)`` after a statement that binds nothing, before a return (a
+        line the debugger can stop on; see exec.trace_hooks)."""
+        if self.gen.trace:
+            self.emit(ind, f"_pl_at({s.span.line})", s.span)
 
     def yield_stmt(self, s: Yield, ind: int) -> None:
         if not self.frames:

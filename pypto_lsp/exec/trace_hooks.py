@@ -14,9 +14,11 @@ Code generated with ``trace=True`` calls
   what it depends on;
 * ``counter = _pl_loop(key, line, operands, iter_args, results)``, ``for v in
   counter(iterable)``, then ``counter.done()`` after the loop: how often a loop ran;
-* ``_pl_br(key, line, taken, operands)`` at the start of each branch of an ``if``.
+* ``_pl_br(key, line, taken, operands)`` at the start of each branch of an ``if``;
+* ``_pl_at(line)`` after a statement that binds nothing (a push, a pipe set-up, a call made
+  for its effect) and before a ``return``: the line was reached (the debugger stops there).
 
-A trace object provides ``carry``, ``write``, ``loop`` and ``branch`` methods for the last four;
+A trace object provides ``carry``, ``write``, ``loop``, ``branch`` and ``at`` methods for the last five;
 :func:`hooks` falls back to doing nothing for those it lacks.
 """
 
@@ -76,13 +78,18 @@ def _branch(_key: str, _line: int, _taken: bool, _operands: tuple[str, ...]) -> 
     return None
 
 
+def _at(_line: int) -> None:
+    return None
+
+
 def hooks(trace: Any) -> dict[str, Any]:
-    """The generated code's ``_pl_tw``, ``_pl_loop`` and ``_pl_br`` for ``trace``."""
+    """The generated code's ``_pl_ty``, ``_pl_tw``, ``_pl_loop``, ``_pl_br`` and ``_pl_at`` for ``trace``."""
     return {
         "_pl_ty": getattr(trace, "carry", trace),
         "_pl_tw": getattr(trace, "write", _write),
         "_pl_loop": getattr(trace, "loop", _loop),
         "_pl_br": getattr(trace, "branch", _branch),
+        "_pl_at": getattr(trace, "at", _at),
     }
 
 

@@ -145,6 +145,28 @@ def test_hit_condition_and_unverified_lines(dap: DapClient, tmp_path: Path) -> N
     assert frames[0]["line"] == line and "iteration 2" in frames[0]["name"]  # the first hit was skipped
 
 
+def test_a_breakpoint_on_a_statement_that_binds_nothing_or_a_return(dap: DapClient, tmp_path: Path) -> None:
+    """A push (an expression statement) and a ``return`` hold breakpoints of their own: the AIC stops
+    on its ``tpush_to_aiv`` line with the pushed tile in its Locals, an AIV lane on its ``return``."""
+    prog = case(tmp_path, "mixed_matmul") / "22_after_ExpandMixedKernel.py"
+    push, ret = line_of(prog, "pl.tile.tpush_to_aiv("), line_of(prog, "        return c__ssa_v0")
+    dap.request("initialize", {"adapterID": "pypto"})
+    dap.request("launch", {"program": str(prog)})
+    dap.wait_event("initialized")
+    b = dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": [{"line": push}, {"line": ret}]})["body"]["breakpoints"]
+    assert [(x["verified"], x["line"]) for x in b] == [(True, push), (True, ret)]  # neither moved to another line
+    dap.request("configurationDone")
+    ev = stopped(dap, "breakpoint")
+    frames = dap.stack(ev["threadId"])
+    names = {t["id"]: t["name"] for t in dap.threads()}
+    assert frames[0]["line"] == push and names[ev["threadId"]].startswith("AIC · mm_scale_aic")
+    assert "acc__tile" in dap.locals(frames[0]["id"])
+    dap.request("continue", {"threadId": ev["threadId"]})
+    ev = stopped(dap, "breakpoint")
+    names = {t["id"]: t["name"] for t in dap.threads()}
+    assert dap.stack(ev["threadId"])[0]["line"] == ret and names[ev["threadId"]].startswith("AIV")
+
+
 def test_variables_of_the_cube_and_a_lane_equal_plain_torch(dap: DapClient, tmp_path: Path) -> None:
     prog = case(tmp_path, "mixed_matmul") / "24_after_SplitVectorKernel.py"
     acc_line = line_of(prog, "acc__tile: pl.Tile")
