@@ -378,11 +378,18 @@ function drawnMarks() {
 // the error map's cells as drawn: the raster <image> Vega drew, its pixels read back, and its place on
 // the page; a pixel is red (the over-tolerance scheme) when its red channel clearly exceeds its blue one
 async function drawnCells() {
-    const img = document.querySelector('.error-map g.cells_marks image');
+    // the page draws again when results change (Validate All Passes still reporting), and Vega sets
+    // a redrawn image's href on a later frame: wait for a drawn one (re-read each time)
+    let img = null;
+    let href = null;
+    for (let i = 0; i < 200 && !href; i++) {
+        img = document.querySelector('.error-map g.cells_marks image');
+        href = img && img.getAttribute('href');
+        if (!href) await new Promise((ok) => setTimeout(ok, 50));
+    }
     if (!img) return { error: 'no cell image; ', red: [], w: 0, h: 0 };
+    if (!href) return { error: 'the cell image has no href after 10 s; ', red: [], w: 0, h: 0 };
     const r = img.getBoundingClientRect();
-    const href = img.getAttribute('href');
-    if (!href) return { error: 'the cell image has no href yet; ', red: [], w: 0, h: 0 };
     const im = new Image();
     const loaded = await new Promise((ok) => { im.onload = () => ok(true); im.onerror = () => ok(false); im.src = href; });
     if (!loaded) return { error: `the cell image (${href.slice(0, 40)}…) did not load; `, red: [], w: 0, h: 0 };
