@@ -153,7 +153,9 @@ def test_a_breakpoint_on_a_statement_that_binds_nothing_or_a_return(dap: DapClie
     dap.request("initialize", {"adapterID": "pypto"})
     dap.request("launch", {"program": str(prog)})
     dap.wait_event("initialized")
-    b = dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": [{"line": push}, {"line": ret}]})["body"]["breakpoints"]
+    b = dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": [{"line": push}, {"line": ret}]})["body"][
+        "breakpoints"
+    ]
     assert [(x["verified"], x["line"]) for x in b] == [(True, push), (True, ret)]  # neither moved to another line
     dap.request("configurationDone")
     ev = stopped(dap, "breakpoint")
