@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .framing import frame, read_frame
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -47,19 +49,10 @@ class DapClient:
         out = self.proc.stdout
         assert out is not None
         while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                line = line.strip()
-                if not line:
-                    break
-                k, _, v = line.decode().partition(":")
-                if k.lower() == "content-length":
-                    length = int(v)
-            assert length is not None
-            msg = json.loads(out.read(length))
+            body = read_frame(out)
+            if body is None:
+                return
+            msg = json.loads(body)
             if msg.get("type") == "response":
                 with self.cond:
                     self.responses[msg["request_seq"]] = msg
@@ -73,7 +66,7 @@ class DapClient:
         msg = {"seq": self.seq, "type": "request", "command": command, "arguments": arguments or {}}
         data = json.dumps(msg).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        self.proc.stdin.write(frame(data))
         self.proc.stdin.flush()
         return self.seq
 

@@ -313,10 +313,7 @@ class Adapter:
         if st is None:
             self.respond(req, error="the run is not stopped")
             return
-        fi = self.frames.get(int(args.get("frameId") or 0))
-        if fi is None:
-            top = st.frames.get(st.thread) or []
-            fi = top[0] if top else None
+        fi = self._frame_arg(st, args)
         if fi is None or self.session is None:
             self.respond(req, error="no frame to evaluate in")
             return
@@ -327,6 +324,14 @@ class Adapter:
             return
         var = self._var(expr, v, prev)
         self.respond(req, {"result": var["value"], "type": var.get("type"), "variablesReference": var["variablesReference"]})
+
+    def _frame_arg(self, st: Stop, args: dict[str, Any]) -> FrameInfo | None:
+        """The request's ``frameId``, else the top frame of the stopped thread."""
+        fi = self.frames.get(int(args.get("frameId") or 0))
+        if fi is None:
+            top = st.frames.get(st.thread) or []
+            fi = top[0] if top else None
+        return fi
 
     def _lookup(self, fi: FrameInfo, expr: str) -> tuple[Any, Any]:
         """The value of ``name`` / ``name[i, j]`` in the frame, and its previous pass's (or None)."""
@@ -354,10 +359,7 @@ class Adapter:
         if st is None or self.session is None:
             self.respond(req, error="the run is not stopped")
             return
-        fi = self.frames.get(int(args.get("frameId") or 0))
-        if fi is None:
-            top = st.frames.get(st.thread) or []
-            fi = top[0] if top else None
+        fi = self._frame_arg(st, args)
         expr = str(args.get("expression") or "").strip()
         if fi is None:
             self.respond(req, error="no frame")

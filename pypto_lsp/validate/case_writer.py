@@ -23,10 +23,9 @@ from typing import Any
 
 import tomllib
 
-from .config import ConfigError
+from .config import ConfigError, our_table, table_headers
 
 _PLACEHOLDER = "__pypto_lsp_new_case__"
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$")
 
 
 def _table(config: Path) -> str:
@@ -49,12 +48,10 @@ def _cases_in_text(config: Path, text: str) -> list[Any] | None:
         data: Any = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return None
-    if config.name == "pyproject.toml":
-        tool = data.get("tool")
-        data = tool.get("pypto-lsp") if isinstance(tool, dict) else None
-        if data is None:
-            return []
-    cases = data.get("cases", []) if isinstance(data, dict) else None
+    ours = our_table(config, data)
+    if ours is None:
+        return [] if config.name == "pyproject.toml" else None
+    cases = ours.get("cases", [])
     return cases if isinstance(cases, list) else None
 
 
@@ -120,11 +117,7 @@ def _updated_text(config: Path, old: str, index: int, values: dict[str, Any]) ->
     None when that table cannot be found by its headers (the read-back decides the rest)."""
     table = _table(config)
     lines = old.splitlines(keepends=True)
-    heads = [
-        (i, m.group(1).replace('"', "").replace(" ", ""), line.lstrip().startswith("[["))
-        for i, line in enumerate(lines)
-        if (m := _HEADER.match(line))
-    ]
+    heads = table_headers([ln.rstrip("\r\n") for ln in lines])
     starts = [i for i, name, aot in heads if aot and name == table]
     if index >= len(starts):
         return None

@@ -285,11 +285,10 @@ def cases_in(config: Path) -> list[Case]:
         data = tomllib.loads(config.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{config}: {exc}") from exc
-    if config.name == "pyproject.toml":
-        data = data.get("tool", {}).get("pypto-lsp")
-        if data is None:
-            return []
-    raw = data.get("cases", [])
+    ours = our_table(config, data)
+    if ours is None:
+        return []
+    raw = ours.get("cases", [])
     if not isinstance(raw, list):
         raise ConfigError(f"{config}: 'cases' must be an array of tables ([[cases]])")
     out = []
@@ -301,7 +300,28 @@ def cases_in(config: Path) -> list[Case]:
     return out
 
 
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?")
+def our_table(config: Path, data: Any) -> dict[str, Any] | None:
+    """What of a parsed config file is ours: all of a ``pypto-lsp.toml``, the ``[tool.pypto-lsp]``
+    table of a ``pyproject.toml`` (None when it has none, or it is not a table)."""
+    if config.name == "pyproject.toml":
+        tool = data.get("tool") if isinstance(data, dict) else None
+        data = tool.get("pypto-lsp") if isinstance(tool, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+# a table header on a line of its own: `[name]` or `[[name]]`, then at most a comment
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$")
+
+
+def table_headers(lines: list[str]) -> list[tuple[int, str, bool]]:
+    """The table headers among a TOML text's ``lines``: (index, the name without quotes or
+    spaces, whether it is an array of tables ``[[...]]``)."""
+    out = []
+    for i, line in enumerate(lines):
+        m = _HEADER.match(line)
+        if m:
+            out.append((i, m.group(1).replace('"', "").replace(" ", ""), line.lstrip().startswith("[[")))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,20 +346,13 @@ def config_warnings(config: Path) -> list[ConfigWarning]:
         data: Any = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return []
-    prefix = ""
-    if config.name == "pyproject.toml":
-        tool = data.get("tool")
-        data = tool.get("pypto-lsp") if isinstance(tool, dict) else None
-        if not isinstance(data, dict):
-            return []
-        prefix = "tool.pypto-lsp."
+    data = our_table(config, data)
+    if data is None:
+        return []
+    prefix = "tool.pypto-lsp." if config.name == "pyproject.toml" else ""
     lines = text.splitlines()
     # where each table starts: header name -> the line numbers of its occurrences
-    headers: list[tuple[int, str]] = []
-    for i, line in enumerate(lines):
-        m = _HEADER.match(line)
-        if m and not line.lstrip().startswith("#"):
-            headers.append((i, m.group(1).replace('"', "").replace(" ", "")))
+    headers = [(i, name) for i, name, _ in table_headers(lines)]
 
     def find(key: str, table: str, nth: int) -> int:
         """The line of ``key = `` inside the nth occurrence of ``table`` ("" for the top)."""

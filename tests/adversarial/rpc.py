@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..framing import frame, read_frame
+
 
 class RawServer:
     def __init__(self, cache_dir: Path, env: dict[str, str] | None = None) -> None:
@@ -35,17 +37,9 @@ class RawServer:
         out = self.proc.stdout
         assert out is not None
         while True:
-            headers: dict[str, str] = {}
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                line = line.strip()
-                if not line:
-                    break
-                k, _, v = line.decode("ascii", "replace").partition(":")
-                headers[k.strip().lower()] = v.strip()
-            body = out.read(int(headers.get("content-length", "0")))
+            body = read_frame(out)
+            if body is None:
+                return
             try:
                 self.messages.put(json.loads(body))
             except ValueError:
@@ -53,7 +47,7 @@ class RawServer:
 
     def send_bytes(self, body: bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.write(frame(body))
         self.proc.stdin.flush()
 
     def send(self, msg: dict[str, Any]) -> None:

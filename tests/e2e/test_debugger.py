@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from tests.dap_client import DapClient
+from tests.framing import frame, read_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -113,11 +114,8 @@ def test_a_socket_instead_of_stdio(tmp_path: Path) -> None:
         port = int(line.decode().rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
             body = json.dumps({"seq": 1, "type": "request", "command": "initialize", "arguments": {"adapterID": "pypto"}}).encode()
-            s.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            f = s.makefile("rb")
-            n = int(f.readline().split(b":")[1])
-            f.readline()
-            msg = json.loads(f.read(n))
+            s.sendall(frame(body))
+            msg = json.loads(read_frame(s.makefile("rb")) or b"null")
             assert msg["success"] and any(x["filter"] == "nan" for x in msg["body"]["exceptionBreakpointFilters"])
     finally:
         proc.kill()
