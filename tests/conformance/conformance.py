@@ -12,12 +12,72 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+# real dumps of the op families added last (distributed, gather/scatter/sort, MX, arrays, ...): same format
+COVERAGE = FIXTURES.parent / "fixtures-coverage"
 
 
 # Verdicts we deliberately do not reach, with the reason. Each is checked to still disagree
 # exactly as described, so an entry cannot silently go stale. Empty: every verdict is reached.
+_FLASH_EARLY_WHY = (
+    "the verdict is right (the uninitialised mi_102 reaches the output from 00_frontend on: "
+    "`pl.tensor.create([64, 1])` then `pl.tensor.maximum(mi_102, row_max)`), but before tile ops appear (file 11) "
+    "the sanitizer follows tile.create only; definedness propagation through tensor-level ops (issue 34) flags it"
+)
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
     # (case, file): (verdict, our status, why)
+    **{
+        ("example_flash_attention", f"{n:02d}_{name}.py"): ("fail", "ran", _FLASH_EARLY_WHY)
+        for n, name in enumerate(
+            [
+                "frontend",
+                "after_InlineFunctions",
+                "after_UnrollLoops",
+                "after_CtrlFlowTransform",
+                "after_ConvertToSSA",
+                "after_Simplify",
+                "after_NormalizeStmtStructure",
+                "after_FlattenCallExpr",
+                "after_OutlineHierarchyScopes",
+                "after_OutlineIncoreScopes",
+                "after_OutlineClusterScopes",
+            ]
+        )
+    },
+}
+
+# Coverage cases (../shared/fixtures-coverage) whose op family does not execute yet: case -> why. Their files
+# are tallied as pending, not right; a pending case whose every file reaches its verdict is stale (remove it).
+PENDING_COVERAGE: dict[str, str] = {
+    case: "op family not executed yet (issue 31)"
+    for case in (
+        "dist_allgather_intrinsic_950",
+        "dist_barrier_handrolled",
+        "dist_deferred_completion",
+        "dist_host_allreduce",
+        "dist_host_broadcast",
+        "dist_put_ring_950",
+        "dist_remote_load_ring",
+        "dist_tensor_remote_store_950",
+        "gather_compare_eq_950",
+        "gather_rank2_last_dim_950",
+        "gather_rank3_middle_dim",
+        "incore_array_round_trip",
+        "matmul_mx_fp8_950",
+        "mgather_elem",
+        "mgather_row_950",
+        "mrgsort1",
+        "mscatter_seq_950",
+        "paged_gather_vec",
+        "phase_fence_reset_per_outer",
+        "prefetch_async",
+        "random_determ_uint32_950",
+        "scatter_fp32",
+        "scatter_int32_950",
+        "sort32_gather",
+        "spmd_syncall",
+        "sys_aiv_count_syncall",
+        "task_invalid_branch_chain",
+    )
 }
 
 # Real dumps where the sanitizer finds what the NPU would really do (each proven in docs/sanitizer.md,
@@ -70,6 +130,7 @@ class Tally:
     diff_violations: list[str] = field(default_factory=list)
     known: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
     # entries with "edit": the first divergent pass must be the first edited file, and every
     # edited file must carry a memory finding on (or caused by) an edited line
     edit_violations: list[str] = field(default_factory=list)
@@ -80,26 +141,33 @@ class Tally:
     memory_checked: int = 0
 
 
-def load_verdicts() -> dict:
-    return json.loads((FIXTURES / "verdicts.json").read_text())
+def load_verdicts(root: Path = FIXTURES) -> dict:
+    return json.loads((root / "verdicts.json").read_text())
 
 
-def run(selector: str | None = None, verbose: bool = False) -> Tally:
+def run(selector: str | None = None, verbose: bool = False, root: Path = FIXTURES) -> Tally:
     import torch  # noqa: F401
 
     from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.folders import ResultCache, validate_files
     from pypto_lsp.validate.golden import load_bundle
 
-    verdicts = load_verdicts()
+    verdicts = load_verdicts(root)
     tally = Tally()
     for case, spec in verdicts.items():
         if selector and selector not in case:
             continue
-        folder = FIXTURES / spec["dir"] / "passes_dump"
+        pending = PENDING_COVERAGE.get(case) if root == COVERAGE else None
+        if pending is not None:
+            wrong = _pending_case(case, spec, root)
+            tally.pending.append(f"{case}: {pending} ({wrong} of {len(spec['files'])} files not at their verdict)")
+            if wrong == 0:
+                tally.stale.append(f"{case}: listed as pending but every file now reaches its verdict")
+            continue
+        folder = root / spec["dir"] / "passes_dump"
         files = [folder / name for name in spec["files"]]
-        inputs = load_bundle(FIXTURES / spec["inputs"])
-        expected = load_bundle(FIXTURES / spec["expected"])
+        inputs = load_bundle(root / spec["inputs"])
+        expected = load_bundle(root / spec["expected"])
         runs = [(spec["rtol"], spec["atol"], spec["files"])]
         for extra in spec.get("extra", []):
             runs.append((extra.get("rtol", extra.get("atol", spec["rtol"])), extra.get("atol", spec["atol"]), extra["files"]))
@@ -112,7 +180,7 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
                 jobs=2,
                 use_cache=False,
                 cache=ResultCache(enabled=False),
-                bundle_paths=(str(FIXTURES / spec["inputs"]), str(FIXTURES / spec["expected"])),
+                bundle_paths=(str(root / spec["inputs"]), str(root / spec["expected"])),
             )
             for fr in report.files:
                 name = Path(fr.file).name
@@ -156,6 +224,29 @@ def run(selector: str | None = None, verbose: bool = False) -> Tally:
     return tally
 
 
+def _pending_case(case: str, spec: dict, root: Path) -> int:
+    """How many files of a pending coverage case miss their verdict (at the base tolerance)."""
+    from pypto_lsp.validate.config import RunSettings
+    from pypto_lsp.validate.folders import ResultCache, validate_files
+    from pypto_lsp.validate.golden import GoldenError, load_bundle
+
+    folder = root / spec["dir"] / "passes_dump"
+    try:
+        inputs, expected = load_bundle(root / spec["inputs"]), load_bundle(root / spec["expected"])
+    except GoldenError:
+        return len(spec["files"])
+    report = validate_files(
+        [folder / name for name in spec["files"]],
+        inputs,
+        expected,
+        settings=RunSettings(spec["rtol"], spec["atol"], spec.get("entry"), timeout_s=60),
+        jobs=2,
+        use_cache=False,
+        cache=ResultCache(enabled=False),
+    )
+    return sum(fr.status != spec["files"][Path(fr.file).name]["status"] for fr in report.files)
+
+
 def check_edit(case: str, edit: dict, report: object, tally: Tally, kinds: tuple[str, ...] = ()) -> None:
     """The first divergent pass is the first edited file; each edited file has a finding of its
     kind whose line (the read, the later task, the tile.create) or other line (the write or
@@ -177,8 +268,12 @@ def check_edit(case: str, edit: dict, report: object, tally: Tally, kinds: tuple
 
 
 def main() -> int:
-    sel = sys.argv[1] if len(sys.argv) > 1 else None
-    tally = run(sel, verbose=True)
+    args = sys.argv[1:]
+    root = FIXTURES
+    if args and args[0] == "--coverage":
+        root, args = COVERAGE, args[1:]
+    sel = args[0] if args else None
+    tally = run(sel, verbose=True, root=root)
     for m in tally.mismatches:
         print(f"MISMATCH {m.case}/{m.file} tol={m.tol}: want {m.want}, got {m.got}: {m.detail}")
     for v in tally.diff_violations:
@@ -189,6 +284,10 @@ def main() -> int:
         print("EDIT", e)
     for e in tally.memory_alarms:
         print("MEMORY", e)
+    for p in tally.pending:
+        print("PENDING", p)
+    for p in tally.stale:
+        print("STALE", p)
     print(
         f"conformance: {tally.right}/{tally.listed} files right ({len(tally.known)} documented disagreement(s)); "
         f"edited files with a memory finding on an edited line: {tally.edit_checked - len(tally.edit_violations)}/{tally.edit_checked}; "
