@@ -25,9 +25,10 @@ the run, two tasks that touch overlapping elements, one of them writing, with no
 them, are a ``race`` (RAW, WAR or WAW). Inside one task, the SPMD blocks of a launch and the AIV
 lanes run at the same time: two of them writing overlapping elements is a race too.
 
-**Uninitialised.** ``tensor.create`` without ``init_value`` holds whatever the buffer held: a
-``tile.load`` (or ``read``) of elements that no store wrote since is ``uninitialised``. (Tiles are
-checked from the IR: :mod:`pypto_lsp.ir.initcheck`.)
+**Uninitialised.** ``tensor.create`` without ``init_value`` holds whatever the buffer held. Its
+elements carry "undefined" through every kernel (:mod:`.definedness`); a finding is raised only where
+such a value matters: an output or returned value at the end of the run, or a scalar read back (a
+branch, a bound, an index). (Tiles are checked from the IR: :mod:`pypto_lsp.ir.initcheck`.)
 
 **Out of bounds.** A window whose valid part reaches past its tensor's (or tile's) extent reads or
 writes neighbouring memory on the device; here it is clipped. Parts outside the requested valid
@@ -47,9 +48,10 @@ import torch
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
 from . import context
+from .definedness import Definedness, Shadow
 from .observe import Observer, RunInfo
 
-__all__ = ["Sanitizer", "active", "Box", "Reorder"]
+__all__ = ["Sanitizer", "active", "suspend", "resume", "undefined_in", "Box", "Reorder"]
 
 # a task with more boxes than this on one buffer keeps their bounding box (conservative)
 _MAX_BOXES = 64
@@ -93,8 +95,6 @@ class _Root:
     line: int = 0  # where it was created (0: an entry argument)
     name: str = ""
     manual_dep: bool = False
-    written: torch.Tensor | None = None  # bool mask of written elements; None: all initialised
-    uninit_reported: bool = False
 
     def to_flat(self, b: Box) -> Box:
         if b.flat:
@@ -152,6 +152,25 @@ def active() -> Sanitizer | None:
     return getattr(_local, "san", None)
 
 
+def suspend() -> Sanitizer | None:
+    """Switch the sanitizer off on this thread (a kernel run on a shadow is no access); :func:`resume`."""
+    san = active()
+    _local.san = None
+    return san
+
+
+def resume(san: Sanitizer | None) -> None:
+    _local.san = san
+
+
+def undefined_in(values: Sequence[Any]) -> bool:
+    """Any of ``values`` holds an undefined element (a batched path then runs as written, kernel by kernel)."""
+    san = active()
+    if san is None or not san.defined.shadows:
+        return False
+    return any(san.defined.undefined(v) for v in values)
+
+
 class Sanitizer(Observer):
     """Watches one run (an :class:`~pypto_lsp.exec.observe.Observer`); ``findings`` are
     ``memory.hazards``-shaped dicts."""
@@ -176,6 +195,20 @@ class Sanitizer(Observer):
         # accesses matter for races only where the runtime orders tasks by their directions (from
         # DeriveCallDirections on); before, only the uninitialised tensors' reads and writes do
         self.ordering = any(s.directions is not None for s in self.sites)
+        self.defined = Definedness(self.caller_line, self._uninitialised)
+        self._reported: set[int] = set()  # creation lines already reported
+        self.deadline: float | None = None  # time.monotonic() past which the analysis stops
+
+    def started(self, ns: dict[str, Any], run: RunInfo) -> None:
+        symbols = dict(run.gen.op_symbols)
+
+        def install() -> None:  # once the first undefined buffer exists: every kernel carries shadows
+            for op, sym in symbols.items():
+                k = ns.get(sym)
+                if callable(k):
+                    ns[sym] = self.defined.wrap(op, k)
+
+        self.defined.on_first_shadow(install)
 
     # -- the run (observer hooks) --------------------------------------------------------------
 
@@ -190,6 +223,8 @@ class Sanitizer(Observer):
                     self._root(a)
             out = invoke()
             self._flush()
+            if self.defined.shadows:
+                self._outputs(run, out)
             return out
         finally:
             _local.san = None
@@ -199,8 +234,8 @@ class Sanitizer(Observer):
         if isinstance(t, torch.Tensor):
             r = self._root(t, line=line, name=name)
             r.manual_dep = manual_dep
-            if not manual_dep and t.numel():
-                r.written = torch.zeros(r.shape, dtype=torch.bool)
+            if not manual_dep:
+                self.defined.create(t, line, name)
         return t
 
     def created(self, t: Any, line: int, name: str, manual_dep: bool = False) -> Any:
@@ -356,13 +391,13 @@ class Sanitizer(Observer):
         t = self.current
         split = _lanes_split() if context.lane_count() > 1 else False
         part = t is not None and kind == "w" and context.role() != "aic" and (context.block_num() > 1 or split)
-        if root.written is None and not part and (t is None or not self.ordering):
-            return  # nothing to learn: initialised, no task order to check, no parallel parts
+        if self.defined.shadows:
+            self._definedness(kind, v, offs, sizes, op)
+        if not part and (t is None or not self.ordering):
+            return  # nothing to learn: no task order to check, no parallel parts
         box = self._view_box(root, v, offs, sizes)
         if box is None or box.empty():
             return
-        if root.written is not None:
-            self._initcheck(root, kind, box, op)
         if t is None:
             return
         if self.ordering:
@@ -383,33 +418,50 @@ class Sanitizer(Observer):
                 if len(pb) > _MAX_BOXES:
                     pb[:] = [_bound(pb)]
 
-    def _initcheck(self, root: _Root, kind: str, box: Box, op: str) -> None:
-        m = root.written
-        assert m is not None
-        flat = box.flat or len(box.lo) != m.dim()
-        view = m.view(-1)[box.lo[0] : box.hi[0]] if flat else m[tuple(slice(a, b) for a, b in zip(box.lo, box.hi, strict=True))]
+    def _definedness(self, kind: str, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int], op: str) -> None:
+        """A write defines its window (a store's source shadow is moved in after); a scalar ``read``
+        of an undefined element is where the value matters."""
+        if len(offs) != v.dim() or len(sizes) != v.dim() or any(int(n) <= 0 for n in sizes):
+            return
+        win = v[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offs, sizes, strict=True))]
         if kind == "w":
-            view.fill_(True)
-            if bool(m.all()):
-                root.written = None
+            self.defined.clear(win)
+        elif op == "read":
+            self.defined.sink(win, "a scalar read back (a branch, a bound, an index or a value of the orchestration)", self.caller_line())
+
+    def _outputs(self, run: RunInfo, out: Any) -> None:
+        """The end of the run: an undefined element in an output or a returned value is a finding."""
+        names = {id(t): k for k, t in run.tensors.items()}
+        for a in run.args:
+            if isinstance(a, torch.Tensor):
+                self.defined.sink(a, f"the output '{names.get(id(a), 'output')}'")
+        vals = out if isinstance(out, tuple | list) else (out,)
+        for i, v in enumerate(vals):
+            self.defined.sink(v, "the returned value" if len(vals) == 1 else f"returned value {i}")
+
+    def _uninitialised(self, e: Shadow, where: str, sh: torch.Tensor, line: int | None) -> None:
+        if e.line in self._reported:
             return
-        if root.uninit_reported or bool(view.all()):
-            return
-        root.uninit_reported = True
-        line = self.caller_line()
-        t = self.current
-        who = f" by '{t.site.callee}' (task at line {t.site.line})" if t is not None else ""
-        n_bad = int((~view).sum())
+        self._reported.add(e.line)
+        n = int(sh.sum())
+        nz = sh.nonzero()
+        box = Box(tuple(int(x) for x in nz.min(0).values), tuple(int(x) + 1 for x in nz.max(0).values)) if sh.dim() and len(nz) else None
+        first = e.first_read
+        related = [x for x in ([first[0]] if first else []) + e.path + ([line] if line else []) if x]
+        related = list(dict.fromkeys(related))
+        via = f", flows through line{'s' if len(related) > 1 else ''} {', '.join(map(str, related))}" if related else ""
+        read = f" is read first at line {first[0]} ({first[1]})" if first else " is read"
         self.add(
             "uninitialised",
-            root.line or line or 0,
-            root.name or "tensor",
-            line,
-            op or "read",
-            f"'{root.name}' is created without init_value and {op or 'read'} at line {line} reads {n_bad} of its elements "
-            f"({box.text()}) before anything wrote them{who}: on the NPU they hold whatever the buffer held",
-            tensor=root.name,
-            region=box.text(),
+            e.line,
+            e.name or "tensor",
+            first[0] if first else line,
+            first[1] if first else "read",
+            f"'{e.name or 'tensor'}' is created without init_value and{read}{via} and reaches {where}: "
+            f"{n} element{'s' if n != 1 else ''}{' ' + box.text() if box else ''} hold whatever the buffer held on the NPU",
+            tensor=e.name,
+            region=box.text() if box else "",
+            related=related,
         )
 
     def window(self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str) -> None:

@@ -148,6 +148,70 @@ def test_uninitialised_tensor_read_is_found_at_its_creation():
     assert hazards(run(orch(body2), A), "uninitialised") == []
 
 
+# the paged-attention accumulator: created without init_value, an "init" kernel that writes nothing, an
+# update kernel that loads it and, on the first block, stores the new values without using what it loaded
+PAGED = f"""    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k_init(acc: pl.Out[{T}]) -> {T}:
+        return acc
+    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k_update(x: {T}, acc: pl.InOut[{T}]) -> {T}:
+        old: {TILE} = pl.tile.load(acc, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        t: {TILE} = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        s: {T} = pl.tile.store(t, [0, 0], acc)
+        return acc
+"""
+# lines 18-26: PAGED (the loads at 22, 23); 27-28: main; 29: acc; 30: init; 31: update; 32: the consumer (c = 2 * acc)
+PAGED_MAIN = f"""    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        acc: {T} = pl.tensor.create([16, 16], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        acc1: {T} = self.k_init(acc, attrs={{"arg_directions": [pl.adir.output_existing]}})
+        acc2: {T} = self.k_update(a, acc1, attrs={{"arg_directions": [pl.adir.input, pl.adir.inout]}})
+        c1: {T} = self.k_scale(acc2, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        return c1
+"""
+
+
+def test_an_uninitialised_read_whose_value_is_never_used_is_no_finding():
+    text = HEAD + KERNELS + PAGED + PAGED_MAIN
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>")
+    assert r.error is None and r.status == "pass", r.error
+    assert hazards(r) == []
+
+
+def test_an_uninitialised_value_that_reaches_the_output_is_found_at_its_creation_with_its_path():
+    # the update uses what it loaded (line 25: old + t; the loads move to 23, 24), so acc's undefined elements reach c
+    used = PAGED.replace(
+        "        s: " + T + " = pl.tile.store(t, [0, 0], acc)\n",
+        "        u: " + TILE + " = pl.tile.add(old, t)\n        s: " + T + " = pl.tile.store(u, [0, 0], acc)\n",
+    )
+    text = HEAD + KERNELS + used + PAGED_MAIN
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>")
+    (h,) = hazards(r, "uninitialised")
+    assert (h["line"], h["name"], h["other_line"]) == (30, "acc", 23)  # created at 30, first read by the load at 23
+    assert 23 in h["related"] and 25 in h["related"]  # the load, the add: the path to the output
+    assert "reaches the output 'c'" in h["message"] and "[0:16, 0:16]" in h["message"]
+    assert r.status == "fail"
+
+
+def test_tensor_level_ops_carry_undefined_values_to_the_returned_value():
+    # example_flash_attention's 00_frontend: mi = tensor.create (no init_value); tensor.maximum(mi, x) returned
+    body = f"""        mi: pl.Tensor[[16, 1], pl.FP32] = pl.tensor.create([16, 1], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        rm: pl.Tensor[[16, 1], pl.FP32] = pl.tensor.row_max(a)
+        m: pl.Tensor[[16, 1], pl.FP32] = pl.tensor.maximum(mi, rm)
+        d: {T} = pl.tensor.sub(a, m)
+        e: {T} = pl.tensor.exp(d)
+        return e
+"""
+    text = orch(body)
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>")
+    (h,) = hazards(r, "uninitialised")
+    assert (h["line"], h["name"], h["other_line"]) == (20, "mi", 22)
+    assert h["related"][:3] == [22, 23, 24] and "returned value" in h["message"]
+    # what is read but goes nowhere is no finding
+    quiet = body.replace("        d: " + T + " = pl.tensor.sub(a, m)\n", "        d: " + T + " = pl.tensor.sub(a, rm)\n")
+    assert hazards(run_text(orch(quiet), {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>")) == []
+
+
 def test_uninitialised_tile_is_found_from_the_ir():
     # mirrors the lost zero fill of broken/qwen3_910b_sq_sum_uninitialised: an accumulator from tile.create
     kern = KERNELS.replace(
