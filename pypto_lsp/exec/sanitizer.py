@@ -50,6 +50,7 @@ from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, Ta
 from . import context
 from .definedness import Definedness, Shadow
 from .observe import Observer, RunInfo
+from .race_index import AccessIndex, past
 
 __all__ = ["Sanitizer", "active", "suspend", "resume", "undefined_in", "Box", "Reorder"]
 
@@ -520,29 +521,33 @@ class Sanitizer(Observer):
             )
         )
 
-    def races(self) -> list[Hazard]:
-        """Pairs of tasks (and parts of one task) touching overlapping elements with no order between them."""
+    def races(self, deadline: float | None = None) -> list[Hazard]:
+        """Tasks (and parts of one task) touching overlapping elements with no order between them:
+        one finding per racing pair of call sites and buffer (:mod:`.race_index`: near-linear).
+        Past ``deadline`` (``time.monotonic()``) a ``TimeoutError``, as the run's own."""
         out: list[Hazard] = []
-        by_root: dict[int, list[_Task]] = {}
-        for t in self.tasks:
-            for key in t.access:
-                by_root.setdefault(key, []).append(t)
+        indexes: dict[int, AccessIndex] = {}
         seen: set[tuple[int, int, int]] = set()
-        for key, ts in by_root.items():
-            root = self.roots[key]
-            for j, b in enumerate(ts):
-                for a in ts[:j]:
-                    if (b.reach >> a.index) & 1:
-                        continue
-                    hit = _conflict(root, a.access[key], b.access[key])
-                    if hit is None:
-                        continue
-                    ka, kb, region = hit
-                    sig = (a.site.index, b.site.index, key)
-                    if sig in seen:
-                        continue
-                    seen.add(sig)
-                    out.append(self._race(root, a, b, ka, kb, region))
+
+        def ordered(a: _Task, b: _Task) -> bool:
+            return bool((b.reach >> a.index) & 1)
+
+        for n, t in enumerate(self.tasks):
+            if not n % 64 and past(deadline):
+                raise TimeoutError(f"the race analysis did not finish within the run's timeout ({n} of {len(self.tasks)} tasks)")
+            for key, boxes in t.access.items():
+                idx = indexes.get(key)
+                if idx is None:
+                    idx = indexes[key] = AccessIndex(self.roots[key], overlap, covers)
+                hit = idx.first_race(t, boxes, ordered)
+                if hit is not None:
+                    a, ka, kb, q = hit
+                    sig = (a.site.index, t.site.index, key)
+                    if sig not in seen:
+                        seen.add(sig)
+                        region = _region(self.roots[key], a.access[key].get(ka, ()), q)
+                        out.append(self._race(self.roots[key], a, t, ka, kb, region))
+                idx.add(t, boxes, ordered)
         for t in self.tasks:  # inside one task: its SPMD blocks / split lanes at the same time
             for key in t.parts:
                 f = self._part_race(self.roots[key], t)
@@ -638,13 +643,12 @@ def _lanes_split() -> bool:
     return bool(context.split_mode()) or (rt is not None and bool(getattr(rt, "split", 0)))
 
 
-def _conflict(root: _Root, a: dict[str, list[Box]], b: dict[str, list[Box]]) -> tuple[str, str, Box] | None:
-    for ka, kb in (("w", "r"), ("w", "w"), ("r", "w")):
-        for x in a.get(ka, ()):
-            for y in b.get(kb, ()):
-                if overlap(root, x, y):
-                    return ka, kb, intersect(root, x, y)
-    return None
+def _region(root: _Root, boxes: Sequence[Box], q: Box) -> Box:
+    """Where ``q`` meets the first of ``boxes`` it overlaps."""
+    for x in boxes:
+        if overlap(root, x, q):
+            return intersect(root, x, q)
+    return q
 
 
 def _arg_name(t: _Task, root: _Root) -> str:

@@ -400,3 +400,46 @@ def test_a_manual_dep_tensor_is_never_looked_up():
     body = PIPELINE.format(T=T, tag="input").replace("layout=pl.TensorLayout.ND)", "layout=pl.TensorLayout.ND, manual_dep=True)", 1)
     (h,) = hazards(run(orch(body), A), "race")
     assert (h["line"], h["other_line"]) == (22, 21)
+
+
+def many_tasks(n: int, tag: str) -> str:
+    """An orchestration loop submitting ``n`` tasks that all write ``c`` (issue 34's repro)."""
+    return (
+        HEAD
+        + KERNELS
+        + f"""    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        for i, (acc,) in pl.range({n}, init_values=(c,)):
+            c1: {T} = self.k_scale(a, acc, attrs={{"arg_directions": [pl.adir.input, pl.adir.{tag}]}})
+            c2: {T} = pl.yield_(c1)
+        return c2
+"""
+    )
+
+
+@pytest.mark.parametrize("tag", ["output_existing", "inout"])
+def test_2400_tasks_on_one_buffer_finish_or_stop_with_a_timeout_error(tag: str):
+    # output_existing: every task races with the others (one finding per pair of call sites); inout: a chain
+    r = run_text(many_tasks(2400, tag), {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>", timeout=3.0)
+    if r.error is not None:
+        assert "timeout" in r.error.message or "within" in r.error.message, r.error.message
+        return
+    races = hazards(r, "race")
+    assert len(races) == (1 if tag == "output_existing" else 0)
+    if races:
+        assert races[0]["race"] == "WAW" and races[0]["line"] == 21  # the call in the loop
+
+
+def test_the_race_analysis_stops_at_the_deadline():
+    import time
+
+    from pypto_lsp.exec.sanitizer import Sanitizer
+
+    sites = task_sites(parse_text(many_tasks(3, "inout")).program)
+    san = Sanitizer(sites, "<gen>", lambda n: None)
+    a, c = A.clone(), torch.zeros(16, 16)
+    for _ in range(100):
+        san.task(0, (a, c), lambda x, y: y)
+    assert san.races(time.monotonic() + 60) == []
+    with pytest.raises(TimeoutError, match="race analysis"):
+        san.races(time.monotonic() - 1)
