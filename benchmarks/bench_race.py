@@ -26,9 +26,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=3.0)
     a = ap.parse_args()
     import torch
+    from test_sanitizer import A, many_tasks  # the dump the unit test runs
 
     from pypto_lsp.validate.engine import run_text
-    from test_sanitizer import A, many_tasks  # the dump the unit test runs
 
     print(f"{'tasks':>6} {'tags':<16} {'off s':>7} {'on s':>7} {'ratio':>6}  on: status / findings")
     for n in (int(x) for x in a.tasks.split(",")):
