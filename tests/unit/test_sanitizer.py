@@ -443,3 +443,41 @@ def test_the_race_analysis_stops_at_the_deadline():
     assert san.races(time.monotonic() + 60) == []
     with pytest.raises(TimeoutError, match="race analysis"):
         san.races(time.monotonic() - 1)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "what"),
+    [
+        ("size=16384", f"size={1024 * 1024}", 21, "cannot exist on the core: its Vec holds"),  # 1 MiB buffer
+        ("size=16384", f"size={2**62}", 21, "cannot exist on the core"),
+        ("size=16384", f"size={1024 * 1024}", 10, "do not fit in the reserved buffer"),  # with 512 KiB slots
+    ],
+)
+def test_a_pipe_buffer_larger_than_its_core_is_an_error_on_its_line(old, new, line, what):
+    text, _inputs, _expected = _mixed()
+    bad = text.replace(old, new)
+    if line == 10:  # the 1 MiB buffer with 512 KiB slots: the buffer cannot exist, and 2 slots do not fit in it either
+        bad = bad.replace("slot_size=8192", f"slot_size={512 * 1024}").replace(f"size={1024 * 1024}", f"size={1024 * 1024 - 1}")
+    diags = [d for d in check_program(parse_text(bad).program) if d.code == "pipe-protocol"]
+    assert any(d.span.line == 21 and "cannot exist on the core" in d.message for d in diags)
+    assert any(d.span.line == line and what in d.message for d in diags), [(d.span.line, d.message) for d in diags]
+
+
+@pytest.mark.parametrize(
+    ("deps", "fence", "what"),
+    [
+        ("deps=[-1], ", "", "-1 is a literal"),
+        ("deps=['t1'], ", "", "'t1' is a literal"),
+        ("deps=[mid], ", "", "'mid' is a tensor"),
+        ("deps=[t2], ", "", "'t2' is the id of this very task"),
+        ("deps=[t1], ", "            f1: pl.Scalar[pl.INDEX] = pl.system.task_dummy(deps=[f1])\n", "'f1' is the id of this very task"),
+    ],
+)
+def test_deps_that_name_no_earlier_task_are_static_errors_on_their_line(deps, fence, what):
+    text = orch(MANUAL.format(T=T, deps=deps, fence=fence))
+    (d,) = [d for d in check_program(parse_text(text).program) if d.code == "task-deps"]
+    assert d.span.line == 23  # the submit (or the task_dummy before it)
+    assert what in d.message
+    r = run(text, A)
+    assert r.status == "error" and r.error.kind == "static:task-deps" and r.error.line == d.span.line
+    assert _manual("deps=[t1], ") == []  # a task id of an earlier task: no diagnostic, no race
