@@ -133,6 +133,8 @@ class Definedness:
         self.shadows: dict[int, Shadow] = {}
         self.caller_line = caller_line
         self.report = report  # (shadow, where it reached, the undefined part, the line) -> a finding
+        self.suspend: Callable[[], Any] = lambda: None  # the sanitizer's own switch (set by it)
+        self.resume: Callable[[Any], None] = lambda _saved: None
         self._install: Callable[[], None] | None = None
         self.installed = False
 
@@ -328,14 +330,12 @@ class Definedness:
         """The movement kernel run on the shadow (as bytes): the window moves like the data."""
         if sh is None:
             return None
-        from . import sanitizer
-
         src = sh.to(torch.uint8)
-        saved = sanitizer.suspend()
+        saved = self.suspend()  # the kernel run on the shadow is no access the sanitizer should see
         try:
             moved = fn(src, *args[1:], **kw)
         finally:
-            sanitizer.resume(saved)
+            self.resume(saved)
         if not isinstance(moved, torch.Tensor) or moved.numel() != int(torch.Size(shape).numel()):
             return torch.full(shape, bool(sh.any()), dtype=torch.bool)
         return moved.reshape(shape).to(torch.bool)

@@ -197,6 +197,7 @@ class Sanitizer(Observer):
         # DeriveCallDirections on); before, only the uninitialised tensors' reads and writes do
         self.ordering = any(s.directions is not None for s in self.sites)
         self.defined = Definedness(self.caller_line, self._uninitialised)
+        self.defined.suspend, self.defined.resume = suspend, resume
         self._reported: set[int] = set()  # creation lines already reported
         self.deadline: float | None = None  # time.monotonic() past which the analysis stops
 
