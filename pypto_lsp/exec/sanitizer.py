@@ -466,14 +466,20 @@ class Sanitizer(Observer):
             related=related,
         )
 
-    def window(self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str) -> None:
-        """Out of bounds: the valid window ``offs + sizes`` against ``extent`` (a tensor's or tile's shape)."""
+    def window(
+        self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str, v: Any = None, clamp_hint: bool = False
+    ) -> None:
+        """Out of bounds: the valid window ``offs + sizes`` against ``extent`` (a tensor's or tile's shape).
+        For a view ``v`` of a global buffer the judge is the allocation: a window leaving the view but
+        staying inside its root buffer (or the tensor handed in from the host) reads the buffer's own bytes."""
         bad = [
             (d, int(o), int(n), int(e))
             for d, (o, n, e) in enumerate(zip(offs, sizes, extent, strict=False))
             if int(n) > 0 and (int(o) < 0 or int(o) + int(n) > int(e))
         ]
         if not bad:
+            return
+        if isinstance(v, torch.Tensor) and self._inside_allocation(v, offs, sizes):
             return
         line = self.caller_line()
         key = ("oob", line, op)
@@ -489,8 +495,34 @@ class Sanitizer(Observer):
             None,
             f"{op} window [{o}, {o + n}) on dim {d} reaches past the {what}'s extent {e} "
             f"(offsets {list(map(int, offs))}, valid sizes {list(map(int, sizes))}, shape {list(map(int, extent))}): "
-            f"on the NPU it {'writes' if op.endswith(('store', 'assemble', 'write')) else 'reads'} neighbouring memory",
+            f"on the NPU it {'writes' if op.endswith(('store', 'assemble', 'write')) else 'reads'} neighbouring memory"
+            + (
+                " (pl.load without clamp=True: its contract asserts offsets + valid_shape stay inside the source; "
+                "clamp=True cuts the request at the edge)"
+                if clamp_hint
+                else ""
+            ),
         )
+
+    def _inside_allocation(self, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int]) -> bool:
+        root = self.roots.get(v.untyped_storage().data_ptr())
+        if root is None or v.element_size() != root.tensor.element_size() or len(offs) != v.dim() or len(sizes) != v.dim():
+            return False
+        base = int(v.storage_offset())
+        if root.contiguous and tuple(v.stride()) == root.strides:
+            start: list[int] = []
+            rem = base
+            for st in root.strides:
+                q, rem = divmod(rem, st) if st else (0, rem)
+                start.append(q)
+            return all(
+                0 <= a + int(o) and a + int(o) + int(n) <= size
+                for a, o, n, size in zip(start, offs, sizes, root.shape, strict=True)
+                if int(n) > 0
+            )
+        lo = base + sum(int(o) * int(st) for o, st in zip(offs, v.stride(), strict=True))
+        hi = lo + sum((int(n) - 1) * int(st) for n, st in zip(sizes, v.stride(), strict=True))
+        return lo >= 0 and hi < v.untyped_storage().nbytes() // max(1, v.element_size())
 
     # -- findings -----------------------------------------------------------------------------
 

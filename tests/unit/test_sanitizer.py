@@ -481,3 +481,19 @@ def test_deps_that_name_no_earlier_task_are_static_errors_on_their_line(deps, fe
     r = run(text, A)
     assert r.status == "error" and r.error.kind == "static:task-deps" and r.error.line == d.span.line
     assert _manual("deps=[t1], ") == []  # a task id of an earlier task: no diagnostic, no race
+
+
+def test_a_window_leaving_a_view_but_inside_its_buffer_is_in_bounds():
+    # issue 34: a kernel typed [16, 16] called with tensor.slice(a, [16, 8], [0, 0]) of a [16, 16] buffer; its
+    # tile.load of 16 columns leaves the view, not the buffer (pl.load's valid-region cut says what is read)
+    body = f"""        s: pl.Tensor[[16, 8], pl.FP32] = pl.tensor.slice(a, [16, 8], [0, 0])
+        c1: {T} = self.k_scale(s, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        return c1
+"""
+    r = run_text(orch(body), {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>")
+    assert r.error is None, r.error
+    assert hazards(r, "out-of-bounds") == []
+    # past the buffer itself (the view at column 8 of the 16): out of bounds, naming clamp
+    past = body.replace("pl.tensor.slice(a, [16, 8], [0, 0])", "pl.tensor.slice(a, [16, 8], [0, 8])")
+    (h,) = hazards(run_text(orch(past), {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>"), "out-of-bounds")
+    assert h["line"] == 8 and "clamp=True" in h["message"]

@@ -255,7 +255,7 @@ def write_region(
         raise ValueError(f"store/assemble: {len(offs)} offsets for a {src.dim()}-D source and a {dst.dim()}-D target")
     san = sanitizer.active()
     if san is not None:
-        san.window(op, list(dst.shape), offs, v, "tensor" if dst.dim() and san.is_global(dst) else "tile")
+        san.window(op, list(dst.shape), offs, v, "tensor" if dst.dim() and san.is_global(dst) else "tile", dst)
         if mask is None:
             starts = [max(o, 0) for o in offs]
             san.access(
