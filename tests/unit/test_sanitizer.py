@@ -191,6 +191,18 @@ def test_an_uninitialised_value_that_reaches_the_output_is_found_at_its_creation
     assert 23 in h["related"] and 25 in h["related"]  # the load, the add: the path to the output
     assert "reaches the output 'c'" in h["message"] and "[0:16, 0:16]" in h["message"]
     assert r.status == "fail"
+    # the path travels: SARIF relatedLocations and the editor's related information, first read first
+    from pypto_lsp.formats.ci_formats import sarif_log
+    from pypto_lsp.server.memory import memory_diagnostics
+    from pypto_lsp.validate.report import Report, related_lines
+
+    assert related_lines(h)[0] == 23 and 25 in related_lines(h)
+    r.file = "/tmp/x/29_after_Paged.py"
+    (res,) = [x for x in sarif_log([("/tmp/x", Report([r]), {})], "/tmp/x")["runs"][0]["results"] if "uninitialised" in x["ruleId"]]
+    assert [loc["physicalLocation"]["region"]["startLine"] for loc in res["relatedLocations"]] == related_lines(h)
+    (d,) = memory_diagnostics(r, text.splitlines(), "file:///x.py", "utf-16", include_static=True)
+    assert d.related_information is not None
+    assert [ri.location.range.start.line + 1 for ri in d.related_information] == related_lines(h)
 
 
 def test_tensor_level_ops_carry_undefined_values_to_the_returned_value():
