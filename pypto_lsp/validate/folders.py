@@ -98,6 +98,8 @@ class ResultCache:
         try:
             hit = json.loads(p.read_text(encoding="utf-8"))
             _check_entry(hit)  # valid JSON of another shape is no result: run again
+            if hit.get(ENTRY_KEY, key) != key:  # an entry under the wrong name (a copy, a bad rename): no result
+                return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
         self.memory[key] = hit
@@ -109,11 +111,20 @@ class ResultCache:
             return
         tmp: Path | None = None
         try:
+            # a folder many processes on many machines share (cache_dir on NFS): each writer its
+            # own temporary file (a unique name, not a pid two hosts may share), made durable
+            # before one atomic rename; a reader sees the old entry or the new one, never a torn one
+            import tempfile
+
             d = self.dir / key[:2]
             d.mkdir(parents=True, exist_ok=True)
-            tmp = d / f".{key}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(value), encoding="utf-8")
-            tmp.replace(d / f"{key}.json")
+            fd, name = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=d)
+            tmp = Path(name)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(json.dumps({**value, ENTRY_KEY: key}).encode("utf-8", "surrogatepass"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, d / f"{key}.json")
         except OSError:
             self.enabled = False  # read-only or full disk: keep going without it
             if tmp is not None:
@@ -143,6 +154,9 @@ class ResultCache:
         for _, path in entries[: len(entries) - self.MAX_ENTRIES]:
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+
+ENTRY_KEY = "cache_key"  # each entry names its own key: read back under another name, it is no result
 
 
 def _check_entry(d: Any) -> None:
