@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import torch
 
@@ -9,7 +12,7 @@ from pypto_lsp.exec.kernels import KERNELS
 from pypto_lsp.exec.values import get_valid, with_valid
 
 
-def _k(name: str):  # noqa: ANN202 - the registry's callables
+def _k(name: str) -> Callable[..., Any]:
     return KERNELS[name]
 
 
