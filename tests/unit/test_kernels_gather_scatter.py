@@ -190,3 +190,14 @@ def test_store_rows_continue_into_the_next_slice() -> None:
     out = torch.zeros(2, 3, 8)
     _k("tile.store")(tile[:3], [1, 0, 0], out)  # rows that fit stay where they are
     assert torch.equal(out[1], tile[:3]) and out[0].eq(0).all()
+
+
+def test_tensor_scatter_any_dim_and_the_later_write_wins() -> None:
+    g = torch.Generator().manual_seed(4)
+    inp = torch.randn(3, 4, 5, generator=g)
+    idx = torch.stack([torch.randperm(3, generator=g)[:2] for _ in range(4 * 5)], dim=1).reshape(2, 4, 5)
+    src = torch.randn(2, 4, 6, generator=g)  # larger than the index: only its leading part is read
+    out = _k("tensor.scatter")(inp, idx.to(torch.int32), src, dim=0)
+    assert torch.equal(out, torch.scatter(inp, 0, idx, src[:, :, :5]))
+    clash = _k("tensor.scatter")(torch.zeros(1, 4), torch.tensor([[2, 2, 2]], dtype=torch.int32), torch.tensor([[1.0, 2.0, 3.0]]))
+    assert clash.tolist() == [[0.0, 0.0, 3.0, 0.0]]

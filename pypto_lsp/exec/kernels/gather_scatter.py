@@ -44,6 +44,10 @@ tgather.md``; the CPU simulator's ``include/pto/cpu/TGather.hpp``, ``TGatherB.hp
   when ``t``) is ``src[block_table[idx // b] * b + idx % b, c : c + s]`` for ``idx = indices[i]``;
   the rows past ``len(indices)`` are 0 (``tile.create`` leaves them undefined).
 - ``tensor.create_l1``: an on-chip accumulator (``tensor.create``'s kernel).
+
+The sanitizer is not told of ``mgather``'s reads nor ``mscatter``'s writes of global memory: their
+footprint is data-dependent, and a box around it would report races and uninitialised reads that
+are not there.
 """
 
 from __future__ import annotations
@@ -210,9 +214,12 @@ def _scatter_flat(dst: torch.Tensor, src: torch.Tensor, idx: torch.Tensor, op: s
     box = tuple(slice(0, n) for n in valid_box(src))
     values = src[box].reshape(-1).to(dst.dtype)
     where = idx[box].reshape(-1).to(torch.int64)
-    flat = dst.view(-1) if dst.is_contiguous() else None
-    if flat is None:
-        raise ValueError(f"{op}: the destination is not contiguous")
+    if not dst.is_contiguous():  # written through a contiguous copy
+        work = dst.contiguous()
+        _scatter_flat(work, src, idx, op)
+        dst.copy_(work)
+        return dst
+    flat = dst.view(-1)
     bad = (where < 0) | (where >= flat.numel())
     if bool(bad.any()):
         first = int(where[bad][0])
@@ -232,9 +239,22 @@ def tile_scatter(dst: torch.Tensor, src: torch.Tensor, indexes: torch.Tensor, *_
 
 @register("tensor.scatter")
 def tensor_scatter(inp: torch.Tensor, index: torch.Tensor, src: torch.Tensor, *_extra: Any, dim: Any = -1, **_kw: Any) -> torch.Tensor:
-    """``input`` with ``out[b, index[b, k]] = src[b, k]`` along ``dim`` (a new value)."""
+    """``input`` with ``out[b, index[b, k]] = src[b, k]`` along ``dim`` (a new value); on a collision
+    the later element (row-major) wins, as the tile lowering's flat scatter (torch.scatter leaves it
+    unspecified)."""
     d = int(as_scalar(dim)) % inp.dim()
-    return torch.scatter(inp, d, index.to(torch.int64), src.to(inp.dtype))
+    idx = index.to(torch.int64)
+    # the flat position of each written cell: the index's own coordinates, dim d replaced by its value
+    flat = torch.zeros(idx.shape, dtype=torch.int64)
+    stride = 1
+    for k in range(inp.dim() - 1, -1, -1):
+        shape = [1] * idx.dim()
+        shape[k] = idx.shape[k]
+        coord = idx if k == d else torch.arange(idx.shape[k]).reshape(shape)
+        flat = flat + coord * stride
+        stride *= inp.shape[k]
+    values = src[tuple(slice(0, n) for n in idx.shape)]
+    return _scatter_flat(inp.clone().contiguous(), with_valid(values.contiguous(), None), flat, "tensor.scatter")
 
 
 def _scatter_mask(dst: torch.Tensor, src: torch.Tensor, mask_pattern: Any) -> torch.Tensor:
