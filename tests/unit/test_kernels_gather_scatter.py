@@ -201,3 +201,13 @@ def test_tensor_scatter_any_dim_and_the_later_write_wins() -> None:
     assert torch.equal(out, torch.scatter(inp, 0, idx, src[:, :, :5]))
     clash = _k("tensor.scatter")(torch.zeros(1, 4), torch.tensor([[2, 2, 2]], dtype=torch.int32), torch.tensor([[1.0, 2.0, 3.0]]))
     assert clash.tolist() == [[0.0, 0.0, 3.0, 0.0]]
+
+
+def test_mgather_mat_element_mode_stages_in_scratch_and_narrows_to_valid_shape() -> None:
+    mem = torch.arange(64, dtype=torch.float32).reshape(8, 8)
+    idx = torch.arange(16 * 8, dtype=torch.int32).reshape(16, 8) % 64
+    scratch = torch.full((200,), -1.0)
+    out = _k("tile.mgather")(mem, idx, scratch=scratch, valid_shape=[16, 4], coalesce=1, target_memory="Mat")
+    full = mem.reshape(-1)[idx.long()]
+    assert torch.equal(scratch[:128], full.reshape(-1)) and scratch[128:].eq(-1).all()
+    assert get_valid(out) == (16, 4) and torch.equal(out[:, :4], full[:, :4]) and out[:, 4:].eq(0).all()

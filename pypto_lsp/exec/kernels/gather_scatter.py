@@ -36,7 +36,8 @@ tgather.md``; the CPU simulator's ``include/pto/cpu/TGather.hpp``, ``TGatherB.hp
   ``[1, R]`` or ``[R, 1]`` index, ``out[r, :] = rows(mem)[idx[r]]`` where ``rows(mem)`` is ``mem``
   as ``[-1, last dim]``. Out-of-range indices: 1 clamp, 2 wrap, 3 zero; 0 (undefined on the NPU)
   reads 0 here. The printer moves the optional ``scratch``/``valid_shape`` operands into
-  keywords (ir.catalogue); ``valid_shape`` narrows the written region of a Mat result.
+  keywords (ir.catalogue); ``valid_shape`` narrows the written region of a Mat result, and a Mat
+  element gather leaves the gathered elements in its GM ``scratch`` (where it stages them).
 - ``tile.mscatter(src, idx, output_tensor)``: ``output.flat[idx[i, j]] = src[i, j]`` over the
   source's valid region, in place; returns the tensor (as ``tile.store``).
 - ``tensor.paged_gather(src, indices, block_table, block_size=b, size=s, col_off=c,
@@ -312,6 +313,9 @@ def mgather(
         vec = index.reshape(-1)
         where, zero = _oob(vec, rows.shape[0], gather_oob)
         out = torch.where(zero.unsqueeze(1), torch.zeros((), dtype=mem.dtype), rows[where])
+    if isinstance(scratch, torch.Tensor) and int(as_scalar(coalesce) or 0) == 1 and scratch.numel() >= out.numel():
+        # Mat element mode stages the gathered elements in the GM scratch (its registration's Write effect)
+        scratch.view(-1)[: out.numel()] = out.reshape(-1).to(scratch.dtype)
     if valid_shape is not None:
         vs = as_ints(valid_shape)
         if len(vs) == out.dim():
