@@ -134,3 +134,39 @@ def test_ops_text_and_no_torch() -> None:
     status, torch_loaded, last = out.stdout.strip().split(" ", 2)
     assert status == "0" and torch_loaded == "False"
     assert last.startswith(f"{len(OPS)} ops, ") and "PyPTO registers 312 at e2d0f78ae6d7" in last
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+def test_generator_reads_register_op_calls_at_a_commit(tmp_path: Path) -> None:
+    """tools/gen_op_registry.py on a small repository: .cpp registrations under src/ only, at the commit asked."""
+    repo = tmp_path / "pypto"
+    (repo / "src" / "ir" / "op").mkdir(parents=True)
+    (repo / "docs").mkdir()
+
+    def git(*args: str) -> str:
+        env = {
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "PATH": "/usr/bin:/bin",
+        }
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+    git("init", "-q")
+    (repo / "src" / "ir" / "op" / "a.cpp").write_text('REGISTER_OP("tile.a")\n    .set_op_category("TileOp");\nREGISTER_OP("tensor.a")\n')
+    (repo / "docs" / "ops.md").write_text('REGISTER_OP("doc.only")\n')
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    first = git("rev-parse", "HEAD")
+    (repo / "src" / "ir" / "op" / "b.cpp").write_text('REGISTER_OP("tile.b")\n')
+    git("add", "-A")
+    git("commit", "-qm", "two")
+    out = tmp_path / "reg.json"
+    gen = [sys.executable, str(ROOT / "tools" / "gen_op_registry.py"), "--repo", str(repo), "--out", str(out)]
+    subprocess.run([*gen, "--commit", first], check=True, capture_output=True)
+    data = json.loads(out.read_text())
+    assert data["commit"] == first
+    assert data["ops"] == {"tensor.a": "src/ir/op/a.cpp", "tile.a": "src/ir/op/a.cpp"}
+    assert subprocess.run([*gen, "--commit", first, "--check"], capture_output=True).returncode == 0
+    assert subprocess.run([*gen, "--commit", "HEAD", "--check"], capture_output=True).returncode == 1  # tile.b since
