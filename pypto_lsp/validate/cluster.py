@@ -75,6 +75,8 @@ class DaskExecutor:
     ) -> Generator[tuple[str, dict[str, Any]], None, None]:
         """(key, result) pairs as tasks finish, one per key of ``todo``; ``workers_of[key]`` is
         the address that ran it. The goldens go to every worker once (scatter, broadcast)."""
+        from asyncio import CancelledError
+
         from distributed import as_completed
 
         from .budget import budget
@@ -104,9 +106,10 @@ class DaskExecutor:
             for fut in as_completed(list(futures), loop=client.loop):
                 key = futures[fut]
                 filename = todo[key][1]
+                worker: str | None
                 try:
                     value, worker = fut.result()
-                except Exception as exc:  # KilledWorker (lost twice), a worker that cannot import us, ...
+                except (Exception, CancelledError) as exc:  # KilledWorker (lost twice), a lost scheduler, a worker without us
                     kind = "worker-lost" if type(exc).__name__ == "KilledWorker" else "internal"
                     msg = (
                         f"worker lost: the Dask workers running this file died ({exc}); the other files went on"
@@ -114,8 +117,9 @@ class DaskExecutor:
                         else f"the cluster could not run this file: {type(exc).__name__}: {exc}"
                     )
                     value = FileResult(filename, ERROR, error=ErrorInfo(kind, msg), rtol=settings.rtol, atol=settings.atol).to_json()
-                    worker = ""
-                workers_of[key] = worker
+                    worker = None  # no worker ran it
+                if worker:
+                    workers_of[key] = worker
                 yield key, value
         finally:
             for fut in futures:

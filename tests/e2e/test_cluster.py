@@ -38,21 +38,22 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _env(tmp: Path) -> dict[str, str]:
+def _env(tmp: Path, allowed_failures: int = 1) -> dict[str, str]:
     return {
         **os.environ,
         "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         "PYPTO_LSP_CACHE_DIR": str(tmp / "cache"),
         # a file whose worker dies twice is given up on (KilledWorker): reported worker-lost
-        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
+        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures),
     }
 
 
 class LocalCluster:
     """The processes of a real cluster, started as a team would (``dask scheduler``, ``dask worker``)."""
 
-    def __init__(self, tmp: Path, workers: int = 2) -> None:
+    def __init__(self, tmp: Path, workers: int = 2, allowed_failures: int = 1) -> None:
         self.tmp = tmp
+        self.allowed_failures = allowed_failures
         self.address = f"tcp://127.0.0.1:{_free_port()}"
         self.procs: list[subprocess.Popen[bytes]] = []
         self.workers: dict[str, subprocess.Popen[bytes]] = {}  # address -> process
@@ -90,7 +91,9 @@ class LocalCluster:
 
     def _start(self, name: str, cmd: list[str]) -> None:
         log = open(self.tmp / f"{name}.log", "wb")  # the child keeps its own copy
-        self.procs.append(subprocess.Popen(cmd, env=_env(self.tmp), stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        self.procs.append(
+            subprocess.Popen(cmd, env=_env(self.tmp, self.allowed_failures), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        )
         log.close()
 
     def close(self) -> None:
@@ -179,35 +182,62 @@ def _variants(src: Path, dst: Path, n: int) -> Path:
     return dumps
 
 
+def _kill_mid_run(c: LocalCluster, tmp_path: Path, folder: Path) -> tuple[dict[str, Any], str, int, str, str]:
+    """Validate ``folder`` on ``c`` and kill -9 a worker while it holds a file of the run."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
+        cwd=ROOT,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    victim, survivor = sorted(c.workers)
+    watcher = distributed.Client(c.address, timeout="30s")
+    try:
+        deadline = time.monotonic() + RUN_S
+        while not watcher.processing().get(victim) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run ended before a worker could be killed"
+        os.kill(c.workers[victim].pid, signal.SIGKILL)  # mid-run: it holds a file of this run
+    finally:
+        watcher.close()
+    out, err = proc.communicate(timeout=RUN_S)
+    return json.loads(out), err, proc.returncode, victim, survivor
+
+
+def test_a_file_whose_worker_is_lost_too_often_is_worker_lost(tmp_path: Path) -> None:
+    """The scheduler gives up on a file after ``allowed-failures`` deaths (0 here: the first):
+    that file is a ``worker-lost`` error, the others are run and reported as usual."""
+    folder = _variants(EXAMPLES / "elementwise" / "passes_dump", tmp_path / "elementwise", 40)
+    _, local, _ = _validate(tmp_path, folder, "--jobs", "1", "--exact")
+    c = LocalCluster(tmp_path, allowed_failures=0)
+    try:
+        doc, err, code, _, survivor = _kill_mid_run(c, tmp_path, folder)
+    finally:
+        c.close()
+    assert code == 1, err
+    assert len(doc["files"]) == len(local["files"])
+    lost = [f for f in doc["files"] if (f["error"] or {}).get("kind") == "worker-lost"]
+    assert lost, "the killed worker held a file"
+    assert all("worker" not in f and f["status"] == "error" for f in lost)
+    by_file = {f["file"]: f for f in _verdicts(local)}
+    for f in _verdicts(doc):
+        if f not in [{k: v for k, v in x.items() if k not in VOLATILE} for x in lost]:
+            assert f == by_file[f["file"]]
+
+
 def test_a_worker_killed_mid_run_loses_no_file(tmp_path: Path) -> None:
+    """The scheduler reschedules the killed worker's files on the other (Dask's own retries)."""
     folder = _variants(EXAMPLES / "elementwise" / "passes_dump", tmp_path / "elementwise", 40)
     _, local, _ = _validate(tmp_path, folder, "--jobs", "1", "--exact")
     c = LocalCluster(tmp_path)
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
-            cwd=ROOT,
-            env=_env(tmp_path),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        victim, survivor = sorted(c.workers)
-        watcher = distributed.Client(c.address, timeout="30s")
-        try:
-            deadline = time.monotonic() + RUN_S
-            while not watcher.processing().get(victim) and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.005)
-            killed = proc.poll() is None
-            os.kill(c.workers[victim].pid, signal.SIGKILL)  # mid-run: it holds a file of this run
-        finally:
-            watcher.close()
-        out, err = proc.communicate(timeout=RUN_S)
+        doc, err, code, victim, survivor = _kill_mid_run(c, tmp_path, folder)
     finally:
         c.close()
-    assert killed, "the run ended before a worker could be killed"
-    doc = json.loads(out)
+    assert code == 0, err
     assert len(doc["files"]) == len(local["files"]), err
     assert _verdicts(doc) == _verdicts(local), err  # every file reported, the same verdicts
-    assert {f["worker"] for f in doc["files"][2:]} <= {victim, survivor}
+    assert {f["worker"] for f in doc["files"]} <= {victim, survivor}
     assert any(f["worker"] == survivor for f in doc["files"])
