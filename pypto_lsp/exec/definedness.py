@@ -17,7 +17,9 @@ gets one without a change here:
 * ``matmul``: an output element is undefined if its row of ``lhs`` or its column of ``rhs`` holds
   an undefined element (any over K); ``matmul_acc`` adds the accumulator elementwise;
 * ``store`` (``tile.store``, ``assemble``): the written window takes the source's shadow
-  (:func:`pypto_lsp.exec.kernels.base.write_region` calls :meth:`Definedness.moved`);
+  (:func:`pypto_lsp.exec.kernels.base.write_region` calls :meth:`Definedness.moved`); another
+  in-place writer (``tile.mscatter``) runs on the shadows, the destination's kept where it does not
+  write;
 * everything else, by shape: an operand broadcastable to the result is OR-ed elementwise; one whose
   dims shrink to 1 in the result is reduced (any over the reduced axes); any other shape makes the
   whole result undefined if the operand holds one undefined element (the conservative default, also
@@ -41,6 +43,9 @@ import torch
 from ..ir.catalogue import lookup
 
 __all__ = ["Definedness", "Shadow"]
+
+# the window stores: kernels.base.write_region moves their shadows
+_WRITE_REGION = frozenset({"tile.store", "tile.assemble", "tensor.assemble", "assemble"})
 
 _MAX_PATH = 12  # lines kept per shadow's path
 _MAX_SHADOWS = 20000  # beyond this many live shadows new results are not followed (a bound, not a finding)
@@ -246,6 +251,8 @@ class Definedness:
     def wrap(self, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         spec = lookup(op)
         rule = spec.result if spec is not None else None
+        if rule == "store" and op not in _WRITE_REGION:
+            return self._wrap_store(fn)
         if rule in ("store", "none", "ptr", "create") or op in ("read", "write", "tensor.read", "tensor.write", "tile.read", "tile.write"):
             return fn  # in place (write_region / access follow them) or nothing to carry
 
@@ -265,6 +272,58 @@ class Definedness:
             return out
 
         wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
+        return wrapped
+
+    def _wrap_store(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """An in-place writer other than a window store (``tile.mscatter``: data-dependent elements):
+        the kernel itself runs on the shadows, so the destination's shadow takes the source's where
+        the kernel writes and keeps its own elsewhere."""
+
+        def wrapped(*args: Any, **kw: Any) -> Any:
+            if not self.shadows:
+                return fn(*args, **kw)
+            before = {i: self.shadow(a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+            out = fn(*args, **kw)
+            if not isinstance(out, torch.Tensor):
+                return out
+            ptr = out.untyped_storage().data_ptr()
+            di = next((i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.untyped_storage().data_ptr() == ptr), None)
+            e = self.shadows.get(ptr)
+            si = 0 if di != 0 else 1
+            src = args[si] if si < len(args) and isinstance(args[si], torch.Tensor) else None
+            s_src = before.get(si) if src is not None else None
+            if di is None or (e is None and (s_src is None or not bool(s_src.any()))):
+                return out
+            dest = args[di]
+            s_dst = before.get(di)
+            sub = list(args)
+            sub[di] = (s_dst if s_dst is not None else torch.zeros(tuple(dest.shape), dtype=torch.bool)).to(torch.uint8)
+            if src is not None:
+                sub[si] = (s_src if s_src is not None else torch.zeros(tuple(src.shape), dtype=torch.bool)).to(torch.uint8)
+            saved = self.suspend()
+            try:
+                moved: Any = fn(*sub, **kw)
+            except Exception:  # the kernel does not take bytes: what it wrote cannot be told; say defined
+                moved = None
+            finally:
+                self.resume(saved)
+            if isinstance(moved, torch.Tensor) and tuple(moved.shape) == tuple(dest.shape):
+                new = moved.to(torch.bool)
+            else:
+                new = torch.zeros(tuple(dest.shape), dtype=torch.bool)
+            if e is None:
+                if not bool(new.any()):
+                    return out
+                line = self.caller_line()
+                first = self.entry(src) if src is not None else None
+                if first is None:
+                    return out
+                e = self._new(dest, first.line, first.name, first.first_read or (line or 0, "read"), _extend(first.path, line))
+                if e is None:
+                    return out
+            self.assign(dest, e, new)
+            return out
+
         return wrapped
 
     def _carry(
