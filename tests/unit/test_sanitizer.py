@@ -509,3 +509,44 @@ def test_a_window_leaving_a_view_but_inside_its_buffer_is_in_bounds():
     past = body.replace("pl.tensor.slice(a, [16, 8], [0, 0])", "pl.tensor.slice(a, [16, 8], [0, 8])")
     (h,) = hazards(run_text(orch(past), {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>"), "out-of-bounds")
     assert h["line"] == 8 and "clamp=True" in h["message"]
+
+
+# -- definedness rules, kernel by kernel (the registry's kernels, wrapped as a run wraps them)
+
+
+def _definedness():
+    from pypto_lsp.exec.definedness import Definedness
+
+    found: list[tuple[str, int]] = []
+    d = Definedness(lambda: 7, lambda e, where, sh, line: found.append((where, int(sh.sum()))))
+    return d, found
+
+
+def test_rules_by_kernel_family_reduce_over_their_axes_and_matmul_over_k():
+    from pypto_lsp.exec.kernels import KERNELS
+
+    d, _found = _definedness()
+    x = torch.zeros(4, 8)
+    d.create(x, 1, "x")
+    d.clear(x[1:])  # only row 0 undefined
+    rows = d.wrap("tile.row_sum", KERNELS["tile.row_sum"])(x, torch.zeros(4, 8))
+    assert d.shadow(rows).reshape(-1).tolist() == [True, False, False, False]  # any over the reduced axis
+    y = d.wrap("tile.matmul", KERNELS["tile.matmul"])(x, torch.ones(8, 3))
+    assert d.shadow(y)[:, 0].tolist() == [True, False, False, False]  # row 0 of lhs: row 0 of the product
+    z = d.wrap("tile.adds", KERNELS["tile.adds"])(x, 1.0)
+    assert int(d.shadow(z).sum()) == 8  # elementwise
+    t = d.wrap("tile.load", KERNELS["tile.load"])(x, [1, 0], [2, 8], [2, 8])
+    assert d.shadow(t) is None  # the window moved like the data: rows 1-2 are defined
+
+
+def test_a_scatter_defines_what_it_writes_and_keeps_the_rest():
+    from pypto_lsp.exec.kernels import KERNELS
+
+    d, found = _definedness()
+    out = torch.zeros(2, 4)
+    d.create(out, 1, "out")
+    scatter = d.wrap("tile.mscatter", KERNELS["tile.mscatter"])
+    scatter(torch.ones(1, 4), torch.arange(4, dtype=torch.int32).reshape(1, 4), out)
+    assert d.shadow(out)[0].tolist() == [False] * 4 and d.shadow(out)[1].all()
+    scatter(torch.ones(1, 4), torch.arange(4, 8, dtype=torch.int32).reshape(1, 4), out)
+    assert d.shadow(out) is None and not d.sink(out, "the output") and found == []
