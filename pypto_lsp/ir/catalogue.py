@@ -164,6 +164,17 @@ EXECUTOR_EXTRAS: frozenset[str] = frozenset(
     }
 )
 
+# Sorts on packed (value, index) pairs, the mask-pattern gather that unpacks them, the
+# counter-based random generator and MX block-scaled matmul (exec/kernels/sorting.py,
+# philox.py, matmul_mx.py); the reference codegen has none of them.
+SORT_RANDOM_MX_EXECUTED: frozenset[str] = frozenset(
+    _words(
+        "tile.sort32 tensor.sort32 tile.mrgsort_format1 tensor.mrgsort_format1 tile.mrgsort_format2 "
+        "tensor.mrgsort_format2 tile.gather_mask tensor.gather_mask tile.random tensor.random "
+        "tile.matmul_mx tile.matmul_mx_acc tile.matmul_mx_bias tile.tget_scale_addr"
+    )
+)
+
 
 # Ops whose kernel needs the result's annotated type (shape, dtype, valid region, memory
 # space): the operands alone do not say it (a load's box, a pop's payload, a matmul's
@@ -181,7 +192,7 @@ _NEEDS_RESULT_TYPE = frozenset(
 def _status(name: str) -> str:
     if name in NOOP_OPS:
         return "noop"
-    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS:
+    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS or name in SORT_RANDOM_MX_EXECUTED:
         return "supported"
     return "unsupported"
 
@@ -676,7 +687,7 @@ _ALIASES: dict[str, str] = {
 # what codegen passes ``_rtype=`` for (see OpSpec.needs_result_type)
 NEEDS_RESULT_TYPE: frozenset[str] = frozenset(n for n, s in OPS.items() if s.needs_result_type)
 
-_missing = (NOOP_OPS | REFERENCE_SUPPORTED | EXECUTOR_EXTRAS | _NEEDS_RESULT_TYPE) - OPS.keys()
+_missing = (NOOP_OPS | REFERENCE_SUPPORTED | EXECUTOR_EXTRAS | SORT_RANDOM_MX_EXECUTED | _NEEDS_RESULT_TYPE) - OPS.keys()
 if _missing:  # pragma: no cover - a table edit forgot a row
     raise RuntimeError(f"catalogue rows missing for {sorted(_missing)}")
 del _missing

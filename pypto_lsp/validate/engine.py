@@ -264,6 +264,36 @@ def resolve_args(program: Program, entry_name: str, tensors: Mapping[str, torch.
     return args
 
 
+def _decode_stored_args(program: Program, entry_name: str, args: list[Any], run_tensors: dict[str, torch.Tensor]) -> None:
+    """Arguments stored in the harness's storage dtypes (FP8/FP4/E8M0, UINT32 as int32 bits) in the
+    executor's representation of the declared dtype (:mod:`pypto_lsp.exec.stored_dtypes`); the run's
+    tensor map follows, so an output decoded here is the tensor the run writes and is read back."""
+    from ..exec.stored_dtypes import decode_stored
+
+    fn = program.function(entry_name)
+    assert fn is not None
+    for i, (p, a) in enumerate(zip(fn.params, args, strict=True)):
+        if isinstance(p.type, TensorType | TileType) and isinstance(a, torch.Tensor):
+            new = decode_stored(p.type.dtype, a)
+            if new is not a:
+                args[i] = new
+                for k, v in run_tensors.items():
+                    if v is a:
+                        run_tensors[k] = new
+
+
+def _decode_stored_golden(program: Program, entry_name: str, key: str, exp: torch.Tensor) -> torch.Tensor:
+    """An expected output in a storage dtype of the parameter it is compared with (UINT32 as int32
+    bits, FP8/FP4) in the executor's representation, as :func:`_decode_stored_args` does for inputs."""
+    from ..exec.stored_dtypes import decode_stored
+
+    fn = program.function(entry_name)
+    for p in fn.params if fn is not None else ():
+        if isinstance(p.type, TensorType | TileType) and key in (p.name, SSA_SUFFIX.sub("", p.name), p.name.split("__")[0]):
+            return decode_stored(p.type.dtype, exp)
+    return exp
+
+
 def _check_arg_types(program: Program, entry_name: str, args: list[Any]) -> None:
     from ..exec.values import DTYPES
 
@@ -403,6 +433,7 @@ def run(
     run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=clone_inputs or abandoned_runs() > 0)
     try:
         args = resolve_args(comp.program, gen.entry, run_tensors)
+        _decode_stored_args(comp.program, gen.entry, args, run_tensors)
         _check_arg_types(comp.program, gen.entry, args)
     except (KeyError, GoldenError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
@@ -571,6 +602,7 @@ def run_text(
                 result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(outputs)}")
                 return result
             act = outputs[key]
+            exp = _decode_stored_golden(comp.program, gen.entry, key, exp)
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
                 return result

@@ -14,6 +14,7 @@ from pypto_lsp.ir.catalogue import (
     OPS,
     REFERENCE_SUPPORTED,
     RESULT_RULES,
+    SORT_RANDOM_MX_EXECUTED,
     UNREGISTERED_OPS,
     OpSpec,
     lookup,
@@ -64,9 +65,10 @@ def test_status_sets() -> None:
     supported = {n for n, s in OPS.items() if s.status == "supported"}
     noop = {n for n, s in OPS.items() if s.status == "noop"}
     assert noop == NOOP_OPS
-    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS
+    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS | SORT_RANDOM_MX_EXECUTED
     assert "tensor.view" in supported
-    assert OPS["tile.matmul_mx"].status == "unsupported"
+    assert OPS["tile.matmul_mx"].status == "supported"
+    assert OPS["tile.sort32"].status == "supported"
     assert OPS["pld.tile.remote_load"].status == "unsupported"
 
 

@@ -1,0 +1,61 @@
+"""Golden tensors stored in a dtype other than the one the executor computes in.
+
+The executor holds every IR dtype torch cannot compute in as a wider torch dtype
+(:data:`.values.DTYPES`: the MX dtypes FP8E4M3FN / FP8E5M2 / FP4 / FP8E8M0 as float32, UINT32 as
+int64). PyPTO's test harness writes its bundles in torch's storage dtypes instead
+(``tests/st/runtime/ops/test_matmul_mx.py`` in hw-native-sys/pypto; ``../shared/fixtures-coverage/README.md``):
+
+- FP8 data as ``torch.float8_e4m3fn`` / ``torch.float8_e5m2`` (decoded exactly to float32);
+- FP4 data as ``torch.float4_e2m1fn_x2``: two E2M1 codes per byte, the even column in the low
+  nibble, so the stored last dim is half the declared one (decoded with the E2M1 value table of
+  the OCP MX spec, the one the test's ``_decode_fp4_data`` uses);
+- E8M0 block scales as ``torch.float8_e8m0fnu`` (a pure exponent: code ``e`` is ``2**(e - 127)``,
+  code 255 is NaN), kept in the physical layout the kernel reads (MX_A_ZZ / MX_B_NN, see
+  :mod:`.kernels.matmul_mx`);
+- UINT32 data as ``int32`` with the same bits (the harness's ``DataType.UINT32`` maps to
+  ``torch.int32``), widened to the executor's int64 without a sign.
+
+:func:`decode_stored` turns such a tensor into the executor's representation of the declared
+dtype; anything else is returned as is (and the engine's dtype check then speaks).
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["decode_stored", "decode_fp4_x2", "FP4_E2M1_VALUES"]
+
+# E2M1 code -> value (sign bit 3, exponent bits 2-1, mantissa bit 0)
+FP4_E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+
+_FP8 = {name: getattr(torch, name) for name in ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu") if hasattr(torch, name)}
+_FP4_X2 = getattr(torch, "float4_e2m1fn_x2", None)
+
+# declared IR dtype -> the storage dtypes accepted for it
+_ACCEPTED: dict[str, tuple[torch.dtype, ...]] = {
+    "FP8E4M3FN": tuple(d for n, d in _FP8.items() if n == "float8_e4m3fn"),
+    "FP8E5M2": tuple(d for n, d in _FP8.items() if n == "float8_e5m2"),
+    "FP8E8M0": tuple(d for n, d in _FP8.items() if n == "float8_e8m0fnu"),
+    "FP4": (_FP4_X2,) if _FP4_X2 is not None else (),
+    "UINT32": (torch.int32,),
+}
+
+
+def decode_fp4_x2(t: torch.Tensor) -> torch.Tensor:
+    """``float4_e2m1fn_x2`` (or raw ``uint8``) storage ``[..., n]`` -> float32 ``[..., 2n]``."""
+    packed = t.contiguous().view(torch.uint8).to(torch.long)
+    codes = torch.stack((packed & 0x0F, (packed >> 4) & 0x0F), dim=-1).reshape(*packed.shape[:-1], packed.shape[-1] * 2)
+    return torch.tensor(FP4_E2M1_VALUES, dtype=torch.float32)[codes]
+
+
+def decode_stored(declared: str, t: torch.Tensor) -> torch.Tensor:
+    """``t`` in the executor's representation of ``declared`` when ``t`` is one of the storage
+    dtypes the harness writes for it; else ``t`` unchanged."""
+    accepted = _ACCEPTED.get(declared, ())
+    if t.dtype not in accepted:
+        return t
+    if declared == "UINT32":
+        return t.to(torch.int64) & 0xFFFFFFFF
+    if declared == "FP4":
+        return decode_fp4_x2(t)
+    return t.to(torch.float32)
