@@ -1,0 +1,254 @@
+"""Sorts, the random generator and MX matmul against plain torch (exec/kernels/sorting.py,
+philox.py, matmul_mx.py), and golden tensors in the harness's storage dtypes (exec/stored_dtypes.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pypto_lsp.exec.kernels import KERNELS as K
+from pypto_lsp.exec.stored_dtypes import decode_stored
+from pypto_lsp.validate.engine import run_text
+
+
+def _unpack(pairs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Values and indices (int32 bits) of a packed FP32 pair tile."""
+    return pairs[..., 0::2], pairs.contiguous().view(torch.int32)[..., 1::2]
+
+
+# ---------------------------------------------------------------------- sort32
+
+
+def test_sort32_sorts_each_32_block_descending_with_its_indices() -> None:
+    g = torch.Generator().manual_seed(1)
+    src = torch.randn(3, 96, generator=g)
+    idx = torch.arange(1000, 1096, dtype=torch.int64).expand(3, 96)  # UINT32 held as int64
+    out = K["tile.sort32"](src, idx)
+    assert out.shape == (3, 192) and out.dtype == torch.float32
+    vals, ids = _unpack(out)
+    for b in range(3):
+        block = src[:, 32 * b : 32 * (b + 1)]
+        want_v, order = torch.sort(block, dim=-1, descending=True)
+        assert torch.equal(vals[:, 32 * b : 32 * (b + 1)], want_v)
+        assert torch.equal(ids[:, 32 * b : 32 * (b + 1)], (order + 1000 + 32 * b).to(torch.int32))
+
+
+def test_sort32_ties_keep_position_order_and_idx_broadcasts() -> None:
+    src = torch.tensor([[1.0, 3.0, 1.0, 3.0] * 8])
+    idx = torch.arange(32, dtype=torch.int32).reshape(1, 32)
+    _, ids = _unpack(K["tile.sort32"](src.expand(2, 32), idx))
+    assert ids[0, :4].tolist() == [1, 3, 5, 7]
+    assert torch.equal(ids[0], ids[1])
+
+
+def test_sort32_tail_block_and_fp16_refused() -> None:
+    src = torch.tensor([[0.0] * 32 + [5.0, -1.0, 7.0]])  # a 3-element tail after one full block
+    vals, ids = _unpack(K["tile.sort32"](src, torch.arange(35).reshape(1, 35)))
+    assert vals.shape == (1, 35)
+    assert vals[0, 32:].tolist() == [7.0, 5.0, -1.0] and ids[0, 32:].tolist() == [34, 32, 33]
+    with pytest.raises(ValueError, match="FP32 only"):
+        K["tile.sort32"](src.half(), torch.arange(35).reshape(1, 35))
+
+
+# ---------------------------------------------------------------------- merges
+
+
+def _sorted_runs(values: torch.Tensor) -> torch.Tensor:
+    return K["tile.sort32"](values, torch.arange(values.shape[-1]).expand(values.shape))
+
+
+def test_mrgsort_format1_chain_sorts_the_whole_row() -> None:
+    g = torch.Generator().manual_seed(2)
+    src = torch.randn(1, 2048, generator=g)
+    t = _sorted_runs(src)
+    for i in range(3):
+        t = K["tile.mrgsort_format1"](t, 1 << (6 + 2 * i))
+    vals, ids = _unpack(t)
+    want_v, order = torch.sort(src, dim=-1, descending=True)
+    assert torch.equal(vals, want_v)
+    assert torch.equal(ids, order.to(torch.int32))
+
+
+def test_mrgsort_format1_one_pass_merges_groups_of_four_runs() -> None:
+    src = torch.randn(1, 256, generator=torch.Generator().manual_seed(3))
+    vals, _ = _unpack(K["tile.mrgsort_format1"](_sorted_runs(src), 64))
+    for g in range(2):  # 256 values = 8 runs of 32 pairs = 2 groups of 4
+        part = src[0, 128 * g : 128 * (g + 1)]
+        assert torch.equal(vals[0, 128 * g : 128 * (g + 1)], torch.sort(part, descending=True).values)
+
+
+def test_merge_is_greedy_not_a_sort() -> None:
+    # runs that are not sorted merge as the device merges them: heads compared, never a sort
+    pairs = torch.zeros(1, 256)
+    pairs[0, 0:64:2] = torch.tensor([1.0, 5.0] + [0.0] * 30)
+    pairs[0, 64:128:2] = torch.tensor([3.0, 2.0] + [0.0] * 30)
+    pairs[0, 128::2] = -1.0
+    vals, _ = _unpack(K["tile.mrgsort_format1"](pairs, 64))
+    assert vals[0, :4].tolist() == [3.0, 2.0, 1.0, 5.0]
+
+
+def test_mrgsort_format2_two_and_four_way() -> None:
+    g = torch.Generator().manual_seed(4)
+    lists = [torch.randn(1, 32, generator=g) for _ in range(4)]
+    packed = [_sorted_runs(v) for v in lists]
+    two = K["tile.mrgsort_format2"](packed[0], packed[1], torch.zeros(1, 128))
+    assert torch.equal(_unpack(two)[0], torch.sort(torch.cat(lists[:2], -1), descending=True).values)
+    four = K["tensor.mrgsort_format2"](*packed)
+    assert four.shape == (1, 256)
+    assert torch.equal(_unpack(four)[0], torch.sort(torch.cat(lists, -1), descending=True).values)
+
+
+def test_mrgsort_format2_exhausted_stops_at_the_first_empty_list() -> None:
+    a = _sorted_runs(torch.arange(32, dtype=torch.float32).reshape(1, 32) + 100)  # all larger
+    b = _sorted_runs(torch.arange(32, dtype=torch.float32).reshape(1, 32))
+    out = K["tile.mrgsort_format2"](a, b, torch.zeros(1, 128), exhausted=True)
+    vals, _ = _unpack(out)
+    assert vals[0, :32].min() >= 100 and bool((vals[0, 32:] == 0).all())
+
+
+# ---------------------------------------------------------------------- gather_mask
+
+
+@pytest.mark.parametrize(("pattern", "stride", "first"), [(1, 2, 0), (2, 2, 1), (3, 4, 0), (6, 4, 3), (7, 1, 0)])
+def test_gather_mask_patterns(pattern: int, stride: int, first: int) -> None:
+    src = torch.arange(64, dtype=torch.float32).reshape(2, 32)
+    assert torch.equal(K["tile.gather_mask"](src, mask_pattern=pattern), src[:, first::stride])
+
+
+def test_gather_mask_output_dtype_reads_index_bits() -> None:
+    pairs = K["tile.sort32"](torch.tensor([[2.0, 9.0] + [0.0] * 30]), torch.tensor([[4000000000, 7] + [0] * 30]))
+    idx = K["tile.gather_mask"](pairs, mask_pattern="P1010", output_dtype=torch.int64)  # UINT32
+    assert idx[0, :2].tolist() == [7, 4000000000]
+    with pytest.raises(ValueError, match="mask_pattern"):
+        K["tile.gather_mask"](pairs, mask_pattern=9)
+
+
+# ---------------------------------------------------------------------- random
+
+
+def _trandom_reference(key: tuple[int, int], ctr: tuple[int, ...], rows: int, cols: int, vr: int, vc: int, rounds: int) -> list[list[int]]:
+    """pto-isa include/pto/cpu/TRandom.hpp, element by element, in plain Python integers."""
+    m32 = 0xFFFFFFFF
+    out = [[0] * cols for _ in range(rows)]
+    row_ctr = sum(c << (32 * i) for i, c in enumerate(ctr))
+    loops = -(-vc // 256)
+    for r in range(vr):
+        for lp in range(loops):
+            for lane in range(64):
+                c = [((row_ctr + lane) >> (32 * i)) & m32 for i in range(4)]
+                k0, k1 = key
+                for _ in range(rounds):
+                    p0, p1 = c[0] * 0xD2511F53, c[2] * 0xCD9E8D57
+                    c = [(p1 >> 32) ^ c[1] ^ k0, p1 & m32, (p0 >> 32) ^ c[3] ^ k1, p0 & m32]
+                    k0, k1 = (k0 + 0x9E3779B9) & m32, (k1 + 0xBB67AE85) & m32
+                for rep in range(4):
+                    col = lp * 256 + rep * 64 + lane
+                    if col < vc:
+                        out[r][col] = c[rep]
+            row_ctr += cols // 4
+    return out
+
+
+def test_random_matches_the_pto_isa_cpu_model() -> None:
+    got = K["tile.random"](0x1234, 0x5678, 1, 2, 3, 4, [3, 512], [2, 300], dtype=torch.int64, rounds=7)
+    want = _trandom_reference((0x1234, 0x5678), (1, 2, 3, 4), 3, 512, 2, 300, 7)
+    assert got.tolist() == want
+
+
+def test_random_is_deterministic_and_seed_dependent() -> None:
+    a = K["tile.random"](4660, 22136, 1, 2, 3, 4, [4, 256], dtype=torch.int64, rounds=10)
+    b = K["tensor.random"](4660, 22136, 1, 2, 3, 4, [4, 256], dtype=torch.int64, rounds=10)
+    c = K["tile.random"](4660, 22136, 1, 2, 3, 5, [4, 256], dtype=torch.int64, rounds=10)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert int(a.min()) >= 0 and int(a.max()) > 2**31  # full 32-bit range as UINT32
+    i32 = K["tile.random"](4660, 22136, 1, 2, 3, 4, [4, 256], dtype=torch.int32, rounds=10)
+    assert i32.dtype == torch.int32 and torch.equal(i32.to(torch.int64) & 0xFFFFFFFF, a)
+    with pytest.raises(ValueError, match="rounds"):
+        K["tile.random"](1, 2, 3, 4, 5, 6, [4, 256], dtype=torch.int32, rounds=8)
+
+
+# ---------------------------------------------------------------------- MX matmul
+
+
+def _pack_a(codes: torch.Tensor) -> torch.Tensor:
+    m, g = codes.shape
+    return codes.reshape(m // 16, 16, g // 2, 2).permute(0, 2, 1, 3).reshape(m, g)
+
+
+def _pack_b(codes: torch.Tensor) -> torch.Tensor:
+    g, n = codes.shape
+    return codes.reshape(g // 2, 2, n // 16, 16).permute(2, 0, 3, 1).reshape(g, n)
+
+
+def test_matmul_mx_dequantises_with_physical_scales() -> None:
+    g = torch.Generator().manual_seed(5)
+    m, k, n = 32, 128, 64
+    a = torch.randint(-3, 4, (m, k), generator=g).float()
+    b = torch.randint(-3, 4, (k, n), generator=g).float()
+    sa = torch.randint(120, 134, (m, k // 32), generator=g)
+    sb = torch.randint(120, 134, (k // 32, n), generator=g)
+    grp = torch.arange(k) // 32
+    want = ((a.double() * torch.pow(2.0, sa.double() - 127)[:, grp]) @ (b.double() * torch.pow(2.0, sb.double() - 127)[grp, :])).float()
+    pa = torch.pow(2.0, _pack_a(sa).float() - 127)  # decoded E8M0 bytes in MX_A_ZZ order
+    pb = torch.pow(2.0, _pack_b(sb).float() - 127)
+    got = K["tile.matmul_mx"](a, pa, b, pb)
+    assert got.dtype == torch.float32 and torch.equal(got, want)
+    assert torch.equal(K["tile.matmul_mx_acc"](got, a, pa, b, pb), 2 * want)
+    bias = torch.randn(1, n, generator=g)
+    assert torch.equal(K["tile.matmul_mx_bias"](a, pa, b, pb, bias), want + bias)
+    # the logical scales read as if physical give another product (the layouts matter here)
+    assert not torch.equal(K["tile.matmul_mx"](a, torch.pow(2.0, sa.float() - 127), b, pb), want)
+    assert K["tile.tget_scale_addr"](pa, a) is pa
+
+
+def test_matmul_mx_refuses_scales_off_the_block_grid() -> None:
+    with pytest.raises(ValueError, match="MX_A_ZZ"):
+        K["tile.matmul_mx"](torch.ones(8, 64), torch.ones(8, 2), torch.ones(64, 16), torch.ones(2, 16))
+
+
+# ---------------------------------------------------------------------- stored dtypes
+
+
+def test_decode_stored_dtypes() -> None:
+    codes = torch.arange(16, dtype=torch.uint8)
+    packed = (codes[1::2] << 4) | codes[0::2]
+    fp4 = decode_stored("FP4", packed.reshape(1, 8).view(torch.float4_e2m1fn_x2))
+    assert fp4.shape == (1, 16) and fp4.dtype == torch.float32
+    assert fp4[0].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+    e8 = decode_stored("FP8E8M0", torch.tensor([[126, 127, 130]], dtype=torch.uint8).view(torch.float8_e8m0fnu))
+    assert e8.tolist() == [[0.5, 1.0, 8.0]]
+    f8 = torch.tensor([[-2.0, 0.375, 448.0]]).to(torch.float8_e4m3fn)
+    assert decode_stored("FP8E4M3FN", f8).tolist() == [[-2.0, 0.375, 448.0]]
+    u32 = decode_stored("UINT32", torch.tensor([-1, 5], dtype=torch.int32))
+    assert u32.dtype == torch.int64 and u32.tolist() == [0xFFFFFFFF, 5]
+    same = torch.ones(2)
+    assert decode_stored("FP8E4M3FN", same) is same  # not a storage dtype of FP8: the dtype check speaks
+    assert decode_stored("INT32", torch.ones(2, dtype=torch.int32)).dtype == torch.int32
+
+
+_MX_DUMP = """\
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[2, 4], pl.FP4], s: pl.Tensor[[2, 4], pl.FP8E8M0], u: pl.Tensor[[2, 4], pl.UINT32], out: pl.Out[pl.Tensor[[2, 4], pl.FP32]]) -> pl.Tensor[[2, 4], pl.FP32]:
+        ta: pl.Tile[[2, 4], pl.FP4] = pl.tile.load(a, [0, 0], [2, 4], [2, 4])
+        ts: pl.Tile[[2, 4], pl.FP8E8M0] = pl.tile.load(s, [0, 0], [2, 4], [2, 4])
+        t: pl.Tile[[2, 4], pl.FP32] = pl.tile.mul(ta, ts)
+        return pl.tile.store(t, [0, 0], out)
+"""
+
+
+def test_golden_bundle_in_storage_dtypes_is_accepted() -> None:
+    codes = torch.tensor([[1, 2, 3, 4], [9, 10, 11, 7]], dtype=torch.uint8)
+    a = ((codes[:, 1::2] << 4) | codes[:, 0::2]).contiguous().view(torch.float4_e2m1fn_x2)  # [2, 2] stored
+    s = torch.full((2, 4), 128, dtype=torch.uint8).view(torch.float8_e8m0fnu)  # 2.0 each
+    u = torch.tensor([[-1, 0, 1, 2]] * 2, dtype=torch.int32)
+    vals = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+    want = vals[codes.long()] * 2
+    inputs = {"a": a, "s": s, "u": u, "out": torch.zeros(2, 4)}
+    r = run_text(_MX_DUMP, inputs, {"out": want}, rtol=0, atol=0)
+    assert r.status == "pass", r.error
+    bad = run_text(_MX_DUMP, inputs, {"out": want + 1}, rtol=0, atol=0)
+    assert bad.status == "fail"
