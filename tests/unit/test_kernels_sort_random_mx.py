@@ -3,11 +3,14 @@ philox.py, matmul_mx.py), and golden tensors in the harness's storage dtypes (ex
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from pypto_lsp.exec.kernels import KERNELS as K
 from pypto_lsp.exec.stored_dtypes import decode_stored
+from pypto_lsp.validate.differential import reference
 from pypto_lsp.validate.engine import run_text
 
 
@@ -252,3 +255,31 @@ def test_golden_bundle_in_storage_dtypes_is_accepted() -> None:
     assert r.status == "pass", r.error
     bad = run_text(_MX_DUMP, inputs, {"out": want + 1}, rtol=0, atol=0)
     assert bad.status == "fail"
+
+
+_RANDOM_DUMP = """\
+import pypto.language as pl
+
+@pl.program
+class R:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, output: pl.Out[pl.Tensor[[4, 256], pl.INT32]]) -> pl.Tensor[[4, 256], pl.INT32]:
+        a: pl.Tile[[4, 256], pl.INT32, pl.Mem.Vec] = pl.tile.random(pl.const(4660, pl.INT32), pl.const(22136, pl.INT32), \
+pl.const(1, pl.INT32), pl.const(2, pl.INT32), pl.const(3, pl.INT32), pl.const(4, pl.INT32), [4, 256], dtype=pl.INT32, rounds=10)
+        return pl.tile.store(a, [0, 0], output)
+"""
+
+
+def test_differential_mode_compares_random(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No goldens: the earliest dump's draw is the reference; a pass that changes the rounds diverges."""
+    monkeypatch.setenv("PYPTO_LSP_CACHE_DIR", str(tmp_path / "cache"))
+    d = tmp_path / "passes_dump"
+    d.mkdir()
+    (d / "00_frontend.py").write_text(_RANDOM_DUMP)
+    (d / "01_after_Same.py").write_text(_RANDOM_DUMP)
+    (d / "02_after_Rounds.py").write_text(_RANDOM_DUMP.replace("rounds=10", "rounds=7"))
+    ref = reference(sorted(d.iterdir()), use_cache=False)
+    assert set(ref.expected) == {"output"} and bool((ref.expected["output"] != 0).any())
+    same = run_text((d / "01_after_Same.py").read_text(), ref.inputs, ref.expected, rtol=0, atol=0)
+    other = run_text((d / "02_after_Rounds.py").read_text(), ref.inputs, ref.expected, rtol=0, atol=0)
+    assert (same.status, other.status) == ("pass", "fail")
