@@ -17,13 +17,15 @@ int64). PyPTO's test harness writes its bundles in torch's storage dtypes instea
 
 :func:`decode_stored` turns such a tensor into the executor's representation of the declared
 dtype; anything else is returned as is (and the engine's dtype check then speaks).
+:func:`representable` snaps synthesized float32 inputs (differential mode) to values the declared
+low-precision dtype holds, so a run without goldens sees what the device could be given.
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["decode_stored", "decode_fp4_x2", "FP4_E2M1_VALUES"]
+__all__ = ["decode_stored", "decode_fp4_x2", "representable", "FP4_E2M1_VALUES"]
 
 # E2M1 code -> value (sign bit 3, exponent bits 2-1, mantissa bit 0)
 FP4_E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
@@ -59,3 +61,18 @@ def decode_stored(declared: str, t: torch.Tensor) -> torch.Tensor:
     if declared == "FP4":
         return decode_fp4_x2(t)
     return t.to(torch.float32)
+
+
+def representable(declared: str, t: torch.Tensor) -> torch.Tensor:
+    """Float32 ``t`` rounded to the nearest value ``declared`` holds (FP8 by torch's rounding, FP4 to
+    the nearest E2M1 value, E8M0 to a power of two around 1: ``2**round(2t)``); other dtypes as is."""
+    if declared in ("FP8E4M3FN", "FP8E5M2"):
+        fp8 = _FP8.get("float8_e4m3fn" if declared == "FP8E4M3FN" else "float8_e5m2")
+        return t.to(fp8).to(torch.float32) if fp8 is not None else t
+    if declared == "FP4":
+        table = torch.tensor(FP4_E2M1_VALUES[:8], dtype=torch.float32)
+        nearest = (t.abs().unsqueeze(-1) - table).abs().argmin(-1)
+        return torch.where(t < 0, -table[nearest], table[nearest])
+    if declared == "FP8E8M0":
+        return torch.pow(2.0, torch.round(t * 2)).to(torch.float32)
+    return t

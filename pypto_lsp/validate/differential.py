@@ -42,6 +42,7 @@ from typing import Any
 
 import torch
 
+from ..exec.stored_dtypes import representable
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
@@ -232,7 +233,8 @@ def synthesize(
         elif p.direction == "out" and not isinstance(t, ScalarType):
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
-            out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
+            drawn = torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)
+            out[key] = representable(t.dtype.rsplit(".", 1)[-1].upper(), drawn).to(dtype)  # FP8/FP4/E8M0: values they hold
         else:
             kind = "scalar" if isinstance(t, ScalarType) else f"tensor {shape}"
             dt = t.dtype.rsplit(".", 1)[-1]

@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from pypto_lsp.exec.kernels import KERNELS as K
-from pypto_lsp.exec.stored_dtypes import decode_stored
-from pypto_lsp.validate.differential import reference
+from pypto_lsp.exec.stored_dtypes import decode_stored, representable
+from pypto_lsp.ir.parser import parse_text
+from pypto_lsp.validate.differential import reference, synthesize
 from pypto_lsp.validate.engine import run_text
 
 
@@ -283,3 +284,15 @@ def test_differential_mode_compares_random(tmp_path: Path, monkeypatch: pytest.M
     same = run_text((d / "01_after_Same.py").read_text(), ref.inputs, ref.expected, rtol=0, atol=0)
     other = run_text((d / "02_after_Rounds.py").read_text(), ref.inputs, ref.expected, rtol=0, atol=0)
     assert (same.status, other.status) == ("pass", "fail")
+
+
+def test_synthesized_mx_inputs_hold_representable_values() -> None:
+    text = _MX_DUMP.replace("pl.FP4]", "pl.FP8E4M3FN]", 1)
+    prog = parse_text(text).program
+    assert prog is not None
+    inputs, _ = synthesize(prog, "main", {"u": {"low": 0, "high": 4}})
+    a, s = inputs["a"], inputs["s"]
+    assert a.dtype == torch.float32 and torch.equal(a, a.to(torch.float8_e4m3fn).float())
+    assert bool((torch.log2(s) == torch.round(torch.log2(s))).all())  # E8M0: powers of two
+    fp4 = representable("FP4", torch.tensor([0.2, -0.8, 2.6, 100.0]))
+    assert fp4.tolist() == [0.0, -1.0, 3.0, 6.0]
