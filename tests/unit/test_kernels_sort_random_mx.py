@@ -157,6 +157,9 @@ def test_random_matches_the_pto_isa_cpu_model() -> None:
     got = K["tile.random"](0x1234, 0x5678, 1, 2, 3, 4, [3, 512], [2, 300], dtype=torch.int64, rounds=7)
     want = _trandom_reference((0x1234, 0x5678), (1, 2, 3, 4), 3, 512, 2, 300, 7)
     assert got.tolist() == want
+    # a seed counter whose low words carry into the next (INT32 scalars: -1 is 0xFFFFFFFF)
+    got = K["tile.random"](7, 8, -1, -1, 5, 6, [1, 256], dtype=torch.int64, rounds=10)
+    assert got.tolist() == _trandom_reference((7, 8), (0xFFFFFFFF, 0xFFFFFFFF, 5, 6), 1, 256, 1, 256, 10)
 
 
 def test_random_is_deterministic_and_seed_dependent() -> None:

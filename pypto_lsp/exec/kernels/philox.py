@@ -61,8 +61,15 @@ def philox_rounds(counters: torch.Tensor, key: tuple[int, int], rounds: int) -> 
     return torch.stack((c0, c1, c2, c3), dim=-1)
 
 
-def _words(v: int) -> list[int]:
-    return [(v >> (32 * i)) & _MASK32 for i in range(4)]
+def _add128(seed: list[int], offsets: torch.Tensor) -> torch.Tensor:
+    """``[n, 4]`` uint32 words of the 128-bit ``seed`` (4 words, low first) plus each offset."""
+    words = []
+    carry = offsets
+    for w in seed:
+        total = carry + w  # < 2**63 + 2**32: no int64 overflow for the offsets used here
+        words.append(total & _MASK32)
+        carry = total >> 32
+    return torch.stack(words, dim=-1)
 
 
 @register("random")
@@ -91,16 +98,16 @@ def random(
     vr, vc = as_ints(valid_shape) if valid_shape is not None else dims
     vr, vc = max(0, min(vr, rows)), max(0, min(vc, cols))
     seeds = [int(as_scalar(x)) & _MASK32 for x in (counter0, counter1, counter2, counter3)]
-    base = sum(w << (32 * i) for i, w in enumerate(seeds))
     chunk = _LANES * _REPEATS
     loops = -(-vc // chunk)
     step = cols // 4  # the row counter's advance per chunk (row stride / 4)
-    # one 128-bit counter per (row, chunk, lane)
-    counters = [_words((base + (r * loops + lp) * step + j) % (1 << 128)) for r in range(vr) for lp in range(loops) for j in range(_LANES)]
     out_dtype = dtype if isinstance(dtype, torch.dtype) else torch.int64
     out = torch.zeros(rows, cols, dtype=torch.int64)
-    if counters:
-        words = philox_rounds(torch.tensor(counters, dtype=torch.int64), (int(as_scalar(key0)), int(as_scalar(key1))), n_rounds)
+    if vr and loops:
+        # one 128-bit counter per (row, chunk, lane): the seed counter plus an offset below 2**63
+        offsets = (torch.arange(vr * loops, dtype=torch.int64) * step).unsqueeze(1) + torch.arange(_LANES, dtype=torch.int64)
+        counters = _add128(seeds, offsets.reshape(-1))
+        words = philox_rounds(counters, (int(as_scalar(key0)), int(as_scalar(key1))), n_rounds)
         # [vr, loops, lane, repeat] -> columns loop*256 + repeat*64 + lane
         block = words.reshape(vr, loops, _LANES, _REPEATS).permute(0, 1, 3, 2).reshape(vr, loops * chunk)
         out[:vr, :vc] = block[:, :vc]

@@ -100,9 +100,13 @@ def _merge_rows(lists: list[torch.Tensor], stop_at_first_empty: bool = False) ->
     else:
         merged = heapq.merge(*keyed, key=lambda e: e[0], reverse=True)
         picked = [(k, j) for _, j, k in merged]
+    starts = [0]
+    for s in seqs[:-1]:
+        starts.append(starts[-1] + s.shape[0])
     out = torch.zeros(sum(s.shape[0] for s in seqs), 2, dtype=lists[0].dtype)
-    for n, (k, j) in enumerate(picked):
-        out[n] = seqs[k][j]
+    if picked:
+        order = torch.tensor([starts[k] + j for k, j in picked], dtype=torch.int64)
+        out[: len(picked)] = torch.cat(seqs)[order]
     return out.reshape(-1)
 
 
