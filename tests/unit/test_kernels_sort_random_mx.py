@@ -299,3 +299,57 @@ def test_synthesized_mx_inputs_hold_representable_values() -> None:
     assert bool((torch.log2(s) == torch.round(torch.log2(s))).all())  # E8M0: powers of two
     fp4 = representable("FP4", torch.tensor([0.2, -0.8, 2.6, 100.0]))
     assert fp4.tolist() == [0.0, -1.0, 3.0, 6.0]
+
+
+_TENSOR_SORT_DUMP = """\
+import pypto.language as pl
+
+@pl.program
+class S:
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, src: pl.Tensor[[1, 512], pl.FP32], idx: pl.Tensor[[1, 512], pl.UINT32], vals: pl.Out[pl.Tensor[[1, 512], pl.FP32]], \
+ids: pl.Out[pl.Tensor[[1, 512], pl.UINT32]]) -> tuple[pl.Tensor[[1, 512], pl.FP32], pl.Tensor[[1, 512], pl.UINT32]]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            s: pl.Tensor[[1, 1024], pl.FP32] = pl.tensor.sort32(src, idx)
+            m1: pl.Tensor[[1, 1024], pl.FP32] = pl.tensor.mrgsort_format1(s, 64)
+            m2: pl.Tensor[[1, 1024], pl.FP32] = pl.tensor.mrgsort_format1(m1, 256)
+            left: pl.Tensor[[1, 512], pl.FP32] = pl.tensor.slice(m2, [1, 512], [0, 0])
+            right: pl.Tensor[[1, 512], pl.FP32] = pl.tensor.slice(m2, [1, 512], [0, 512])
+            merged: pl.Tensor[[1, 1024], pl.FP32] = pl.tensor.mrgsort_format2(left, right)
+            v: pl.Tensor[[1, 512], pl.FP32] = pl.tensor.gather_mask(merged, mask_pattern=1)
+            i: pl.Tensor[[1, 512], pl.UINT32] = pl.tensor.gather_mask(merged, mask_pattern=2, output_dtype=pl.UINT32)
+            vals: pl.Tensor[[1, 512], pl.FP32] = pl.tensor.assemble(vals, v, [0, 0])
+            ids: pl.Tensor[[1, 512], pl.UINT32] = pl.tensor.assemble(ids, i, [0, 0])
+        return vals, ids
+"""
+
+
+def test_tensor_level_sort_pipeline_runs_from_a_dump() -> None:
+    """tensor.sort32 -> 2x tensor.mrgsort_format1 (one sorted run of 512) -> tensor.mrgsort_format2 of its halves
+    -> tensor.gather_mask values and UINT32 indices (harness storage: int32 bits)."""
+    src = torch.randn(1, 512, generator=torch.Generator().manual_seed(6))
+    want_v, order = torch.sort(src, dim=-1, descending=True)
+    inputs = {
+        "src": src,
+        "idx": torch.arange(512, dtype=torch.int32).reshape(1, 512),
+        "vals": torch.zeros(1, 512),
+        "ids": torch.zeros(1, 512, dtype=torch.int32),
+    }
+    r = run_text(_TENSOR_SORT_DUMP, inputs, {"vals": want_v, "ids": order.to(torch.int32)}, rtol=0, atol=0)
+    assert r.status == "pass", (r.error, r.tensors)
+
+
+_MX_CASE = Path(__file__).resolve().parents[3] / "shared" / "fixtures-coverage" / "matmul_mx_fp8_950"
+
+
+@pytest.mark.skipif(not _MX_CASE.is_dir(), reason="shared coverage fixtures not available")
+def test_tget_scale_addr_is_the_same_bytes_for_the_memory_model() -> None:
+    """After AllocateMemoryAddr the bound scale tile shares its MemRef with the scale tile it binds
+    (pypto: output_reuses_input(0)); reading the scale again for the second matmul is no overwrite."""
+    from pypto_lsp.validate.golden import load_bundle
+
+    f = _MX_CASE / "passes_dump" / "49_after_MaterializeValidShapeSymbols.py"
+    inputs, expected = load_bundle(_MX_CASE / "tensors.pt"), load_bundle(_MX_CASE / "expected.pt")
+    r = run_text(f.read_text(), inputs, expected, filename=str(f), rtol=0, atol=0, memory=True)
+    assert r.memory["checked"] and r.memory["hazards"] == []
+    assert r.status == "pass", r.error
