@@ -351,5 +351,5 @@ def test_tget_scale_addr_is_the_same_bytes_for_the_memory_model() -> None:
     f = _MX_CASE / "passes_dump" / "49_after_MaterializeValidShapeSymbols.py"
     inputs, expected = load_bundle(_MX_CASE / "tensors.pt"), load_bundle(_MX_CASE / "expected.pt")
     r = run_text(f.read_text(), inputs, expected, filename=str(f), rtol=0, atol=0, memory=True)
-    assert r.memory["checked"] and r.memory["hazards"] == []
+    assert r.memory is not None and r.memory["checked"] and r.memory["hazards"] == []
     assert r.status == "pass", r.error
