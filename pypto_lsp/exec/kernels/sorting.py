@@ -22,6 +22,9 @@ cannot hold: refused with a message rather than guessed.
   ``tmp`` (the tensor form has no tmp: shaped like the lists side by side). ``exhausted=True``
   stops when the first list runs out (the rest of the result stays zero).
 
+``select_mask_pattern`` is the mask-pattern gather (``gather_mask``: P0101 the values, P1010 the
+index bits); its kernel is registered here only where the gather family's module registers none.
+
 A merge is the device's greedy one (each step takes the larger of the list heads, ties to the
 earlier list), not a sort: runs that are not sorted merge as the device merges them, so a wrong
 ``block_len`` shows as the device would show it.
@@ -34,7 +37,7 @@ from typing import Any
 
 import torch
 
-from .base import as_scalar, enum_name, register
+from .base import KERNELS, as_scalar, enum_name, register
 
 __all__ = [
     "sort32",
@@ -197,6 +200,11 @@ def select_mask_pattern(src: torch.Tensor, mask_pattern: Any, output_dtype: Any 
     return out
 
 
-@register("gather_mask")
 def gather_mask(src: torch.Tensor, *_extra: Any, mask_pattern: Any = None, output_dtype: Any = None, **_kw: Any) -> torch.Tensor:
     return select_mask_pattern(src, mask_pattern, output_dtype)
+
+
+# The gather family's module owns ``*.gather_mask`` (imported before this one, it registers first);
+# this kernel stands in only where no other module registered one.
+for _name in ("tile.gather_mask", "tensor.gather_mask"):
+    KERNELS.setdefault(_name, gather_mask)
