@@ -13,7 +13,7 @@ int64). PyPTO's test harness writes its bundles in torch's storage dtypes instea
   code 255 is NaN), kept in the physical layout the kernel reads (MX_A_ZZ / MX_B_NN, see
   :mod:`.kernels.matmul_mx`);
 - UINT32 data as ``int32`` with the same bits (the harness's ``DataType.UINT32`` maps to
-  ``torch.int32``), widened to the executor's int64 without a sign.
+  ``torch.int32``) or as ``torch.uint32``, widened to the executor's int64 without a sign.
 
 :func:`decode_stored` turns such a tensor into the executor's representation of the declared
 dtype; anything else is returned as is (and the engine's dtype check then speaks).
@@ -39,7 +39,7 @@ _ACCEPTED: dict[str, tuple[torch.dtype, ...]] = {
     "FP8E5M2": tuple(d for n, d in _FP8.items() if n == "float8_e5m2"),
     "FP8E8M0": tuple(d for n, d in _FP8.items() if n == "float8_e8m0fnu"),
     "FP4": (_FP4_X2,) if _FP4_X2 is not None else (),
-    "UINT32": (torch.int32,),
+    "UINT32": (torch.int32, torch.uint32),
 }
 
 

@@ -282,16 +282,20 @@ def _decode_stored_args(program: Program, entry_name: str, args: list[Any], run_
                         run_tensors[k] = new
 
 
-def _decode_stored_golden(program: Program, entry_name: str, key: str, exp: torch.Tensor) -> torch.Tensor:
+def _stored_pair(program: Program, entry_name: str, key: str, exp: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """An expected output in a storage dtype of the parameter it is compared with (UINT32 as int32
-    bits, FP8/FP4) in the executor's representation, as :func:`_decode_stored_args` does for inputs."""
+    bits, FP8/FP4) in the executor's representation, as :func:`_decode_stored_args` does for inputs;
+    against UINT32 bits the run's int64 is read modulo 2**32 (the device's 32-bit wrap)."""
     from ..exec.stored_dtypes import decode_stored
 
     fn = program.function(entry_name)
     for p in fn.params if fn is not None else ():
         if isinstance(p.type, TensorType | TileType) and key in (p.name, SSA_SUFFIX.sub("", p.name), p.name.split("__")[0]):
-            return decode_stored(p.type.dtype, exp)
-    return exp
+            decoded = decode_stored(p.type.dtype, exp)
+            if decoded is not exp and p.type.dtype == "UINT32" and act.dtype == torch.int64:
+                act = act & 0xFFFFFFFF
+            return decoded, act
+    return exp, act
 
 
 def _check_arg_types(program: Program, entry_name: str, args: list[Any]) -> None:
@@ -602,7 +606,7 @@ def run_text(
                 result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(outputs)}")
                 return result
             act = outputs[key]
-            exp = _decode_stored_golden(comp.program, gen.entry, key, exp)
+            exp, act = _stored_pair(comp.program, gen.entry, key, exp, act)
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
                 return result

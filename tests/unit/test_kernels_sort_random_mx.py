@@ -353,3 +353,26 @@ def test_tget_scale_addr_is_the_same_bytes_for_the_memory_model() -> None:
     r = run_text(f.read_text(), inputs, expected, filename=str(f), rtol=0, atol=0, memory=True)
     assert r.memory is not None and r.memory["checked"] and r.memory["hazards"] == []
     assert r.status == "pass", r.error
+
+
+_U32_DUMP = """\
+import pypto.language as pl
+
+@pl.program
+class U:
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, x: pl.Tensor[[1, 4], pl.UINT32], out: pl.Out[pl.Tensor[[1, 4], pl.UINT32]]) -> pl.Tensor[[1, 4], pl.UINT32]:
+        d: pl.Tensor[[1, 4], pl.UINT32] = pl.tensor.adds(x, 1)
+        out: pl.Tensor[[1, 4], pl.UINT32] = pl.tensor.assemble(out, d, [0, 0])
+        return out
+"""
+
+
+@pytest.mark.parametrize("stored", [torch.int32, torch.uint32])
+def test_uint32_bits_in_and_out_wrap_at_32_bits(stored: torch.dtype) -> None:
+    values = torch.tensor([[0, 2**31 - 1, 2**31, 2**32 - 1]], dtype=torch.int64)
+    bits = (values & 0xFFFFFFFF).to(torch.int32) if stored == torch.int32 else values.to(torch.uint32)
+    plus = ((values + 1) & 0xFFFFFFFF).to(torch.int32)  # the device wraps 2**32 - 1 + 1 to 0
+    ins = {"x": bits, "out": torch.zeros(1, 4, dtype=torch.int32)}
+    assert run_text(_U32_DUMP, ins, {"out": plus}, rtol=0, atol=0).status == "pass"
+    assert run_text(_U32_DUMP, ins, {"out": (values & 0xFFFFFFFF).to(torch.int32)}, rtol=0, atol=0).status == "fail"
