@@ -110,13 +110,7 @@ def test_mrgsort_format2_exhausted_stops_at_the_first_empty_list() -> None:
     assert vals[0, :32].min() >= 100 and bool((vals[0, 32:] == 0).all())
 
 
-# ---------------------------------------------------------------------- gather_mask
-
-
-@pytest.mark.parametrize(("pattern", "stride", "first"), [(1, 2, 0), (2, 2, 1), (3, 4, 0), (6, 4, 3), (7, 1, 0)])
-def test_gather_mask_patterns(pattern: int, stride: int, first: int) -> None:
-    src = torch.arange(64, dtype=torch.float32).reshape(2, 32)
-    assert torch.equal(K["tile.gather_mask"](src, mask_pattern=pattern), src[:, first::stride])
+# ---------------------------------------------------------------------- unpacking (gather_mask, gather_scatter.py)
 
 
 def test_gather_mask_output_dtype_reads_index_bits() -> None:

@@ -1,10 +1,9 @@
-"""Sorts on the device's packed (value, index) pairs: ``sort32``, ``mrgsort_format1/2``, and the
-mask-pattern gather that unpacks them (``gather_mask``).
+"""Sorts on the device's packed (value, index) pairs: ``sort32``, ``mrgsort_format1/2``.
 
 Sources: pypto ``src/ir/op/tile_ops/sort.cpp`` and ``tensor_ops/sort.cpp`` (signatures, result
-shapes), ``src/ir/op/tile_ops/gather.cpp`` (``tile.gather_mask``), its system test
+shapes), its system test
 ``tests/st/runtime/ops/test_sort.py`` (what the harness expects), and pto-isa
-``docs/isa/tile/ops/irregular-and-complex/tsort32.md``, ``tmrgsort.md`` and ``docs/isa/TGATHER.md``.
+``docs/isa/tile/ops/irregular-and-complex/tsort32.md`` and ``tmrgsort.md``.
 
 The packed layout (FP32): every element becomes an 8-byte pair ``[value_f32, index_u32]``, so an
 ``[R, C]`` source sorts into ``[R, 2C]`` FP32 with the value in the even column and the index's
@@ -22,8 +21,8 @@ cannot hold: refused with a message rather than guessed.
   ``tmp`` (the tensor form has no tmp: shaped like the lists side by side). ``exhausted=True``
   stops when the first list runs out (the rest of the result stays zero).
 
-``select_mask_pattern`` is the mask-pattern gather (``gather_mask``: P0101 the values, P1010 the
-index bits); its kernel is registered here only where the gather family's module registers none.
+The pairs are split again by the mask-pattern gather (``gather_mask``, P0101 the values, P1010 the
+index bits read as UINT32) in :mod:`.gather_scatter`.
 
 A merge is the device's greedy one (each step takes the larger of the list heads, ties to the
 earlier list), not a sort: runs that are not sorted merge as the device merges them, so a wrong
@@ -37,23 +36,11 @@ from typing import Any
 
 import torch
 
-from .base import KERNELS, as_scalar, enum_name, register
+from .base import as_scalar, register
 
-__all__ = [
-    "sort32",
-    "mrgsort_format1",
-    "tile_mrgsort_format2",
-    "tensor_mrgsort_format2",
-    "gather_mask",
-    "select_mask_pattern",
-    "MASK_PATTERNS",
-]
+__all__ = ["sort32", "mrgsort_format1", "tile_mrgsort_format2", "tensor_mrgsort_format2"]
 
 BLOCK = 32
-
-# mask_pattern -> (stride, first column): 1=P0101 ... 7=P1111 (pypto tile_ops.py gather_mask doc)
-MASK_PATTERNS: dict[int, tuple[int, int]] = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}
-_PATTERN_NAMES = {"p0101": 1, "p1010": 2, "p0001": 3, "p0010": 4, "p0100": 5, "p1000": 6, "p1111": 7}
 
 
 def _pairs_dtype_ok(t: torch.Tensor, op: str) -> None:
@@ -166,45 +153,3 @@ def tensor_mrgsort_format2(*args: Any, exhausted: Any = False, **_kw: Any) -> to
         raise ValueError("tensor.mrgsort_format2: no source lists")
     shape = (*tiles[0].shape[:-1], sum(t.shape[-1] for t in tiles))
     return _merge_lists(tiles, shape, exhausted)
-
-
-def _pattern(mask_pattern: Any) -> int:
-    name = enum_name(mask_pattern)
-    if name in _PATTERN_NAMES:
-        return _PATTERN_NAMES[name]
-    try:
-        p = int(as_scalar(mask_pattern))
-    except (TypeError, ValueError):
-        p = -1
-    if p not in MASK_PATTERNS:
-        raise ValueError(f"gather_mask: mask_pattern must be 1..7 (P0101 .. P1111), got {mask_pattern!r}")
-    return p
-
-
-def select_mask_pattern(src: torch.Tensor, mask_pattern: Any, output_dtype: Any = None) -> torch.Tensor:
-    """The columns a mask pattern keeps (P0101: 0, 2, 4 ...; P1010: 1, 3 ...; P0001..P1000: one in
-    four; P1111: all), bit-reinterpreted as ``output_dtype`` when given (same width on the device:
-    FP32 -> UINT32 reads a pair's index bits; the executor holds UINT32 as int64)."""
-    stride, first = MASK_PATTERNS[_pattern(mask_pattern)]
-    out = src[..., first::stride].contiguous()
-    if isinstance(output_dtype, torch.dtype) and output_dtype != out.dtype:
-        if out.dtype == torch.float32 and output_dtype in (torch.int32, torch.int64):
-            bits = out.view(torch.int32)
-            out = bits if output_dtype == torch.int32 else bits.to(torch.int64) & 0xFFFFFFFF
-        elif out.dtype in (torch.int32, torch.int64) and output_dtype == torch.float32:
-            out = out.to(torch.int32).view(torch.float32)
-        elif out.dtype.itemsize == output_dtype.itemsize:
-            out = out.view(output_dtype)
-        else:
-            out = out.to(output_dtype)
-    return out
-
-
-def gather_mask(src: torch.Tensor, *_extra: Any, mask_pattern: Any = None, output_dtype: Any = None, **_kw: Any) -> torch.Tensor:
-    return select_mask_pattern(src, mask_pattern, output_dtype)
-
-
-# The gather family's module owns ``*.gather_mask`` (imported before this one, it registers first);
-# this kernel stands in only where no other module registered one.
-for _name in ("tile.gather_mask", "tensor.gather_mask"):
-    KERNELS.setdefault(_name, gather_mask)
