@@ -1,8 +1,8 @@
 """Golden tensors stored in a dtype other than the one the executor computes in.
 
 The executor holds every IR dtype torch cannot compute in as a wider torch dtype
-(:data:`.values.DTYPES`: the MX dtypes FP8E4M3FN / FP8E5M2 / FP4 / FP8E8M0 as float32, UINT32 as
-int64). PyPTO's test harness writes its bundles in torch's storage dtypes instead
+(:data:`.values.DTYPES`: the MX dtypes FP8E4M3FN / FP8E5M2 / FP4 / FP8E8M0 as float32). PyPTO's
+test harness writes its bundles in torch's storage dtypes instead
 (``tests/st/runtime/ops/test_matmul_mx.py`` in hw-native-sys/pypto; ``../shared/fixtures-coverage/README.md``):
 
 - FP8 data as ``torch.float8_e4m3fn`` / ``torch.float8_e5m2`` (decoded exactly to float32);
@@ -12,11 +12,10 @@ int64). PyPTO's test harness writes its bundles in torch's storage dtypes instea
 - E8M0 block scales as ``torch.float8_e8m0fnu`` (a pure exponent: code ``e`` is ``2**(e - 127)``,
   code 255 is NaN), kept in the physical layout the kernel reads (MX_A_ZZ / MX_B_NN, see
   :mod:`.kernels.matmul_mx`);
-- UINT32 data as ``int32`` with the same bits (the harness's ``DataType.UINT32`` maps to
-  ``torch.int32``) or as ``torch.uint32``, widened to the executor's int64 without a sign.
 
 :func:`decode_stored` turns such a tensor into the executor's representation of the declared
-dtype; anything else is returned as is (and the engine's dtype check then speaks).
+dtype (UINT32 stored as int32 bits is :mod:`pypto_lsp.validate.lend`'s ``uint32_as_held``);
+anything else is returned as is (and the engine's dtype check then speaks).
 :func:`representable` snaps synthesized float32 inputs (differential mode) to values the declared
 low-precision dtype holds, so a run without goldens sees what the device could be given.
 """
@@ -39,7 +38,6 @@ _ACCEPTED: dict[str, tuple[torch.dtype, ...]] = {
     "FP8E5M2": tuple(d for n, d in _FP8.items() if n == "float8_e5m2"),
     "FP8E8M0": tuple(d for n, d in _FP8.items() if n == "float8_e8m0fnu"),
     "FP4": (_FP4_X2,) if _FP4_X2 is not None else (),
-    "UINT32": (torch.int32, torch.uint32),
 }
 
 
@@ -56,8 +54,6 @@ def decode_stored(declared: str, t: torch.Tensor) -> torch.Tensor:
     accepted = _ACCEPTED.get(declared, ())
     if t.dtype not in accepted:
         return t
-    if declared == "UINT32":
-        return t.to(torch.int64) & 0xFFFFFFFF
     if declared == "FP4":
         return decode_fp4_x2(t)
     return t.to(torch.float32)

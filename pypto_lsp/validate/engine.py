@@ -283,20 +283,17 @@ def _decode_stored_args(program: Program, entry_name: str, args: list[Any], run_
                         run_tensors[k] = new
 
 
-def _stored_pair(program: Program, entry_name: str, key: str, exp: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """An expected output in a storage dtype of the parameter it is compared with (UINT32 as int32
-    bits, FP8/FP4) in the executor's representation, as :func:`_decode_stored_args` does for inputs;
-    against UINT32 bits the run's int64 is read modulo 2**32 (the device's 32-bit wrap)."""
+def _decode_stored_golden(program: Program, entry_name: str, key: str, exp: torch.Tensor) -> torch.Tensor:
+    """An expected output in a storage dtype of the parameter it is compared with (FP8/FP4/E8M0) in
+    the executor's representation, as :func:`_decode_stored_args` does for inputs (UINT32 bits:
+    :func:`compare`)."""
     from ..exec.stored_dtypes import decode_stored
 
     fn = program.function(entry_name)
     for p in fn.params if fn is not None else ():
         if isinstance(p.type, TensorType | TileType) and key in (p.name, SSA_SUFFIX.sub("", p.name), p.name.split("__")[0]):
-            decoded = decode_stored(p.type.dtype, exp)
-            if decoded is not exp and p.type.dtype == "UINT32" and act.dtype == torch.int64:
-                act = act & 0xFFFFFFFF
-            return decoded, act
-    return exp, act
+            return decode_stored(p.type.dtype, exp)
+    return exp
 
 
 def _check_arg_types(program: Program, entry_name: str, args: list[Any]) -> None:
@@ -611,7 +608,7 @@ def run_text(
                 result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(outputs)}")
                 return result
             act = outputs[key]
-            exp, act = _stored_pair(comp.program, gen.entry, key, exp, act)
+            exp = _decode_stored_golden(comp.program, gen.entry, key, exp)
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
                 return result
