@@ -24,7 +24,8 @@ from ..ir.cube_side import cube_names
 from ..ir.invariance import same_path_every_call
 from ..ir.memory import FunctionPlan as FunctionMemory
 from ..ir.memory import MemoryPlan
-from ..ir.model import For, Function, Name, Program, Type, stmt_targets, walk_stmts
+from ..ir.model import For, FuncCall, Function, Name, Program, Type, stmt_exprs, stmt_targets, walk_expr, walk_stmts
+from ..ir.tasks import reaches_syncall, skipped_results
 from . import batching_plan, pipebatch_plan, sweep_plan
 from .groups import split_aiv_function
 
@@ -118,6 +119,10 @@ class Lowering:
     options: Options
     memory: MemoryPlan | None  # None: no tile is placed, or the memory model is off
     functions: dict[str, FunctionLowering]
+    # the functions whose SPMD launch runs its blocks so they meet at ``system.syncall`` (exec.spmd)
+    barrier: frozenset[str] = frozenset()
+    # per function launched with ``predicate=``: the arguments a launch left undispatched returns
+    skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def strategies(self) -> dict[str, int]:
         """How many loops take each strategy (by class name): for tests and the bench."""
@@ -208,4 +213,13 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
                 if not isinstance(st, AsWritten):
                     f.loops[id(s)] = st
         functions[fn.name] = f
-    return Lowering(options, placed, functions)
+    skipped: dict[str, tuple[int, ...]] = {}
+    for fn in program.functions:
+        for s in walk_stmts(fn.body):
+            for top in stmt_exprs(s):
+                for e in walk_expr(top):
+                    if isinstance(e, FuncCall) and "predicate" in e.kwargs:
+                        callee = program.function(e.func)
+                        if callee is not None:
+                            skipped[e.func] = skipped_results(callee)
+    return Lowering(options, placed, functions, reaches_syncall(program), skipped)

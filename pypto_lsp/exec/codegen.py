@@ -461,10 +461,14 @@ class _FunctionGen:
         self.frames.pop()
 
     def scope_stmt(self, s: Scope, ind: int) -> None:
-        if s.as_name is not None:
-            self.emit(ind, f"{self.py(s.as_name.name)} = None", s.span)
+        if s.as_name is not None:  # ``with pl.at(...)/pl.spmd(...) as tid``: the task id of the launch
+            self.emit(ind, f"{self.py(s.as_name.name)} = _pl_rt.task_id()", s.span)
         if s.kind == "spmd":
             count = self.expr(s.args[0]) if s.args else self.expr(s.kwargs.get("core_num", Const(1, s.span)))
+            predicate = s.kwargs.get("predicate")
+            if predicate is not None:  # not dispatched when the predicate is false at the dispatch point
+                self.emit(ind, f"if _pl_rt.holds({self.expr(predicate)}):", s.span)
+                ind += 1
             self.emit(ind, f"for _pl_unused in _pl_rt.spmd_blocks({count}):", s.span)
             self.block(s.body, ind + 1)
             return
@@ -590,7 +594,7 @@ class _FunctionGen:
         deps = e.kwargs.get("deps")
         dep_s = f", {self.expr(deps)}" if deps is not None else ""
         if e.submit is not None:
-            return f"_pl_san.submit({site.index}, {tuple_args}, {thunk}{dep_s})"
+            return f"_pl_rt.submitted(*_pl_san.submit({site.index}, {tuple_args}, {thunk}{dep_s}))"
         return f"_pl_san.task({site.index}, {tuple_args}, {thunk}{dep_s})"
 
     def _func_call(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
@@ -618,11 +622,18 @@ class _FunctionGen:
                 else:
                     call = f"_pl_rt.run_group({group}, {tuple_args}, split={split}, dual_aiv_dispatch={dual})"
             elif core_num is not None:
-                call = f"_pl_rt.run_spmd({pyname}, {self.expr(core_num)}, {tuple_args})"
+                barrier = ", barrier=True" if e.func in self.gen.lowering.barrier else ""
+                call = f"_pl_rt.run_spmd({pyname}, {self.expr(core_num)}, {tuple_args}{barrier})"
             else:
                 call = f"{pyname}({', '.join(args)})"
+            predicate = e.kwargs.get("predicate")
+            if predicate is not None:
+                # dispatched only when the predicate holds at the dispatch point; else retired inline
+                kept = self.gen.lowering.skipped.get(e.func, ())
+                left = "(" + "".join(args[i] + ", " for i in kept if i < len(args)) + ")"
+                call = f"_pl_rt.dispatch(lambda: {self.expr(predicate)}, lambda: {call}, {left})"
         if e.submit is not None and task_id:
-            return f"({call}, None)"
+            return f"_pl_rt.submitted({call}, _pl_rt.task_id())"
         return call
 
 

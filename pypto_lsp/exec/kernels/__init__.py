@@ -21,6 +21,7 @@ from __future__ import annotations
 
 # registration order matters: tensor_valid wraps the kernels the others registered
 from . import cast, compare, crosscore_ops, elementwise, matmul, movement, noops, reduce, tensor_valid  # noqa: F401
+from . import arrays, prefetch, system_ops  # noqa: F401  (orchestration and on-core language ops)
 from .base import KERNELS, MemPtr, ResultType
 from .compare import pack_mask, unpack_mask
 from .noops import NOOPS
