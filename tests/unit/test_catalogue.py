@@ -10,6 +10,7 @@ import pytest
 
 from pypto_lsp.ir.catalogue import (
     EXECUTOR_EXTRAS,
+    LANGUAGE_OPS,
     NOOP_OPS,
     OPS,
     REFERENCE_SUPPORTED,
@@ -64,7 +65,7 @@ def test_status_sets() -> None:
     supported = {n for n, s in OPS.items() if s.status == "supported"}
     noop = {n for n, s in OPS.items() if s.status == "noop"}
     assert noop == NOOP_OPS
-    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS
+    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS | LANGUAGE_OPS
     assert "tensor.view" in supported
     assert OPS["tile.matmul_mx"].status == "unsupported"
     assert OPS["pld.tile.remote_load"].status == "unsupported"
