@@ -250,10 +250,10 @@ def _window_bounds(f: Function, e: OpCall, types: dict[str, Type], flow: _Flow, 
             srcs = flow.of(f, off)
             if not srcs or extent is None or k >= len(extent) or extent[k] is None:
                 continue
-            size = sizes[k] if k < len(sizes) and sizes[k] is not None else 1
+            size = sizes[k] if k < len(sizes) else None
             ext = extent[k]
             assert ext is not None
-            add(srcs, 0, max(0, ext - int(size)), f"offset {k} of {where}")
+            add(srcs, 0, max(0, ext - (size if size is not None else 1)), f"offset {k} of {where}")
         return
     el = _ELEMENTS.get(e.op)
     if el is not None and max(el) < len(e.args):

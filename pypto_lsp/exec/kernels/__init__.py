@@ -19,9 +19,9 @@ the reference torch codegen is marked ``DIVERGENCE``.
 
 from __future__ import annotations
 
-# registration order matters: tensor_valid wraps the kernels the others registered
-from . import cast, compare, crosscore_ops, elementwise, matmul, movement, noops, reduce, tensor_valid  # noqa: F401
-from . import arrays, prefetch, system_ops  # noqa: F401  (orchestration and on-core language ops)
+# registration order matters: tensor_valid wraps the kernels the others registered (arrays, prefetch and
+# system_ops are the on-core and orchestration language ops)
+from . import arrays, cast, compare, crosscore_ops, elementwise, matmul, movement, noops, prefetch, reduce, system_ops, tensor_valid  # noqa: F401
 from .base import KERNELS, MemPtr, ResultType
 from .compare import pack_mask, unpack_mask
 from .noops import NOOPS
