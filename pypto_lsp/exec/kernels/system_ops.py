@@ -31,17 +31,22 @@ AIV_COUNT = 48  # Ascend910B: 24 AI cores x 2 AIV
 CLUSTER_COUNT = 24  # Ascend910B: 24 AI cores (one AIC each)
 
 
+# ids of launches the sanitizer does not number start here: far above any task index it gives, so a
+# ``deps=[...]`` naming one never becomes an edge to an unrelated task of the sanitizer's
+UNNUMBERED_BASE = 1 << 40
+
+
 class _Ids(threading.local):
     def __init__(self) -> None:
-        self.ids = itertools.count()
+        self.ids = itertools.count(UNNUMBERED_BASE)
 
 
 _ids = _Ids()
 
 
 def new_task_id() -> int:
-    """A task id for a launch the sanitizer does not number (it is off): valid and distinct from
-    the others of this thread; only its validity is ever observed."""
+    """A task id for a launch the sanitizer does not number (it is off, or the launch is a scope's
+    ``as tid``): valid and distinct from the others of this thread; only its validity is observed."""
     return next(_ids.ids)
 
 
