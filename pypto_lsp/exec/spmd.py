@@ -16,6 +16,9 @@ finishes while others wait at the barrier would leave them waiting forever on th
 an :class:`~pypto_lsp.exec.runtime.ExecutionError` naming the blocks. Hard and soft barriers are
 the same here (the soft form's workspace counter is the device's means to the same end).
 
+The sanitizer (:mod:`.sanitizer`) keys each block's writes by the barriers it has passed
+(:func:`phase`): two blocks writing the same elements race only between the same two barriers.
+
 Limitation: inside one block the barrier parks the core that reached it; when a block is itself a
 Group (AIC and AIV kernels as greenlets, :mod:`.crosscore`), its other cores wait for that core's
 turn, so a block counts as arrived when its first core arrives.
@@ -35,7 +38,7 @@ import greenlet
 
 from . import context
 
-__all__ = ["run_blocks", "barrier", "BarrierError"]
+__all__ = ["run_blocks", "barrier", "phase", "BarrierError"]
 
 
 class BarrierError(RuntimeError):
@@ -49,6 +52,7 @@ class _Launch:
         self.driver = driver
         self.count = count
         self.parked: dict[int, greenlet.greenlet] = {}
+        self.phases: dict[int, int] = {}  # block -> barriers it has passed
 
 
 class _Stack(threading.local):
@@ -67,8 +71,18 @@ def barrier() -> None:
     launch = _stack.launches[-1]
     if launch.count <= 1:
         return
-    launch.parked[context.block_idx()] = greenlet.getcurrent()
+    block = context.block_idx()
+    launch.parked[block] = greenlet.getcurrent()
     launch.driver.switch()
+    launch.phases[block] = launch.phases.get(block, 0) + 1
+
+
+def phase() -> int:
+    """How many barriers this block of the innermost launch has passed (0 outside one): the
+    sanitizer's writes of two blocks race only within one phase."""
+    if not _stack.launches:
+        return 0
+    return _stack.launches[-1].phases.get(context.block_idx(), 0)
 
 
 def run_blocks(fn: Callable[..., Any], count: int, args: tuple[Any, ...]) -> Any:

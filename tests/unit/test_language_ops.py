@@ -93,6 +93,19 @@ def test_without_the_barrier_the_blocks_read_rows_not_written_yet() -> None:
     assert fr.status != PASS  # block 0 read row 1 before block 1 wrote it: the test above can fail
 
 
+@pytest.mark.parametrize(("barrier", "races"), [(True, 0), (False, 1)], ids=["ordered-by-syncall", "no-barrier"])
+def test_blocks_writing_the_same_rows_across_the_barrier_do_not_race(barrier: bool, races: int) -> None:
+    """After the barrier block i overwrites row (i + 1) % 4 of ``mid``, which block i + 1 wrote before it:
+    ordered by the barrier; without it, two blocks of one task write the same elements at once."""
+    ins, _exp = _exchange_inputs()
+    text = exchange("pl.system.syncall(core_type='aiv_only')" if barrier else "pass").replace(
+        f"        o1: {T4} = pl.tile.store(u, [i, 0], out)\n",
+        f"        o1: {T4} = pl.tile.store(u, [i, 0], out)\n        m2: {T4} = pl.tile.store(t, [j, 0], mid)\n",
+    )
+    fr = run_text(text, ins, {}, filename="x.py", sanitize=True)
+    assert len([h for h in (fr.memory or {}).get("hazards", []) if h["kind"] == "race"]) == races, fr.memory
+
+
 def test_a_block_that_skips_the_barrier_leaves_the_others_waiting() -> None:
     ins, exp = _exchange_inputs()
     text = exchange("if i == 0:\n            pl.system.syncall(core_type='aiv_only')")
