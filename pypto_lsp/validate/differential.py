@@ -42,6 +42,7 @@ from typing import Any
 
 import torch
 
+from ..analysis.index_inputs import IndexRange, input_ranges
 from ..analysis.int_inputs import IntRange, integer_ranges
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
@@ -208,11 +209,12 @@ def synthesize(
     generate = generate or {}
     fn = program.function(entry)
     assert fn is not None
-    ranges = integer_ranges(program, entry)
     out: dict[str, torch.Tensor] = {}
     used: list[str] = []
     inferred: list[str] = []  # integer inputs drawn from the range their uses allow (analysis.int_inputs)
     missing: list[str] = []
+    indices = input_ranges(program, entry)  # integer inputs the program's gathers/scatters say the range of
+    ranges = integer_ranges(program, entry)  # the others: offsets, element indices, loop bounds, data
     for p in fn.params:
         key = SSA_SUFFIX.sub("", p.name)
         t = p.type
@@ -237,6 +239,8 @@ def synthesize(
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
             out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
+        elif p.name in indices and not isinstance(t, ScalarType):
+            out[key] = from_range(indices[p.name], shape, dtype, gen)
         elif isinstance(ranges.get(p.name), IntRange):
             r = ranges[p.name]
             assert isinstance(r, IntRange)
@@ -260,6 +264,20 @@ def synthesize(
             )
         )
     return out, used + inferred
+
+
+def from_range(r: IndexRange, shape: list[int], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    """Values in ``[r.low, r.high)``, without repeats where ``r.distinct`` asks and the range allows."""
+    span = r.high - r.low
+    n = 1
+    for d in shape:
+        n *= d
+    if r.distinct == "all" and n <= span:
+        return (torch.randperm(span, generator=gen)[:n] + r.low).reshape(shape).to(dtype)
+    if r.distinct == "rows" and shape and shape[-1] <= span:
+        rows = [torch.randperm(span, generator=gen)[: shape[-1]] for _ in range(n // max(shape[-1], 1))]
+        return (torch.stack(rows).reshape(shape) + r.low).to(dtype) if rows else torch.zeros(shape, dtype=dtype)
+    return torch.randint(r.low, r.high, shape, generator=gen, dtype=torch.int64).to(dtype)
 
 
 # ---------------------------------------------------------------------- the reference

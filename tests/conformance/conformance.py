@@ -58,18 +58,9 @@ PENDING_COVERAGE: dict[str, str] = {
         "dist_put_ring_950",
         "dist_remote_load_ring",
         "dist_tensor_remote_store_950",
-        "gather_compare_eq_950",
-        "gather_rank2_last_dim_950",
-        "gather_rank3_middle_dim",
         "matmul_mx_fp8_950",
-        "mgather_elem",
-        "mgather_row_950",
         "mrgsort1",
-        "mscatter_seq_950",
-        "paged_gather_vec",
         "random_determ_uint32_950",
-        "scatter_fp32",
-        "scatter_int32_950",
         "sort32_gather",
     )
 }
