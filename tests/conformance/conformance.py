@@ -58,16 +58,10 @@ PENDING_COVERAGE: dict[str, str] = {
         "dist_put_ring_950",
         "dist_remote_load_ring",
         "dist_tensor_remote_store_950",
-        "incore_array_round_trip",
         "matmul_mx_fp8_950",
         "mrgsort1",
-        "phase_fence_reset_per_outer",
-        "prefetch_async",
         "random_determ_uint32_950",
         "sort32_gather",
-        "spmd_syncall",
-        "sys_aiv_count_syncall",
-        "task_invalid_branch_chain",
     )
 }
 

@@ -12,6 +12,7 @@ from pypto_lsp.ir.catalogue import (
     EXECUTED_BEYOND_REFERENCE,
     EXECUTOR_EXTRAS,
     GATHER_SCATTER_OPS,
+    LANGUAGE_OPS,
     NOOP_OPS,
     OPS,
     REFERENCE_SUPPORTED,
@@ -67,7 +68,7 @@ def test_status_sets() -> None:
     supported = {n for n, s in OPS.items() if s.status == "supported"}
     noop = {n for n, s in OPS.items() if s.status == "noop"}
     assert noop == NOOP_OPS
-    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS | EXECUTED_BEYOND_REFERENCE | GATHER_SCATTER_OPS
+    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS | EXECUTED_BEYOND_REFERENCE | GATHER_SCATTER_OPS | LANGUAGE_OPS
     assert "tensor.view" in supported
     assert OPS["tile.matmul_mx"].status == "unsupported"
     assert OPS["pld.tile.remote_load"].status == "unsupported"
