@@ -72,6 +72,7 @@ from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
 from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering
+from .codegen_ranks import host_wrapper, is_host, is_multi_rank, launch_call, named_operand, submit_call
 from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
@@ -157,6 +158,8 @@ class _FunctionGen:
             self.emit(0, "", None)
             pyname = pyname + "_lane"
             self.cube = set(self.low.cube)
+        if is_host(fn):  # a multi-rank program's host: every rank joined at its end (exec.ranks)
+            pyname = host_wrapper(self, pyname, fn)
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
         self.emit(1, f"_pl_calls[{literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         if self.cube:
@@ -571,6 +574,7 @@ class _FunctionGen:
             args.append(f"_rtype={rt}")
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
             args.append(f"_site={self.gen.next_site()}")
+        args += named_operand(e)  # a deadlock names its signal
         if self.sweep_mode:  # over all iterations of a sweep (exec.sweep)
             return f"_pl_sweep.op({sym}, {literal(e.op)}, {self.sweep_dead}, {', '.join(args)})"
         return f"{sym}({', '.join(args)})"
@@ -593,7 +597,14 @@ class _FunctionGen:
             return f"_pl_san.submit({site.index}, {tuple_args}, {thunk}{dep_s})"
         return f"_pl_san.task({site.index}, {tuple_args}, {thunk}{dep_s})"
 
+    def call_of(self, e: FuncCall, args: list[str]) -> str:
+        return self._func_call(e, args, task_id=False)
+
     def _func_call(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
+        if "device" in e.kwargs:  # a launch on one rank
+            return launch_call(self, e, args)
+        if task_id and e.submit is not None and self.gen.multi_rank:
+            return submit_call(self, e, args)
         callee = self.gen.program.function(e.func)
         if callee is None:
             call = f"_pl_rt.missing_function({literal(e.func)})"
@@ -655,6 +666,7 @@ class _ProgramGen:
         else:
             self.entry = entry_function(program)
         self.group_meta = group_metadata(program)
+        self.multi_rank = is_multi_rank(program)
         self.sanitize = lowering.options.sanitize
         self.task_sites = sites_by_call(program) if self.sanitize else {}
         self.needs_rtype = NEEDS_RESULT_TYPE

@@ -24,6 +24,8 @@ from __future__ import annotations
 import keyword
 from dataclasses import dataclass
 
+from .dist_ops import DISTRIBUTED_EXECUTED
+
 
 @dataclass(frozen=True, slots=True)
 class OpSpec:
@@ -181,7 +183,7 @@ _NEEDS_RESULT_TYPE = frozenset(
 def _status(name: str) -> str:
     if name in NOOP_OPS:
         return "noop"
-    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS:
+    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS or name in DISTRIBUTED_EXECUTED:
         return "supported"
     return "unsupported"
 
