@@ -581,7 +581,7 @@ class _FunctionGen:
 
     def func_call(self, e: FuncCall) -> str:
         site = self.gen.task_sites.get(id(e)) if self.gen.sanitize else None
-        if site is None:
+        if site is None or (e.submit is not None and self.gen.multi_rank):  # exec.ranks gates deferred ids
             return self._func_call(e, [self.expr(a) for a in e.args])
         # one runtime task (exec.sanitizer): the sanitizer derives its dependencies, then calls it
         # with the arguments it was given (a call the runtime may run later keeps its arguments)

@@ -99,8 +99,7 @@ class WindowView:
         flat = self.buf.per_rank[rank].view(self.dtype)
         if n > flat.numel():
             raise DistributedError(
-                f"window of shape {list(self.shape)} needs {n * flat.element_size()} bytes; "
-                f"buffer '{self.buf.name}' has {self.buf.nbytes}"
+                f"window of shape {list(self.shape)} needs {n * flat.element_size()} bytes; buffer '{self.buf.name}' has {self.buf.nbytes}"
             )
         return flat[:n].view(self.shape)
 
@@ -424,7 +423,7 @@ def launch_on_rank(device: Any, fn: Callable[..., Any], args: tuple[Any, ...], w
 _DEFERRED = "deferred task"
 
 
-def submit_task(fn: Callable[..., Any], args: tuple[Any, ...], deps: Any, fallback: int) -> tuple[Any, TaskToken]:
+def submit_task(fn: Callable[..., Any], args: tuple[Any, ...], deps: Any, fallback: int) -> tuple[Any, ...]:
     """A task call in a multi-rank program: its task id carries the ``defer_wait`` conditions it
     registered; with ``deps`` on a task id whose conditions do not hold yet, the task runs on its
     own greenlet once they do while the rank goes on (the call yields meanwhile its argument
@@ -432,7 +431,8 @@ def submit_task(fn: Callable[..., Any], args: tuple[Any, ...], deps: Any, fallba
     w = _STATE.world
     pending = [d for d in (deps or ()) if isinstance(d, TaskToken) and not d.complete()]
     if w is None or not pending:
-        return _run_collecting(w, lambda: fn(*args))
+        result, tid = _run_collecting(w, lambda: fn(*args))
+        return _with_id(result, tid, fallback)
     parent = w.running()
     rank = parent.rank if parent is not None else 0
     token = TaskToken(ran=False)
@@ -445,7 +445,14 @@ def submit_task(fn: Callable[..., Any], args: tuple[Any, ...], deps: Any, fallba
 
     g = greenlet.greenlet(body, parent=w.host)
     w.tasks.append(_Task(rank, _DEFERRED, g, g, context.current().derive()))
-    return (args[fallback] if 0 <= fallback < len(args) else None), token
+    return _with_id(args[fallback] if 0 <= fallback < len(args) else None, token, fallback)
+
+
+def _with_id(result: Any, tid: TaskToken, fallback: int) -> tuple[Any, ...]:
+    """``pl.submit``'s tuple: the result (if the callee returns one) and the task id."""
+    if result is None and fallback < 0:
+        return (tid,)
+    return (result, tid)
 
 
 def _run_collecting(w: World | None, fn: Callable[[], Any]) -> tuple[Any, TaskToken]:
