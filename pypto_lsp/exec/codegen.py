@@ -574,7 +574,7 @@ class _FunctionGen:
             args.append(f"_rtype={rt}")
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
             args.append(f"_site={self.gen.next_site()}")
-        args += named_operand(e)  # a deadlock names its signal
+        args += named_operand(self, e)  # a deadlock names its signal
         if self.sweep_mode:  # over all iterations of a sweep (exec.sweep)
             return f"_pl_sweep.op({sym}, {literal(e.op)}, {self.sweep_dead}, {', '.join(args)})"
         return f"{sym}({', '.join(args)})"

@@ -14,7 +14,7 @@ import dataclasses
 from typing import Any
 
 from ..ir.dist_ops import NAMES_FIRST_OPERAND
-from ..ir.model import FuncCall, Function, OpCall, Program
+from ..ir.model import Const, DictExpr, FuncCall, Function, OpCall, Program
 from ..ir.printer import expr_str
 from ..ir.tasks import returned_params
 from .codegen_text import literal
@@ -64,8 +64,15 @@ def submit_call(fg: Any, e: FuncCall, args: list[str]) -> str:
     return f"_pl_rt.submit_task({thunk}, ({''.join(a + ', ' for a in args)}), {dep_s}, {fallback})"
 
 
-def named_operand(e: OpCall) -> list[str]:
-    """``_name=`` the first operand as printed, for the ops whose deadlock names their signal."""
+def named_operand(fg: Any, e: OpCall) -> list[str]:
+    """Extra keywords of distributed ops: ``_name=`` the signal as printed (a deadlock names it),
+    ``_device=`` the rank a host builtin collective launches on (``attrs["device"]``)."""
+    out = []
     if e.op in NAMES_FIRST_OPERAND and e.args:
-        return [f"_name={literal(expr_str(e.args[0]))}"]
-    return []
+        out.append(f"_name={literal(expr_str(e.args[0]))}")
+    attrs = e.attrs
+    if e.op.startswith("builtin.tensor.") and isinstance(attrs, DictExpr):
+        for k, v in zip(attrs.keys, attrs.values, strict=False):
+            if isinstance(k, Const) and k.value == "device":
+                out.append(f"_device={fg.expr(v)}")
+    return out

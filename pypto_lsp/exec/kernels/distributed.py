@@ -349,15 +349,15 @@ def _collective_kernel(name: str, host_builtin: bool) -> Callable[..., Any]:
         _world().meet(name, r, local, compute, f"pld.tensor.{name} (a collective every rank must join)")
         return local.get(returned)
 
-    def kernel(*args: Any, attrs: Any = None, **kw: Any) -> Any:
+    def kernel(*args: Any, _device: Any = None, **kw: Any) -> Any:
         operands = dict(zip(names, args, strict=False))
         w = _world()
         r = ranks.current_rank()
         if r is not None:  # a chip program's collective: this rank joins
             return on_rank(r, operands, kw)
         devices: list[int]
-        if host_builtin and isinstance(attrs, dict) and "device" in attrs:
-            devices = [int(as_scalar(attrs["device"]))]  # one launch of a per-rank loop
+        if host_builtin and _device is not None:
+            devices = [int(as_scalar(_device))]  # one launch of a per-rank loop
         else:
             devices = list(range(w.size))  # a host-level collective: every rank at once
         for d in devices:
