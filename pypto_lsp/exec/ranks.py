@@ -331,7 +331,7 @@ def _find_distributed(exc: BaseException) -> DistributedError | None:
 
 class _State(threading.local):
     world: World | None = None
-    default_ranks: int = DEFAULT_RANKS
+    default_ranks: int | None = None  # a case's ``ranks`` key; None: read from the entry's inputs
 
 
 _STATE = _State()
@@ -339,7 +339,7 @@ _STATE = _State()
 
 def set_default_ranks(n: int | None) -> None:
     """This thread's rank count for host entries run from now on (a case's ``ranks`` key)."""
-    _STATE.default_ranks = DEFAULT_RANKS if n is None else int(n)
+    _STATE.default_ranks = None if n is None else int(n)
 
 
 def current_world() -> World | None:
@@ -367,7 +367,7 @@ def run_host(fn: Callable[..., Any], args: tuple[Any, ...], ranks: int | None = 
     if outer is not None:  # a host function called from a host function: same world
         result = fn(*args)
         return result
-    w = World(ranks if ranks is not None else _STATE.default_ranks)
+    w = World(ranks if ranks is not None else _STATE.default_ranks or _stacked_ranks(args))
     _STATE.world = w
     try:
         result = fn(*args)
@@ -382,6 +382,15 @@ def run_host(fn: Callable[..., Any], args: tuple[Any, ...], ranks: int | None = 
                     pass
                 t.done = True
         _STATE.world = outer
+
+
+def _stacked_ranks(args: tuple[Any, ...]) -> int:
+    """The rank count of a HOST entry's inputs: they are stacked ``[N_RANKS, ...]`` per-rank tensors
+    (the dispatch loop gives rank ``r`` row ``r``), so the leading dim of the first one of rank 2 or more."""
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.dim() >= 2 and a.shape[0] >= 1:
+            return int(a.shape[0])
+    return DEFAULT_RANKS
 
 
 def resolve(value: Any, rank: int) -> Any:

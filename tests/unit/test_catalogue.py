@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pypto_lsp.ir.dist_ops import DISTRIBUTED_EXECUTED
 from pypto_lsp.ir.catalogue import (
     EXECUTOR_EXTRAS,
     NOOP_OPS,
@@ -64,10 +65,13 @@ def test_status_sets() -> None:
     supported = {n for n, s in OPS.items() if s.status == "supported"}
     noop = {n for n, s in OPS.items() if s.status == "noop"}
     assert noop == NOOP_OPS
-    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS
+    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS | DISTRIBUTED_EXECUTED
     assert "tensor.view" in supported
     assert OPS["tile.matmul_mx"].status == "unsupported"
-    assert OPS["pld.tile.remote_load"].status == "unsupported"
+    assert OPS["pld.tile.remote_load"].status == "supported"
+    # every distributed row runs, and every distributed kernel has its row
+    dist_rows = {n for n in OPS if n.startswith(("pld.", "builtin.tensor.", "dist."))}
+    assert dist_rows == DISTRIBUTED_EXECUTED
 
 
 def test_selected_rows() -> None:
