@@ -378,7 +378,7 @@ def run_host(fn: Callable[..., Any], args: tuple[Any, ...], ranks: int | None = 
             if not t.done and t.started:
                 try:
                     w._resume(t, _Cancelled())
-                except BaseException:  # noqa: BLE001 - unwinding only
+                except BaseException:
                     pass
                 t.done = True
         _STATE.world = outer

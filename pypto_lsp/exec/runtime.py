@@ -16,8 +16,8 @@ import torch
 
 from . import context, crosscore
 from .crosscore import runs_cube
-from .ranks import WindowView, launch_on_rank, run_host, submit_task
 from .kernels import KERNELS, NOOPS, ResultType
+from .ranks import WindowView, launch_on_rank, run_host, submit_task
 from .values import DTYPES, get_valid, with_valid
 
 __all__ = [

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pypto_lsp.ir.dist_ops import DISTRIBUTED_EXECUTED
 from pypto_lsp.ir.catalogue import (
     EXECUTOR_EXTRAS,
     NOOP_OPS,
@@ -19,6 +18,7 @@ from pypto_lsp.ir.catalogue import (
     OpSpec,
     lookup,
 )
+from pypto_lsp.ir.dist_ops import DISTRIBUTED_EXECUTED
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 

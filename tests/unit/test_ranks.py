@@ -1,0 +1,139 @@
+"""Multi-rank programs (exec/ranks.py, exec/kernels/distributed.py): the example, a deadlock, the collectives, dist.*."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from pypto_lsp.exec import ranks
+from pypto_lsp.exec.kernels import KERNELS
+from pypto_lsp.validate.engine import run_text
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "allreduce_ranks"
+
+
+def _golden() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    return torch.load(EXAMPLE / "golden" / "inputs.pt"), torch.load(EXAMPLE / "golden" / "expected.pt")
+
+
+@pytest.mark.parametrize("name", ["00_frontend.py", "35_after_AllocateMemoryAddr.py"])
+def test_example_allreduce_over_four_ranks(name: str) -> None:
+    inputs, expected = _golden()
+    text = (EXAMPLE / "passes_dump" / name).read_text()
+    res = run_text(text, inputs, expected, filename=name)
+    assert res.status == "pass", res.error
+    assert res.call_counts["reduce_step"] == 4  # one chip program per rank, the rank count from x's leading dim
+
+
+def test_a_wait_nothing_satisfies_is_a_deadlock_on_its_line_naming_signal_and_ranks() -> None:
+    inputs, expected = _golden()
+    text = (EXAMPLE / "passes_dump" / "00_frontend.py").read_text()
+    broken = text.replace("pld.system.notify(signal, peer, [my_rank, 0], pl.const(1, pl.INT32), op=0)", "pass_ = 0")
+    broken = broken.replace(
+        "                pass_ = 0", "                pld.system.notify(signal, peer, [my_rank, 0], pl.const(0, pl.INT32), op=0)"
+    )
+    res = run_text(broken, inputs, expected, filename="broken.py")
+    assert res.status == "error" and res.error is not None
+    assert res.error.kind == "distributed:deadlock"
+    wait_line = next(i for i, ln in enumerate(broken.splitlines(), 1) if "pld.system.wait(" in ln)
+    assert res.error.line == wait_line
+    assert "signal[" in res.error.message and "waiting ranks: 0, 1, 2, 3" in res.error.message
+
+
+def _host(fn, n: int = 2):  # type: ignore[no-untyped-def]
+    return ranks.run_host(fn, (), ranks=n)
+
+
+def _window(shape: list[int], dtype: torch.dtype = torch.float32) -> ranks.WindowView:
+    n = 1
+    for d in shape:
+        n *= d
+    buf = KERNELS["pld.tensor.alloc_window_buffer"](n * torch.empty((), dtype=dtype).element_size())
+    return KERNELS["pld.tensor.window"](buf, shape, dtype=dtype)
+
+
+def test_host_collectives_every_rank() -> None:
+    out: dict[str, list[torch.Tensor]] = {}
+
+    def host() -> None:
+        data = _window([1, 4])
+        for r in range(3):
+            data.local(r).fill_(float(r + 1))
+        KERNELS["pld.tensor.allreduce"](data, None, op=0)
+        out["sum"] = [data.local(r).clone() for r in range(3)]
+        KERNELS["pld.tensor.allreduce"](data, None, op="Max")
+        stage, gathered = _window([1, 2]), _window([3, 2])
+        for r in range(3):
+            stage.local(r).fill_(float(10 * r))
+        KERNELS["builtin.tensor.allgather"](stage, gathered, None, _device=0)
+        KERNELS["builtin.tensor.allgather"](stage, gathered, None, _device=1)
+        KERNELS["builtin.tensor.allgather"](stage, gathered, None, _device=2)
+        out["gather"] = [gathered.local(r).clone() for r in range(3)]
+        a2a_in, a2a_out = _window([3, 1]), _window([3, 1])
+        for r in range(3):
+            a2a_in.local(r).copy_(torch.tensor([[100.0 * r + d] for d in range(3)]))
+        KERNELS["pld.tensor.all_to_all"](a2a_in, a2a_out, None)
+        out["a2a"] = [a2a_out.local(r).clone() for r in range(3)]
+        rs = _window([3, 2])
+        for r in range(3):
+            rs.local(r).fill_(float(r))
+        KERNELS["pld.tensor.reduce_scatter"](rs, None, op=0)
+        out["rs"] = [rs.local(r).clone() for r in range(3)]
+        bc = _window([1, 2])
+        bc.local(2).fill_(7.0)
+        KERNELS["pld.tensor.broadcast"](bc, None, root=2)
+        out["bc"] = [bc.local(r).clone() for r in range(3)]
+
+    _host(host, 3)
+    assert all(torch.equal(t, torch.full((1, 4), 6.0)) for t in out["sum"])
+    assert all(torch.equal(t, torch.tensor([[0.0, 0.0], [10.0, 10.0], [20.0, 20.0]])) for t in out["gather"])
+    # rank r receives row r of every rank's input: input_src[r] = 100 * src + r
+    assert torch.equal(out["a2a"][1], torch.tensor([[1.0], [101.0], [201.0]]))
+    assert torch.equal(out["rs"][2][2], torch.full((2,), 3.0))  # 0 + 1 + 2 in rank 2's own row
+    assert all(torch.equal(t, torch.full((1, 2), 7.0)) for t in out["bc"])
+
+
+def test_a_collective_one_rank_never_joins_is_a_deadlock() -> None:
+    def host() -> None:
+        sig = _window([2], torch.int32)
+        ranks.launch_on_rank(0, lambda: KERNELS["pld.tensor.barrier"](sig.local(0)), ())
+
+    with pytest.raises(ranks.DistributedError) as info:
+        _host(host, 2)
+    assert info.value.kind == "distributed:deadlock"
+    assert "ranks [1] never reach it" in str(info.value)
+
+
+def test_notify_set_and_atomic_add() -> None:
+    seen: list[int] = []
+
+    def host() -> None:
+        sig = _window([1, 1], torch.int32)
+
+        def rank0() -> None:
+            KERNELS["pld.system.notify"](sig.local(0), 1, [0, 0], 3, op=0)  # AtomicAdd
+            KERNELS["pld.system.notify"](sig.local(0), 1, [0, 0], 4, op=0)
+
+        def rank1() -> None:
+            KERNELS["pld.system.wait"](sig.local(1), [0, 0], 7, cmp=0)  # Eq
+            seen.append(int(sig.local(1)[0, 0]))
+            KERNELS["pld.system.notify"](sig.local(1), 1, [0, 0], 2, op="Set")
+            seen.append(int(sig.local(1)[0, 0]))
+
+        ranks.launch_on_rank(1, rank1, ())  # blocks until rank 0 has added 3 + 4
+        ranks.launch_on_rank(0, rank0, ())
+
+    _host(host, 2)
+    assert seen == [7, 2]
+
+
+def test_dist_intrinsics() -> None:
+    leaves = [torch.full((2,), float(i)) for i in range(5)]
+    futures = [KERNELS["dist.submit_worker"](None, lambda t: t * 2, leaf) for leaf in leaves]
+    values = [KERNELS["dist.future_get"](f) for f in futures]
+    total = KERNELS["dist.tree_reduce"](None, values)
+    assert torch.equal(total, torch.full((2,), 20.0))
+    assert KERNELS["dist.make_tensor"](None, 6).shape == (6,)
+    assert KERNELS["dist.future_get"](KERNELS["dist.submit_orchestrator"](None, lambda: 5)) == 5
