@@ -31,9 +31,12 @@ def is_multi_rank(program: Program) -> bool:
 
 
 def host_wrapper(fg: Any, pyname: str, fn: Function) -> str:
-    """Print ``def f(*args): return run_host(f_host, args)``; the body goes into ``f_host``."""
+    """Print ``def f(*args): return run_host(f_host, args, ranks)``; the body goes into ``f_host``.
+    ``_pl_world_ranks`` is the case's rank count, set by the runner (``validate.engine.run``) after
+    the module ran; None: the HOST entry's stacked inputs say."""
+    fg.emit(0, "_pl_world_ranks = None", fn.name_span)
     fg.emit(0, f"def {pyname}(*_pl_args):", fn.name_span)
-    fg.emit(1, f"return _pl_rt.run_host({pyname}_host, _pl_args)", fn.name_span)
+    fg.emit(1, f"return _pl_rt.run_host({pyname}_host, _pl_args, _pl_world_ranks)", fn.name_span)
     fg.emit(0, "", None)
     return pyname + "_host"
 

@@ -137,3 +137,23 @@ def test_dist_intrinsics() -> None:
     assert torch.equal(total, torch.full((2,), 20.0))
     assert KERNELS["dist.make_tensor"](None, 6).shape == (6,)
     assert KERNELS["dist.future_get"](KERNELS["dist.submit_orchestrator"](None, lambda: 5)) == 5
+
+
+def test_the_case_key_ranks_overrides_the_rank_count(tmp_path: Path) -> None:
+    from pypto_lsp.validate.config import ConfigError, cases_in
+
+    cfg = tmp_path / "pypto-lsp.toml"
+    cfg.write_text('[[cases]]\ndumps = "passes_dump"\nranks = 2\n')
+    (tmp_path / "passes_dump").mkdir()
+    (case,) = cases_in(cfg)
+    assert case.ranks == 2 and case.settings().engine_kwargs()["ranks"] == 2
+    cfg.write_text('[[cases]]\ndumps = "passes_dump"\nranks = 0\n')
+    with pytest.raises(ConfigError, match="'ranks'"):
+        cases_in(cfg)
+    # the 4-rank example forced onto 2 ranks: its notify to rank 2 has no such peer
+    inputs, expected = _golden()
+    text = (EXAMPLE / "passes_dump" / "00_frontend.py").read_text()
+    res = run_text(text, inputs, expected, filename="two.py", ranks=2)
+    assert res.status == "error" and res.error is not None
+    assert "peer rank 2 is outside the world of 2 ranks" in res.error.message
+    assert res.error.message.startswith("rank 0 ")  # the rank that failed, first
