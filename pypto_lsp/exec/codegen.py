@@ -72,7 +72,7 @@ from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
 from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering
-from .codegen_ranks import host_wrapper, is_host, is_multi_rank, launch_call, named_operand, submit_call
+from .codegen_ranks import host_wrapper, is_host, is_multi_rank, launch_call, named_operand, submit_call, task_scope
 from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
@@ -464,6 +464,8 @@ class _FunctionGen:
         self.frames.pop()
 
     def scope_stmt(self, s: Scope, ind: int) -> None:
+        if task_scope(self, s, ind):  # a multi-rank program's task scope (deferred completion)
+            return
         if s.as_name is not None:
             self.emit(ind, f"{self.py(s.as_name.name)} = None", s.span)
         if s.kind == "spmd":
@@ -582,12 +584,12 @@ class _FunctionGen:
     def func_call(self, e: FuncCall) -> str:
         site = self.gen.task_sites.get(id(e)) if self.gen.sanitize else None
         if site is None or (e.submit is not None and self.gen.multi_rank):  # exec.ranks gates deferred ids
-            return self._func_call(e, [self.expr(a) for a in e.args])
+            return self.call_of(e, [self.expr(a) for a in e.args])
         # one runtime task (exec.sanitizer): the sanitizer derives its dependencies, then calls it
         # with the arguments it was given (a call the runtime may run later keeps its arguments)
         args = [self.expr(a) for a in e.args]
         n = len(args)
-        inner = self._func_call(e, [f"_pl_a{i}" for i in range(n)], task_id=False)
+        inner = self.call_of(e, [f"_pl_a{i}" for i in range(n)], task_id=False)
         params = ", ".join(f"_pl_a{i}" for i in range(n))
         thunk = f"(lambda {params}: {inner})" if n else f"(lambda: {inner})"
         tuple_args = "(" + "".join(a + ", " for a in args) + ")"
@@ -597,10 +599,7 @@ class _FunctionGen:
             return f"_pl_san.submit({site.index}, {tuple_args}, {thunk}{dep_s})"
         return f"_pl_san.task({site.index}, {tuple_args}, {thunk}{dep_s})"
 
-    def call_of(self, e: FuncCall, args: list[str]) -> str:
-        return self._func_call(e, args, task_id=False)
-
-    def _func_call(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
+    def call_of(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
         if "device" in e.kwargs:  # a launch on one rank
             return launch_call(self, e, args)
         if task_id and e.submit is not None and self.gen.multi_rank:

@@ -52,6 +52,7 @@ __all__ = [
     "run_host",
     "launch_on_rank",
     "submit_task",
+    "submit_scope",
     "peer_view",
     "resolve",
     "DEFAULT_RANKS",
@@ -284,7 +285,7 @@ class World:
         if self.failures:
             task, exc = self.failures[0]
             inner = _find_distributed(exc)
-            kind = inner.kind if inner is not None else "distributed:error"
+            kind = inner.kind if inner is not None else _kind_of(exc)
             ranks = inner.ranks if inner is not None else [task.rank]
             msg = str(inner) if inner is not None else f"{type(exc).__name__}: {exc}"
             raise DistributedError(f"rank {task.rank} ({task.what}): {msg}", kind=kind, rank=task.rank, ranks=ranks) from exc
@@ -313,6 +314,14 @@ class World:
             return f"ranks {missing} never reach it"
 
         self.block(lambda: bool(m["done"]), desc, why)
+
+
+def _kind_of(exc: BaseException) -> str:
+    """The error kind the engine gives ``exc`` (a failing rank keeps its error's kind)."""
+    k = getattr(exc, "kind", None)
+    if isinstance(k, str):
+        return f"cross-core:{k}" if type(exc).__name__ == "CrossCoreError" else k
+    return type(exc).__name__
 
 
 def _find_distributed(exc: BaseException) -> DistributedError | None:
@@ -455,6 +464,17 @@ def submit_task(fn: Callable[..., Any], args: tuple[Any, ...], deps: Any, fallba
     g = greenlet.greenlet(body, parent=w.host)
     w.tasks.append(_Task(rank, _DEFERRED, g, g, context.current().derive()))
     return _with_id(args[fallback] if 0 <= fallback < len(args) else None, token, fallback)
+
+
+def submit_scope(fn: Callable[[], Any], deps: Any) -> tuple[Any, TaskToken]:
+    """An inline ``pl.at`` task scope (:func:`submit_task` for a body): what it bound and its task id;
+    (None, id) when it waits on a deferred condition and runs later."""
+    w = _STATE.world
+    pending = [d for d in (deps or ()) if isinstance(d, TaskToken) and not d.complete()]
+    if w is None or not pending:
+        return _run_collecting(w, fn)
+    _, token = submit_task(fn, (), deps, 0)
+    return None, token
 
 
 def _with_id(result: Any, tid: TaskToken, fallback: int) -> tuple[Any, ...]:

@@ -17,13 +17,14 @@ import torch
 from . import context, crosscore
 from .crosscore import runs_cube
 from .kernels import KERNELS, NOOPS, ResultType
-from .ranks import WindowView, launch_on_rank, run_host, submit_task
+from .ranks import WindowView, launch_on_rank, run_host, submit_scope, submit_task
 from .values import DTYPES, get_valid, with_valid
 
 __all__ = [
     "launch_on_rank",
     "run_host",
     "submit_task",
+    "submit_scope",
     "ResultType",
     "kernel",
     "dtype",

@@ -48,33 +48,28 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
 # Coverage cases (../shared/fixtures-coverage) whose op family does not execute yet: case -> why. Their files
 # are tallied as pending, not right; a pending case whose every file reaches its verdict is stale (remove it).
 PENDING_COVERAGE: dict[str, str] = {
-    # files 09-49 pass; 00-08 hold the waiter and its consumer as inline `pl.at(...) as wait_tid` scopes,
-    # run in program order: the defer_wait blocks both ranks before the publisher (distributed:deadlock)
-    "dist_deferred_completion": "inline pl.at scopes with defer_wait are not deferred yet (issue 31)",
-    **{
-        case: "op family not executed yet (issue 31)"
-        for case in (
-            "gather_compare_eq_950",
-            "gather_rank2_last_dim_950",
-            "gather_rank3_middle_dim",
-            "incore_array_round_trip",
-            "matmul_mx_fp8_950",
-            "mgather_elem",
-            "mgather_row_950",
-            "mrgsort1",
-            "mscatter_seq_950",
-            "paged_gather_vec",
-            "phase_fence_reset_per_outer",
-            "prefetch_async",
-            "random_determ_uint32_950",
-            "scatter_fp32",
-            "scatter_int32_950",
-            "sort32_gather",
-            "spmd_syncall",
-            "sys_aiv_count_syncall",
-            "task_invalid_branch_chain",
-        )
-    },
+    case: "op family not executed yet (issue 31)"
+    for case in (
+        "gather_compare_eq_950",
+        "gather_rank2_last_dim_950",
+        "gather_rank3_middle_dim",
+        "incore_array_round_trip",
+        "matmul_mx_fp8_950",
+        "mgather_elem",
+        "mgather_row_950",
+        "mrgsort1",
+        "mscatter_seq_950",
+        "paged_gather_vec",
+        "phase_fence_reset_per_outer",
+        "prefetch_async",
+        "random_determ_uint32_950",
+        "scatter_fp32",
+        "scatter_int32_950",
+        "sort32_gather",
+        "spmd_syncall",
+        "sys_aiv_count_syncall",
+        "task_invalid_branch_chain",
+    )
 }
 
 # Real dumps where the sanitizer finds what the NPU would really do (each proven in docs/sanitizer.md,
