@@ -157,3 +157,44 @@ def test_the_case_key_ranks_overrides_the_rank_count(tmp_path: Path) -> None:
     assert res.status == "error" and res.error is not None
     assert "peer rank 2 is outside the world of 2 ranks" in res.error.message
     assert res.error.message.startswith("rank 0 ")  # the rank that failed, first
+
+
+DEFERRED = """# pypto.program: Deferred
+import pypto.language as pl
+
+@pl.program
+class Deferred:
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def chip(self, inp: pl.Tensor[[1, 4], pl.INT32], out: pl.Out[pl.Tensor[[1, 4], pl.INT32]], box: pld.DistributedTensor[[1, 4], pl.INT32], flag: pld.DistributedTensor[[1, 1], pl.INT32], peer: pl.Scalar[pl.INT32]) -> pl.Tensor[[1, 4], pl.INT32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="waiter") as wait_tid:
+            pld.system.defer_wait(flag, [0, 0], pl.const(1, pl.INT32), cmp=1)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="consumer", deps=[wait_tid]) as use_tid:
+            got: pl.Tile[[1, 4], pl.INT32, pl.Mem.Vec] = pl.tile.load(box, [0, 0], [1, 4], [1, 4], target_memory=pl.Mem.Vec)
+            out_v1: pl.Tensor[[1, 4], pl.INT32] = pl.tile.store(got, [0, 0], out)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="publisher"):
+            mine: pl.Tile[[1, 4], pl.INT32, pl.Mem.Vec] = pl.tile.load(inp, [0, 0], [1, 4], [1, 4], target_memory=pl.Mem.Vec)
+            pld.tile.remote_store(mine, box, peer, [0, 0])
+            pld.system.notify(flag, peer, [0, 0], pl.const(1, pl.INT32), op=1)
+        return out_v1
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inp: pl.Tensor[[2, 1, 4], pl.INT32], out: pl.Out[pl.Tensor[[2, 1, 4], pl.INT32]]) -> pl.Tensor[[2, 1, 4], pl.INT32]:
+        box_buf: pl.Ptr = pld.tensor.alloc_window_buffer(16)
+        flag_buf: pl.Ptr = pld.tensor.alloc_window_buffer(4)
+        for r in pl.range(pld.system.world_size()):
+            box: pld.DistributedTensor[[1, 4], pl.INT32] = pld.tensor.window(box_buf, [1, 4], dtype=pl.INT32)
+            flag: pld.DistributedTensor[[1, 1], pl.INT32] = pld.tensor.window(flag_buf, [1, 1], dtype=pl.INT32)
+            self.chip(pl.tensor.slice(inp, [1, 1, 4], [r, 0, 0], [], [0]), pl.tensor.slice(out, [1, 1, 4], [r, 0, 0], [], [0]), box, flag, (r + 1) % pld.system.world_size(), device=r)
+        return out
+"""
+
+
+def test_a_consumer_of_a_deferred_waiter_runs_after_the_later_publisher() -> None:
+    inp = torch.arange(8, dtype=torch.int32).reshape(2, 1, 4) + 1
+    expected = {"out": inp.roll(1, dims=0)}  # rank r receives rank r-1's row
+    res = run_text(DEFERRED, {"inp": inp, "out": torch.zeros(2, 1, 4, dtype=torch.int32)}, expected, filename="deferred.py")
+    assert res.status == "pass", res.error
+    # the same waiter made blocking: both ranks wait before either publishes
+    blocking = DEFERRED.replace("pld.system.defer_wait(", "pld.system.wait(")
+    res = run_text(blocking, {"inp": inp, "out": torch.zeros(2, 1, 4, dtype=torch.int32)}, expected, filename="blocking.py")
+    assert res.error is not None and res.error.kind == "distributed:deadlock", res.error
+    assert res.error.detail.get("ranks") == [0, 1]
