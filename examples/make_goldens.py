@@ -110,6 +110,14 @@ def allreduce_ranks() -> None:
     save("allreduce_ranks", {"x": x, "y": y}, {"y": total.to(torch.float32).contiguous()})
 
 
+def broken_ranks_fence() -> None:
+    """RingPush over 4 ranks: y[r] = x[(r - 1) % 4], x and y [4, 1, 64] FP32 (stacked per rank)."""
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(4, 1, 64, generator=g, dtype=torch.float32)
+    y = torch.zeros(4, 1, 64, dtype=torch.float32)
+    save("broken_ranks_fence", {"x": x, "y": y}, {"y": x.roll(1, dims=0).contiguous()})
+
+
 if __name__ == "__main__":
     elementwise()
     mixed_matmul()
@@ -119,3 +127,4 @@ if __name__ == "__main__":
     returns()
     broken_race()
     allreduce_ranks()
+    broken_ranks_fence()

@@ -552,6 +552,9 @@ def run_text(
         san = _sanitizer(comp) if comp.sanitize else None
         if san is not None:
             observers.append(san)
+        ranks_obs = _rank_hazards(comp, filename) if san is not None else None
+        if ranks_obs is not None:
+            observers.append(ranks_obs)
         out = run(comp, inputs, timeout=timeout, observers=observers, ranks=ranks)
         result.call_counts = calls.counts
         if result.memory is not None:
@@ -559,6 +562,8 @@ def run_text(
             if san is not None:
                 result.memory["hazards"].extend(comp.static_findings)
                 result.memory["hazards"].extend(san.findings)
+            if ranks_obs is not None:
+                result.memory["hazards"].extend(ranks_obs.findings)
         if out.error is not None:
             result.error = out.error
             return result
@@ -634,6 +639,19 @@ def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:
 
 def _keep(value: Any, *_rest: Any) -> Any:
     return value
+
+
+def _rank_hazards(comp: Compiled, filename: str) -> Any:
+    """A multi-rank program's cross-rank races and unfenced publishing writes (exec.rank_hazards);
+    the fence check from InsertCommFence on (a program with a fence, or a dump named after it)."""
+    from ..exec.codegen_ranks import is_multi_rank
+    from ..exec.rank_hazards import RankHazards
+
+    assert comp.program is not None
+    if not is_multi_rank(comp.program):
+        return None
+    fenced = "system.fence" in (comp.generated.op_symbols if comp.generated else {}) or "InsertCommFence" in filename
+    return RankHazards(fence_check=fenced)  # (Any: the engine reads its findings)
 
 
 def _other_schedule(
