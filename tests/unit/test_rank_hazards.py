@@ -57,3 +57,13 @@ def test_a_remote_write_not_fenced_before_its_notify_is_a_fence_finding() -> Non
     )
     res = _run("broken_ranks_fence", "48_after_InsertCommFence.py", "broken_ranks_fence", fixed)
     assert res.status == "pass" and _kinds(res) == []
+
+
+def test_the_task_graph_shows_the_rank_of_each_task() -> None:
+    from pypto_lsp.formats.taskgraph import task_graph_layout
+
+    res = _run("allreduce_ranks", "35_after_AllocateMemoryAddr.py", "allreduce_ranks")
+    assert res.tasks is not None
+    assert sorted(n["rank"] for n in res.tasks["nodes"]) == [0, 1, 2, 3]
+    layout = task_graph_layout(res.tasks)
+    assert sorted(n["label"].split(" ")[0] for n in layout["nodes"]) == ["r0", "r1", "r2", "r3"]
