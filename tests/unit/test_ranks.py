@@ -198,3 +198,16 @@ def test_a_consumer_of_a_deferred_waiter_runs_after_the_later_publisher() -> Non
     res = run_text(blocking, {"inp": inp, "out": torch.zeros(2, 1, 4, dtype=torch.int32)}, expected, filename="blocking.py")
     assert res.error is not None and res.error.kind == "distributed:deadlock", res.error
     assert res.error.detail.get("ranks") == [0, 1]
+
+
+def test_the_error_lens_says_which_ranks() -> None:
+    from pypto_lsp.server.results import verdict_titles
+
+    inputs, expected = _golden()
+    text = (EXAMPLE / "passes_dump" / "00_frontend.py").read_text()
+    res = run_text(text, inputs, expected, filename="two.py", ranks=2)  # rank 0 alone fails
+    assert verdict_titles(res)[0].endswith(" on rank 0"), verdict_titles(res)
+    broken = text.replace("[my_rank, 0], pl.const(1, pl.INT32), op=0)", "[my_rank, 0], pl.const(0, pl.INT32), op=0)")
+    res = run_text(broken, inputs, expected, filename="dead.py")
+    assert verdict_titles(res)[0].startswith("✗ error: distributed:deadlock (line ")
+    assert verdict_titles(res)[0].endswith(" on ranks 0, 1, 2, 3")
