@@ -68,11 +68,16 @@ def submit_call(fg: Any, e: FuncCall, args: list[str]) -> str:
 
 
 def named_operand(fg: Any, e: OpCall) -> list[str]:
-    """Extra keywords of distributed ops: ``_name=`` the signal as printed (a deadlock names it),
+    """Extra keywords of distributed ops: ``_name=`` the signal as printed (a deadlock names it), the
+    ``name=`` pypto's parser gives a window buffer (its assigned name; findings name the window),
     ``_device=`` the rank a host builtin collective launches on (``attrs["device"]``)."""
     out = []
     if e.op in NAMES_FIRST_OPERAND and e.args:
         out.append(f"_name={literal(expr_str(e.args[0]))}")
+    if e.op == "pld.tensor.alloc_window_buffer" and "name" not in e.kwargs:  # the IR name, for findings
+        for st in walk_stmts(fg.fn.body):
+            if isinstance(st, Assign) and st.value is e:
+                out.append(f"name={literal(st.target.name)}")
     attrs = e.attrs
     if e.op.startswith("builtin.tensor.") and isinstance(attrs, DictExpr):
         for k, v in zip(attrs.keys, attrs.values, strict=False):

@@ -211,3 +211,24 @@ def test_the_error_lens_says_which_ranks() -> None:
     res = run_text(broken, inputs, expected, filename="dead.py")
     assert verdict_titles(res)[0].startswith("✗ error: distributed:deadlock (line ")
     assert verdict_titles(res)[0].endswith(" on ranks 0, 1, 2, 3")
+
+
+def test_all_to_all_v_moves_whole_blocks_and_publishes_clamped_counts() -> None:
+    got: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def host() -> None:
+        inp, out = _window([4, 3]), _window([4, 3])  # NR = 2, MAX_RECV = 2 rows of 3
+        sends, recvs = _window([2, 1], torch.int32), _window([2, 1], torch.int32)
+        for r in range(2):
+            inp.local(r).copy_(torch.arange(12, dtype=torch.float32).reshape(4, 3) + 100 * r)
+            sends.local(r).copy_(torch.tensor([[1], [5]], dtype=torch.int32))  # 5 clamps to MAX_RECV
+        KERNELS["pld.tensor.all_to_all_v"](inp, out, None, sends, recvs)
+        for r in range(2):
+            got[r] = (out.local(r).clone(), recvs.local(r).clone())
+
+    _host(host, 2)
+    out1, counts1 = got[1]
+    # rank 1 receives block 1 (rows 2-3) of every sender, in sender order
+    assert torch.equal(out1[0:2], torch.tensor([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]))
+    assert torch.equal(out1[2:4], torch.tensor([[106.0, 107.0, 108.0], [109.0, 110.0, 111.0]]))
+    assert counts1.reshape(-1).tolist() == [2, 2] and got[0][1].reshape(-1).tolist() == [1, 1]

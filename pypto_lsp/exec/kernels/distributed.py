@@ -15,8 +15,8 @@ Semantics from pypto (at the fixtures' commit):
   ``allgather`` (``target[src, :]`` = rank src's input), ``reduce_scatter`` (``target[r, :]``
   of rank r = the reduction over ranks of their row r), ``all_to_all`` (``target[src, :]`` of
   rank r = rank src's ``input[r, :]``); the collectives' signals are self-clearing, so they are
-  left as they were. ``all_to_all_v`` moves ``send_counts[dst]`` leading elements of row
-  ``dst`` (counts per peer, ``recv_counts`` bound what lands).
+  left as they were. ``all_to_all_v`` (``docs/en/dev/distributed_ops.md``): whole ``MAX_RECV``-row
+  blocks move, the clamped counts land in ``recv_counts``.
 * The HOST builtins (``builtin.tensor.*`` from ``LowerHostTensorCollectives``) are one
   launch per rank (``attrs["device"]``) of the same collective.
 * ``dist.*`` (``src/ir/op/distributed/intrinsics.cpp``): host runtime intrinsics with no
@@ -313,14 +313,20 @@ def _all_to_all(parts: dict[int, dict[str, Any]]) -> None:
 
 
 def _all_to_all_v(parts: dict[int, dict[str, Any]]) -> None:
+    """MPI_Alltoallv over flat ``[NR * MAX_RECV, SIZE]`` layouts (pypto ``docs/en/dev/distributed_ops.md``):
+    the whole ``MAX_RECV``-row block for each destination moves (block ``r`` of rank ``s``'s input lands
+    as block ``s`` of rank ``r``'s target), and ``recv_counts[s, 0]`` of rank ``r`` gets
+    ``min(send_counts_s[r], MAX_RECV)``, the rows of that block that count."""
     n = len(parts)
     staged = {r: _rows(parts[r]["input"], n).clone() for r in parts}
     for r in sorted(parts):
         rows = _rows(parts[r]["target"], n)
-        recv = as_ints(parts[r]["recv_counts"])
+        max_recv = parts[r]["target"].shape[0] // n if parts[r]["target"].dim() >= 1 else 1
+        counts = parts[r]["recv_counts"].reshape(-1) if isinstance(parts[r].get("recv_counts"), torch.Tensor) else None
         for src in sorted(parts):
-            k = min(as_ints(parts[src]["send_counts"])[r], recv[src] if src < len(recv) else rows.shape[1], rows.shape[1])
-            rows[src, :k].copy_(staged[src][r, :k])
+            rows[src].copy_(staged[src][r])
+            if counts is not None and src < counts.numel():
+                counts[src] = min(as_ints(parts[src]["send_counts"])[r], max_recv)
 
 
 def _barrier(_parts: dict[int, dict[str, Any]]) -> None:
