@@ -152,6 +152,7 @@ class World:
         self.collect: list[Callable[[], bool]] | None = None  # defer_wait conditions of the running task
         self.failures: list[tuple[_Task, BaseException]] = []
         self.ranks_seen: set[int] = set()
+        self.current: _Task | None = None  # set while the host has resumed a task (_resume)
 
     # -- windows ---------------------------------------------------------------
 
@@ -183,18 +184,8 @@ class World:
     # -- tasks -----------------------------------------------------------------
 
     def running(self) -> _Task | None:
-        me = greenlet.getcurrent()
-        for t in self.tasks:
-            if not t.done and (t.glet is me or t.resume_at is me):
-                return t
-        # a greenlet started inside a rank task (a cross-core group's kernel) belongs to it
-        g: greenlet.greenlet | None = me
-        while g is not None:
-            for t in self.tasks:
-                if not t.done and t.glet is g:
-                    return t
-            g = g.parent
-        return None
+        """The rank task running now (its greenlets included: a cross-core group's kernels), else None (the host)."""
+        return self.current
 
     def spawn(self, rank: int, what: str, fn: Callable[[], Any]) -> _Task:
         if not 0 <= rank < self.size:
@@ -221,6 +212,7 @@ class World:
 
     def _resume(self, task: _Task, throw: BaseException | None = None) -> None:
         outer = context.swap(task.ctx)
+        prev, self.current = self.current, task
         try:
             task.started = True
             if throw is not None:
@@ -228,6 +220,7 @@ class World:
             else:
                 task.resume_at.switch()
         finally:
+            self.current = prev
             task.ctx = context.swap(outer)
         if task.glet.dead:
             task.done = True
