@@ -204,7 +204,7 @@ class World:
                 self.failures.append((task, exc))
 
         g = greenlet.greenlet(body, parent=self.host)
-        task = _Task(rank, what, g, g, context.current().derive())
+        task = _Task(rank, what, g, g, context.current().derive(rank=rank))
         holder.append(task)
         self.tasks.append(task)
         self._resume(task)
@@ -455,7 +455,7 @@ def submit_task(fn: Callable[..., Any], args: tuple[Any, ...], deps: Any, fallba
         token.ran = True
 
     g = greenlet.greenlet(body, parent=w.host)
-    w.tasks.append(_Task(rank, _DEFERRED, g, g, context.current().derive()))
+    w.tasks.append(_Task(rank, _DEFERRED, g, g, context.current().derive(rank=rank)))
     return _with_id(args[fallback] if 0 <= fallback < len(args) else None, token, fallback)
 
 

@@ -67,3 +67,15 @@ def test_the_task_graph_shows_the_rank_of_each_task() -> None:
     assert sorted(n["rank"] for n in res.tasks["nodes"]) == [0, 1, 2, 3]
     layout = task_graph_layout(res.tasks)
     assert sorted(n["label"].split(" ")[0] for n in layout["nodes"]) == ["r0", "r1", "r2", "r3"]
+
+
+def test_localisation_pairs_values_rank_by_rank() -> None:
+    from pypto_lsp.validate.localize import first_differing_value
+
+    prev = (EXAMPLES / "broken_ranks_race" / "passes_dump" / "00_frontend.py").read_text()
+    cur = (EXAMPLES / "broken_ranks_race" / "passes_dump" / "11_after_ConvertTensorToTileOps.py").read_text()
+    inputs = torch.load(EXAMPLES / "allreduce_ranks" / "golden" / "inputs.pt")
+    v = first_differing_value(prev, cur, inputs, rtol=1e-5, atol=1e-5)
+    # without its barrier a rank runs ahead of the others, so the k-th value of a name is another rank's
+    # unless ranks are told apart: the first value that differs is the first peer load, not a peer index
+    assert v is not None and v.name == "r1" and v.line == 20, v
