@@ -167,7 +167,7 @@ class Sanitizer(Observer):
         self.reorder = reorder
         self.roots: dict[int, _Root] = {}
         self.tasks: list[_Task] = []
-        self.current: _Task | None = None
+        self._current: dict[int | None, _Task | None] = {}  # the task running, per rank (exec.ranks: ranks interleave)
         self.tensormap: dict[int, list[tuple[int, Box]]] = {}
         self.findings: list[Hazard] = []
         self._seen: set[tuple[Any, ...]] = set()
@@ -210,6 +210,14 @@ class Sanitizer(Observer):
         if isinstance(t, torch.Tensor):
             self._root(t, line=line, name=name).manual_dep = manual_dep
         return t
+
+    @property
+    def current(self) -> _Task | None:
+        return self._current.get(current_rank())
+
+    @current.setter
+    def current(self, t: _Task | None) -> None:
+        self._current[current_rank()] = t
 
     def submit(self, site_index: int, args: tuple[Any, ...], call: Callable[..., Any], deps: Any = None) -> tuple[Any, int]:
         """``pl.submit``: the task's result and its task id (what ``deps=[...]`` of later tasks name)."""
