@@ -232,3 +232,14 @@ def test_all_to_all_v_moves_whole_blocks_and_publishes_clamped_counts() -> None:
     assert torch.equal(out1[0:2], torch.tensor([[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]))
     assert torch.equal(out1[2:4], torch.tensor([[106.0, 107.0, 108.0], [109.0, 110.0, 111.0]]))
     assert counts1.reshape(-1).tolist() == [2, 2] and got[0][1].reshape(-1).tolist() == [1, 1]
+
+
+def test_without_goldens_a_dynamic_rank_dim_is_the_default_rank_count() -> None:
+    from pypto_lsp.ir.parser import loads
+    from pypto_lsp.validate.differential import synthesize
+
+    text = DEFERRED.replace("import pypto.language as pl\n", 'import pypto.language as pl\n\nNR = pl.dynamic("NR")\n', 1)
+    text = text.replace("pl.Tensor[[2, 1, 4], pl.INT32]", "pl.Tensor[[NR, 1, 4], pl.INT32]")
+    program = loads(text)
+    inputs, _used = synthesize(program, "host", {"inp": {"low": 1, "high": 3}})
+    assert inputs["inp"].shape == (ranks.DEFAULT_RANKS, 1, 4) and inputs["out"].shape == (ranks.DEFAULT_RANKS, 1, 4)
