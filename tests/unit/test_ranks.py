@@ -243,3 +243,44 @@ def test_without_goldens_a_dynamic_rank_dim_is_the_default_rank_count() -> None:
     program = loads(text)
     inputs, _used = synthesize(program, "host", {"inp": {"low": 1, "high": 3}})
     assert inputs["inp"].shape == (ranks.DEFAULT_RANKS, 1, 4) and inputs["out"].shape == (ranks.DEFAULT_RANKS, 1, 4)
+
+
+def test_put_get_and_remote_ops_on_peer_windows() -> None:
+    seen: dict[str, torch.Tensor] = {}
+
+    def host() -> None:
+        win = _window([2, 4])
+        win.local(1).copy_(torch.arange(8, dtype=torch.float32).reshape(2, 4))
+
+        def rank0() -> None:
+            mine = win.local(0)
+            local = torch.zeros(1, 2)
+            KERNELS["pld.tensor.get"](local, 1, mine, [0, 0], [1, 2], [1, 2])  # peer rows/cols [1, 2:4]
+            seen["get"] = local.clone()
+            stage = torch.zeros(1, 4)
+            KERNELS["pld.tile.get"](mine, 1, mine, stage, [0, 0], [0, 0], [1, 4])  # peer row 0 into my row 0
+            seen["tile_get"] = mine[0].clone()
+            KERNELS["pld.tensor.put"](mine, 1, torch.ones(2, 4), atomic="Add")  # full slice, accumulated
+            KERNELS["pld.tile.put"](mine, 1, torch.full((1, 4), 9.0), stage, [1, 0], [0, 0], [1, 4])  # row 1 replaced
+            seen["peer"] = win.local(1).clone()
+            KERNELS["pld.tile.remote_store"](torch.full((1, 2), -1.0), mine, 1, [0, 2], atomic="None_")
+            seen["remote_load"] = KERNELS["pld.tile.remote_load"](mine, 1, [0, 0], [1, 4])
+
+        ranks.launch_on_rank(0, rank0, ())
+
+    _host(host, 2)
+    assert torch.equal(seen["get"], torch.tensor([[6.0, 7.0]]))
+    assert torch.equal(seen["tile_get"], torch.tensor([0.0, 1.0, 2.0, 3.0]))
+    assert torch.equal(seen["peer"], torch.tensor([[1.0, 2.0, 3.0, 4.0], [9.0, 9.0, 9.0, 9.0]]))
+    assert torch.equal(seen["remote_load"], torch.tensor([[1.0, 2.0, -1.0, -1.0]]))
+
+
+def test_a_remote_op_outside_the_world_is_a_clear_error() -> None:
+    def host() -> None:
+        win = _window([1, 4])
+        ranks.launch_on_rank(0, lambda: KERNELS["pld.tile.remote_load"](win.local(0), 5, [0, 0], [1, 4]), ())
+
+    with pytest.raises(ranks.DistributedError, match="peer rank 5 is outside the world of 2 ranks"):
+        _host(host, 2)
+    with pytest.raises(ranks.DistributedError, match="outside a multi-rank program"):
+        KERNELS["pld.system.world_size"]()
