@@ -50,21 +50,12 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
 PENDING_COVERAGE: dict[str, str] = {
     case: "op family not executed yet (issue 31)"
     for case in (
-        "gather_compare_eq_950",
-        "gather_rank2_last_dim_950",
-        "gather_rank3_middle_dim",
         "incore_array_round_trip",
         "matmul_mx_fp8_950",
-        "mgather_elem",
-        "mgather_row_950",
         "mrgsort1",
-        "mscatter_seq_950",
-        "paged_gather_vec",
         "phase_fence_reset_per_outer",
         "prefetch_async",
         "random_determ_uint32_950",
-        "scatter_fp32",
-        "scatter_int32_950",
         "sort32_gather",
         "spmd_syncall",
         "sys_aiv_count_syncall",

@@ -20,7 +20,19 @@ the reference torch codegen is marked ``DIVERGENCE``.
 from __future__ import annotations
 
 # registration order matters: tensor_valid wraps the kernels the others registered
-from . import cast, compare, crosscore_ops, distributed, elementwise, matmul, movement, noops, reduce, tensor_valid  # noqa: F401
+from . import (  # noqa: F401
+    cast,
+    compare,
+    crosscore_ops,
+    distributed,
+    elementwise,
+    gather_scatter,
+    matmul,
+    movement,
+    noops,
+    reduce,
+    tensor_valid,
+)
 from .base import KERNELS, MemPtr, ResultType
 from .compare import pack_mask, unpack_mask
 from .noops import NOOPS
