@@ -78,4 +78,5 @@ def test_localisation_pairs_values_rank_by_rank() -> None:
     v = first_differing_value(prev, cur, inputs, rtol=1e-5, atol=1e-5)
     # without its barrier a rank runs ahead of the others, so the k-th value of a name is another rank's
     # unless ranks are told apart: the first value that differs is the first peer load, not a peer index
-    assert v is not None and v.name == "r1" and v.line == 20, v
+    assert v is not None and v.name == "r1" and v.line == 20 and v.rank is not None, v
+    assert f"rank {v.rank}" in v.describe("00_frontend.py")
