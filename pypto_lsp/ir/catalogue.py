@@ -24,6 +24,8 @@ from __future__ import annotations
 import keyword
 from dataclasses import dataclass
 
+from .dist_ops import DISTRIBUTED_EXECUTED
+
 
 @dataclass(frozen=True, slots=True)
 class OpSpec:
@@ -216,7 +218,7 @@ LANGUAGE_OPS: frozenset[str] = frozenset(
 def _status(name: str) -> str:
     if name in NOOP_OPS:
         return "noop"
-    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS or name in LANGUAGE_OPS:
+    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS or name in LANGUAGE_OPS or name in DISTRIBUTED_EXECUTED:
         return "supported"
     if name in EXECUTED_BEYOND_REFERENCE:
         return "supported"

@@ -50,14 +50,6 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
 PENDING_COVERAGE: dict[str, str] = {
     case: "op family not executed yet (issue 31)"
     for case in (
-        "dist_allgather_intrinsic_950",
-        "dist_barrier_handrolled",
-        "dist_deferred_completion",
-        "dist_host_allreduce",
-        "dist_host_broadcast",
-        "dist_put_ring_950",
-        "dist_remote_load_ring",
-        "dist_tensor_remote_store_950",
         "matmul_mx_fp8_950",
         "mrgsort1",
         "random_determ_uint32_950",
