@@ -433,7 +433,8 @@ def _print_summary(report: Any) -> None:
         mark = "" if not fr.cached else " (cached)"
         _say(f"{Path(fr.file).name[:48]:<48} {fr.status:<6} {_fmt(fr.max_abs_diff()):>12} {fr.seconds:>8.3f}{mark}")
     s = report.summary()
-    _say(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error, {s['ran']} ran in {s['seconds']:.2f} s")
+    ran = f", {s['ran']} ran" if s["ran"] else ""  # a returned value run without a comparison: only then
+    _say(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error{ran} in {s['seconds']:.2f} s")
     fd = report.first_divergent
     if fd is not None:
         hazards = (fd.memory or {}).get("hazards", [])
