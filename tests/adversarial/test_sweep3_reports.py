@@ -105,3 +105,37 @@ def test_the_summary_line_says_ran_only_when_something_ran_without_a_comparison(
     lead = re.search(r"<p class='muted'>(\d+ pass, [^<]*)</p>", html.read_text(encoding="utf-8"))
     assert lead is not None and lead.group(1).startswith("5 pass, 0 fail, 0 error in "), lead and lead.group(1)
     assert "5 pass, 0 fail, 0 error in" in p.stdout and "0 ran" not in p.stdout, p.stdout[-500:]  # the CLI's line too
+
+
+# ---------------------------------------------------------------------- 23. a reused result's line numbers
+
+
+def test_a_reused_result_points_at_the_reusing_files_own_lines(tmp_path: Path) -> None:
+    """Pass 42 of a multi-rank program adds a ``# pld.comm_domain:`` comment line: the same IR, one
+    line lower. Its error must be reported on its own line, not on the earlier file's."""
+    case = example(tmp_path)
+    dumps = case / "passes_dump"
+    src = (dumps / "00_frontend.py").read_text()
+    for f in dumps.iterdir():
+        f.unlink()
+    broken = src.replace("pl.tensor.exp(pl.tensor.adds(x_chunk, 1.0)), y_chunk)", "pl.tensor.exp(pl.tensor.adds(x_chunk, 1.0)), y_chunkk)")
+    assert broken != src
+    lines = broken.split("\n")
+    at = next(i for i, ln in enumerate(lines) if "def exp_add_mul" in ln) + 1
+    commented = "\n".join([*lines[:at], "        # pld.comm_domain: ranks [0, 1]", *lines[at:]])
+    (dumps / "00_frontend.py").write_text(src)
+    (dumps / "41_after_A.py").write_text(broken)
+    (dumps / "42_after_B.py").write_text(commented)
+    (dumps / "43_after_C.py").write_text(commented + "\n# trailing\n")
+
+    def error_line(text: str) -> int:
+        return next(i for i, ln in enumerate(text.split("\n"), 1) if "y_chunkk" in ln)
+
+    want = {"41_after_A.py": error_line(broken), "42_after_B.py": error_line(commented), "43_after_C.py": error_line(commented)}
+    assert want["42_after_B.py"] == want["41_after_A.py"] + 1
+    for run in ("first", "from the disk cache"):
+        p = cli("validate", str(case), "--json", "--no-localize", cache=tmp_path / "cache")
+        rep = json.loads(p.stdout)
+        got = {Path(f["file"]).name: (f["error"] or {}).get("line") for f in rep["files"] if f["status"] == "error"}
+        # the fault: 42 (and 43) reported on 41's line, one above the statement
+        assert got == want, (run, got, want)
