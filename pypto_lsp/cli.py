@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_memmap(sub)
 
+    o = sub.add_parser("ops", help="every op the catalogue knows: whether it runs, a line of doc, where PyPTO defines it")
+    o.add_argument("--json", action="store_true", help="machine-readable output (with the registry's commit and counts)")
+
     s = sub.add_parser("serve", help="run the language server")
     s.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (debugging)")
     s.add_argument("--host", default="127.0.0.1")
@@ -123,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_golden(args)
     if args.command == "memmap":
         return int(args.func(args))
+    if args.command == "ops":
+        from .ir import op_registry
+
+        print(json.dumps(op_registry.listing_json(), indent=1) if args.json else op_registry.listing_text())
+        return EXIT_OK
     if args.command == "serve":
         from .server.app import serve
 

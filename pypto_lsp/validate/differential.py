@@ -42,6 +42,7 @@ from typing import Any
 
 import torch
 
+from ..analysis.index_inputs import IndexRange, input_ranges
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
@@ -209,6 +210,7 @@ def synthesize(
     out: dict[str, torch.Tensor] = {}
     used: list[str] = []
     missing: list[str] = []
+    ranges = input_ranges(program, entry)  # integer inputs the program's gathers/scatters say the range of
     for p in fn.params:
         key = SSA_SUFFIX.sub("", p.name)
         t = p.type
@@ -233,6 +235,8 @@ def synthesize(
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
             out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
+        elif p.name in ranges and not isinstance(t, ScalarType):
+            out[key] = from_range(ranges[p.name], shape, dtype, gen)
         else:
             kind = "scalar" if isinstance(t, ScalarType) else f"tensor {shape}"
             dt = t.dtype.rsplit(".", 1)[-1]
@@ -249,6 +253,20 @@ def synthesize(
             )
         )
     return out, used
+
+
+def from_range(r: IndexRange, shape: list[int], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    """Values in ``[r.low, r.high)``, without repeats where ``r.distinct`` asks and the range allows."""
+    span = r.high - r.low
+    n = 1
+    for d in shape:
+        n *= d
+    if r.distinct == "all" and n <= span:
+        return (torch.randperm(span, generator=gen)[:n] + r.low).reshape(shape).to(dtype)
+    if r.distinct == "rows" and shape and shape[-1] <= span:
+        rows = [torch.randperm(span, generator=gen)[: shape[-1]] for _ in range(n // max(shape[-1], 1))]
+        return (torch.stack(rows).reshape(shape) + r.low).to(dtype) if rows else torch.zeros(shape, dtype=dtype)
+    return torch.randint(r.low, r.high, shape, generator=gen, dtype=torch.int64).to(dtype)
 
 
 # ---------------------------------------------------------------------- the reference

@@ -20,7 +20,7 @@ the reference torch codegen is marked ``DIVERGENCE``.
 from __future__ import annotations
 
 # registration order matters: tensor_valid wraps the kernels the others registered
-from . import cast, compare, crosscore_ops, elementwise, matmul, movement, noops, reduce, tensor_valid  # noqa: F401
+from . import cast, compare, crosscore_ops, elementwise, gather_scatter, matmul, movement, noops, reduce, tensor_valid  # noqa: F401
 from .base import KERNELS, MemPtr, ResultType
 from .compare import pack_mask, unpack_mask
 from .noops import NOOPS
