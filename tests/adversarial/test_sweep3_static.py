@@ -88,7 +88,7 @@ def test_the_static_support_status_is_the_executors() -> None:
     runs = (set(KERNELS) | set(NOOPS)) & set(OPS)
     said = {name for name, spec in OPS.items() if spec.status != "unsupported"}
     assert not runs - said, (
-        f"ops with a kernel that check calls not executable (add them to catalogue.EXECUTOR_EXTRAS): {sorted(runs - said)}"
+        f"ops with a kernel that check calls not executable (name them in a status set of ir/catalogue.py): {sorted(runs - said)}"
     )
     assert not said - runs, f"ops check calls executable without a kernel: {sorted(said - runs)}"
 
