@@ -28,7 +28,7 @@ def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
 def test_memmap_never_reads_a_file_past_the_dump_limit(tmp_path: Path) -> None:
     big = tmp_path / "big.py"
     with big.open("wb") as fh:
-        fh.truncate(256 << 20)  # sparse: no disk; read whole it costs 512 MB (bytes + text)
+        fh.truncate(1 << 30)  # sparse: no disk; read whole it costs 2 GB (bytes + text), as in the issue
     code = (
         "import resource, sys\n"
         "from pypto_lsp.cli import main\n"
@@ -40,7 +40,9 @@ def test_memmap_never_reads_a_file_past_the_dump_limit(tmp_path: Path) -> None:
     no_traceback(p)
     assert p.returncode == 2 and "8 MiB" in p.stderr, p.stderr[-2000:]
     maxrss_mb = int(p.stderr.rsplit("MAXRSS ", 1)[1].split()[0]) / 1024
-    assert maxrss_mb < 256, maxrss_mb  # the fault: the whole file read (2.1 GB RSS for 1 GiB)
+    # the fault: the whole file read (2.1 GB RSS). ru_maxrss keeps what the forking pytest process held
+    # before the exec (a few hundred MB once torch is loaded): the bound is well above that, well below 2 GB
+    assert maxrss_mb < 1024, maxrss_mb
 
 
 def test_memmap_refuses_a_fifo_without_hanging(tmp_path: Path) -> None:
