@@ -22,9 +22,16 @@ low-precision dtype holds, so a run without goldens sees what the device could b
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import torch
 
-__all__ = ["decode_stored", "decode_fp4_x2", "representable", "FP4_E2M1_VALUES"]
+from ..ir.model import Program, TensorType, TileType
+
+_SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
+
+__all__ = ["decode_stored", "decode_stored_args", "decode_stored_expected", "decode_fp4_x2", "representable", "FP4_E2M1_VALUES"]
 
 # E2M1 code -> value (sign bit 3, exponent bits 2-1, mantissa bit 0)
 FP4_E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
@@ -72,3 +79,26 @@ def representable(declared: str, t: torch.Tensor) -> torch.Tensor:
     if declared == "FP8E8M0":
         return torch.pow(2.0, torch.round(t * 2)).to(torch.float32)
     return t
+
+
+def decode_stored_args(program: Program, entry: str, args: list[Any], run_tensors: dict[str, torch.Tensor]) -> None:
+    """The entry's arguments (in parameter order) decoded in place; the run's tensor map follows, so
+    an output decoded here is the tensor the run writes and is read back."""
+    fn = program.function(entry)
+    for i, (p, a) in enumerate(zip(fn.params if fn is not None else (), args, strict=False)):
+        if isinstance(p.type, TensorType | TileType) and isinstance(a, torch.Tensor):
+            new = decode_stored(p.type.dtype, a)
+            if new is not a:
+                args[i] = new
+                for k, v in run_tensors.items():
+                    if v is a:
+                        run_tensors[k] = new
+
+
+def decode_stored_expected(program: Program, entry: str, key: str, exp: torch.Tensor) -> torch.Tensor:
+    """An expected output decoded for the parameter bundle key ``key`` binds (as the engine binds it)."""
+    fn = program.function(entry)
+    for p in fn.params if fn is not None else ():
+        if isinstance(p.type, TensorType | TileType) and key in (p.name, _SSA_SUFFIX.sub("", p.name), p.name.split("__")[0]):
+            return decode_stored(p.type.dtype, exp)
+    return exp
