@@ -64,14 +64,14 @@ def cli(*args: str, cache: Path) -> Run:
 
 
 def _bad_case(root: Path) -> Path:
-    """A case folder: the elementwise dumps plus one that errors at run time, goldens by absolute path."""
+    """A case folder: the elementwise dumps plus one that errors (an unknown op on line 11), goldens by absolute path."""
     case = root / "bad_case"
     dumps = case / "passes_dump"
     shutil.copytree(EX / "elementwise" / "passes_dump", dumps)
     text = (dumps / "11_after_ConvertTensorToTileOps.py").read_text()
     bad = text.replace(
         "t__tile: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.adds(x_chunk__tile, 1.0)",
-        "t__tile: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.sort32(x_chunk__tile, y_chunk__tile)",
+        "t__tile: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.no_such_op(x_chunk__tile, y_chunk__tile)",
     )
     assert bad != text
     (dumps / "40_after_Broken.py").write_text(bad)
@@ -359,7 +359,7 @@ def test_tight_tolerances_make_a_passing_case_fail(runs: dict[str, Run]) -> None
         assert 0 < by[stem]["tensors"]["out"]["max_abs_diff"] < 1e-3
     err = by["40_after_Broken"]
     assert err["status"] == "error" and err["tensors"] == {}
-    assert err["error"]["line"] == 11 and "sort32" in err["error"]["message"]
+    assert err["error"]["line"] == 11 and "no_such_op" in err["error"]["message"]
     assert Path(data["first_divergent"]).stem == "00_frontend"
     assert data["summary"]["error"] == 1
 
