@@ -47,10 +47,11 @@ import torch
 
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
-from . import context
+from . import context, spmd
 from .definedness import Definedness, Shadow
 from .observe import Observer, RunInfo
 from .race_index import AccessIndex, past
+from .ranks import current_rank
 
 __all__ = ["Sanitizer", "active", "suspend", "resume", "undefined_in", "Box", "Reorder"]
 
@@ -133,8 +134,9 @@ class _Task:
     # root key -> kind ("r"/"w") -> boxes
     access: dict[int, dict[str, list[Box]]] = field(default_factory=dict)
     # root key -> (block, lane) -> write boxes (the parts of the task that run at the same time)
-    parts: dict[int, dict[tuple[int, int], list[Box]]] = field(default_factory=dict)
+    parts: dict[int, dict[tuple[int, int, int], list[Box]]] = field(default_factory=dict)  # (block, lane, barrier phase)
     args: dict[int, int] = field(default_factory=dict)  # root key -> the argument's index
+    rank: int | None = None  # the rank whose runtime runs it (multi-rank programs, exec.ranks)
 
 
 @dataclass(slots=True)
@@ -185,7 +187,7 @@ class Sanitizer(Observer):
         self.reorder = reorder
         self.roots: dict[int, _Root] = {}
         self.tasks: list[_Task] = []
-        self.current: _Task | None = None
+        self._current: dict[int | None, _Task | None] = {}  # the task running, per rank (exec.ranks: ranks interleave)
         self.tensormap: dict[int, list[tuple[int, Box]]] = {}
         self.findings: list[Hazard] = []
         self._seen: set[tuple[Any, ...]] = set()
@@ -246,6 +248,14 @@ class Sanitizer(Observer):
             self._root(t, line=line, name=name).manual_dep = manual_dep
         return t
 
+    @property
+    def current(self) -> _Task | None:
+        return self._current.get(current_rank())
+
+    @current.setter
+    def current(self, t: _Task | None) -> None:
+        self._current[current_rank()] = t
+
     def submit(self, site_index: int, args: tuple[Any, ...], call: Callable[..., Any], deps: Any = None) -> tuple[Any, int]:
         """``pl.submit``: the task's result and its task id (what ``deps=[...]`` of later tasks name)."""
         out = self.task(site_index, args, call, deps)
@@ -254,7 +264,7 @@ class Sanitizer(Observer):
     def task(self, site_index: int, args: tuple[Any, ...], call: Callable[..., Any], deps: Any = None) -> Any:
         """One runtime task: its dependencies from its arguments' directions, then ``call(*args)``."""
         site = self.sites[site_index]
-        t = _Task(len(self.tasks), site)
+        t = _Task(len(self.tasks), site, rank=current_rank())
         self.tasks.append(t)
         t.deps.update(d for d in _task_ids(deps) if 0 <= d < t.index)
         self._dependencies(t, args)
@@ -412,7 +422,8 @@ class Sanitizer(Observer):
                         boxes[:] = [_bound(boxes)]
         if part:
             # lanes of a dual-dispatch no-split kernel both do the same work: only split lanes own their halves
-            where = (context.block_idx(), context.lane() if split else 0)
+            # and the block's barrier phase: writes on either side of a system.syncall are ordered (exec.spmd)
+            where = (context.block_idx(), context.lane() if split else 0, spmd.phase())
             parts = t.parts.setdefault(key, {})
             pb = parts.setdefault(where, [])
             if box not in pb:
@@ -559,7 +570,7 @@ class Sanitizer(Observer):
         one finding per racing pair of call sites and buffer (:mod:`.race_index`: near-linear).
         Past ``deadline`` (``time.monotonic()``) a ``TimeoutError``, as the run's own."""
         out: list[Hazard] = []
-        indexes: dict[int, AccessIndex] = {}
+        indexes: dict[tuple[int, Any], AccessIndex] = {}
         seen: set[tuple[int, int, int]] = set()
 
         def ordered(a: _Task, b: _Task) -> bool:
@@ -569,9 +580,10 @@ class Sanitizer(Observer):
             if not n % 64 and past(deadline):
                 raise TimeoutError(f"the race analysis did not finish within the run's timeout ({n} of {len(self.tasks)} tasks)")
             for key, boxes in t.access.items():
-                idx = indexes.get(key)
+                # per rank: across ranks signals order the tasks (exec.rank_hazards)
+                idx = indexes.get((key, t.rank))
                 if idx is None:
-                    idx = indexes[key] = AccessIndex(self.roots[key], overlap, covers)
+                    idx = indexes[(key, t.rank)] = AccessIndex(self.roots[key], overlap, covers)
                 hit = idx.first_race(t, boxes, ordered)
                 if hit is not None:
                     a, ka, kb, q = hit
@@ -634,6 +646,8 @@ class Sanitizer(Observer):
         items = sorted(parts.items())
         for j, (pb, bb) in enumerate(items):
             for pa, ba in items[:j]:
+                if pa[:2] == pb[:2] or pa[2:] != pb[2:]:
+                    continue  # one part in two barrier phases, or two parts a barrier orders
                 for x in ba:
                     for y in bb:
                         if overlap(root, x, y):
@@ -663,7 +677,10 @@ class Sanitizer(Observer):
 
     def graph(self, races: Sequence[Hazard]) -> dict[str, Any]:
         """The task graph: tasks in program order, the runtime's direct dependencies, the racing pairs."""
-        nodes = [{"id": t.index, "line": t.site.line, "callee": t.site.callee} for t in self.tasks[:500]]
+        nodes = [
+            {"id": t.index, "line": t.site.line, "callee": t.site.callee, **({"rank": t.rank} if t.rank is not None else {})}
+            for t in self.tasks[:500]
+        ]
         edges = [{"from": d, "to": t.index} for t in self.tasks[:500] for d in sorted(t.deps) if d < 500]
         if any(t.site.directions is None for t in self.tasks):
             edges = [e for e in edges if e["to"] - e["from"] == 1 or self.tasks[e["to"]].site.directions is not None]
