@@ -76,6 +76,7 @@ class ResultCache:
         backend: str | None = None,
         exact: bool | None = None,
         sanitize: bool = True,
+        ranks: int | None = None,
     ) -> str:
         h = hashlib.blake2b(digest_size=20)
         from ..analysis import batching_plan as batching
@@ -84,7 +85,7 @@ class ResultCache:
         mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
         from .budget import budget
 
-        mem += f";budget:{budget()}"  # a smaller budget may stop a run that passed (ir.alloc_budget)
+        mem += f";budget:{budget()}" + (f";ranks:{ranks}" if ranks else "")  # a smaller budget may stop a run that passed (ir.alloc_budget)
         for part in (ENGINE_VERSION, torch.__version__, mode, bundle_id, repr(rtol), repr(atol), entry or "", mem, normalise(text, memory)):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
@@ -252,7 +253,7 @@ def _validate_files(
         keys.append(
             None
             if isinstance(text, FileResult)
-            else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize)
+            else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize, s.ranks)
         )
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}
