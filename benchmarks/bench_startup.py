@@ -23,7 +23,10 @@ untimed warm-up run of each command, so both sides load bytecode; ``--bytecode n
 children as the environment says (the figure with every module compiled from source).
 
 The machine is shared (2 cores, 8 sessions): medians over interleaved rounds, the load average
-printed with them. No asserts: this measures, it does not judge.
+printed with them, and CPU seconds (user + system) beside the wall: the children's ``getrusage``
+for the CLI and ``import torch``, and the qwen3 folder validated once more in this process
+(``time.process_time``, every thread) against the golden's CPU time; at a load of 10 the wall
+clock follows the other sessions, the CPU time much less. No asserts: this measures, it does not judge.
 """
 
 from __future__ import annotations
