@@ -255,6 +255,8 @@ def _print_banner(fr: Any) -> None:
     for h in (fr.memory or {}).get("hazards", []):
         label = "sanitizer" if h["kind"] in ("race", "uninitialised", "out-of-bounds") else "memory"
         _say(f"{label} {h['kind']} (line {h['line']}): {h['message']}")
+        if h.get("related"):
+            _say(f"  path: line {h['line']} -> " + " -> ".join(f"line {n}" for n in h["related"]))
     sys.stdout.flush()
 
 

@@ -152,6 +152,8 @@ class Sweep:
         reads shares storage with one it writes (else the caller runs the loop as written)."""
         import torch
 
+        if sanitizer.undefined_in(reads):
+            return False  # undefined elements are followed kernel by kernel (exec.definedness)
         targets = []
         for dst, offs, shape in writes:
             if not isinstance(dst, torch.Tensor) or dst.dim() != len(offs) or len(shape) != len(offs):

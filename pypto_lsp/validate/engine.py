@@ -561,6 +561,8 @@ def run_text(
         ranks_obs = _rank_hazards(comp, filename) if san is not None else None
         if ranks_obs is not None:
             observers.append(ranks_obs)
+        limit = time_limit(timeout)
+        deadline = time.monotonic() + limit if limit is not None else None  # bounds every phase, analysis included
         out = run(comp, inputs, timeout=timeout, observers=observers, ranks=ranks)
         result.call_counts = calls.counts
         if result.memory is not None:
@@ -576,9 +578,14 @@ def run_text(
         run_tensors = out.tensors
         returned, new = settle_returned(returned_tensors(out.value), out.lent, run_tensors)
         if san is not None and result.memory is not None:
-            races = san.races()
-            if races:
-                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, ranks)
+            try:
+                races = san.races(deadline)
+            except TimeoutError as exc:
+                result.error = _error_info(exc, gen)
+                return result
+            left = deadline - time.monotonic() if deadline is not None else timeout
+            if races and (left is None or left > 0):
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, left, ranks)
             result.memory["hazards"].extend(races)
             if san.tasks and any(t.site.directions is not None for t in san.tasks):
                 result.tasks = san.graph(races)
@@ -687,6 +694,9 @@ def _other_schedule(
 
         observers.append(TraceObserver(_keep))
     out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, ranks=ranks)
+    if isinstance(out.exception, TimeoutError):
+        race["message"] += "; not run in the other order: the run's timeout left no time for it"
+        return
     if out.error is not None:  # the other order may well fail outright: that is the answer too
         race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {out.error.message[:200]}"
         race["other_order"] = {"error": out.error.message[:500]}
