@@ -18,7 +18,6 @@ from tests.framing import frame, read_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 
 
 @pytest.fixture
@@ -480,15 +479,17 @@ def test_bad_launches_are_answered_not_crashed(dap: DapClient, tmp_path: Path) -
     assert dap.stack(ev["threadId"])[0]["line"] > 0
 
 
-@pytest.mark.skipif(not (FIXTURES / "qwen3_scope3_910b").is_dir(), reason="shared fixtures absent")
-def test_qwen3_stops_in_a_kernel(dap: DapClient) -> None:
-    files = sorted((FIXTURES / "qwen3_scope3_910b/passes_dump").glob("*.py"))
-    prog = files[-1]
+def test_stops_in_a_kernel(dap: DapClient, tmp_path: Path) -> None:
+    """A breakpoint on a kernel's first assignment (examples/mixed_matmul: an AIC kernel of a
+    cross-core group) stops on that core's thread with the value among its Locals."""
+    prog = sorted((case(tmp_path, "mixed_matmul")).glob("*.py"))[-1]
     line, name = first_assignment(prog)
     dap.start({"program": str(prog)}, breakpoints=[line])
     ev = stopped(dap, "breakpoint")
     frames = dap.stack(ev["threadId"])
     assert frames[0]["line"] == line and name in dap.locals(frames[0]["id"])
+    thread = next(t["name"] for t in dap.threads() if t["id"] == ev["threadId"])
+    assert thread.startswith("AIC · mm_scale_aic"), thread
 
 
 def test_entry_next_pause_and_step_out(dap: DapClient, tmp_path: Path) -> None:
