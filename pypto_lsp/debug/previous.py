@@ -12,7 +12,7 @@ from typing import Any
 from ..validate.engine import run_text
 from ..validate.localize import partner_names
 from .launch import Prepared
-from .state import FrameInfo, Recorder
+from .state import FrameInfo, Recorder, trip_key
 
 __all__ = ["PreviousPass"]
 
@@ -23,6 +23,7 @@ class PreviousPass:
         self.output = output
         self.partner: dict[str, str] = {}  # this pass's name -> its partner's
         self.records: dict[tuple[Any, ...], tuple[int, Any]] = {}
+        self.trips: dict[tuple[Any, ...], int] = {}  # the previous pass's loop runs (state.trip_key)
         self.enabled = True  # launch: recordPrevious
         self._started = False
         self._lock = threading.Lock()
@@ -34,6 +35,15 @@ class PreviousPass:
         self.occ: dict[tuple[Any, ...], int] = {}
         # (name, role, lane, block) -> (its latest partner's record key, the lanes then)
         self.last_prev: dict[tuple[Any, ...], tuple[tuple[Any, ...], int]] = {}
+        self.trip_counts: dict[tuple[Any, ...], int] = {}
+
+    def trips_before(self, key: str) -> int | None:
+        """How often the partner of this run of loop ``key`` went round in the previous pass (None: not known)."""
+        pn = self.partner.get(key)
+        k = trip_key(key, self.trip_counts)
+        if pn is None or not self.done.is_set():
+            return None
+        return self.trips.get((pn, *k[1:]))
 
     def values_of(self, bound: dict[str, Any], ctx: Any) -> dict[str, Any]:
         """The partners' values of what a statement of the debugged run just bound (in run
@@ -99,7 +109,7 @@ class PreviousPass:
             if fr.error is not None:
                 self.output(f"the previous pass {p.previous.name} did not run ({fr.error.message}): no previous values\n")
             else:
-                self.records = rec.records
+                self.records, self.trips = rec.records, rec.trips
         except Exception as exc:  # the previous pass only adds values: go on without them
             self.output(f"previous pass not recorded: {exc}\n")
         finally:

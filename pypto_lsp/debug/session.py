@@ -15,7 +15,6 @@ runtime's own order until that core gets there.
 
 from __future__ import annotations
 
-import bisect
 import sys
 import threading
 import traceback
@@ -35,7 +34,7 @@ from .history import History
 from .launch import Prepared
 from .previous import PreviousPass
 from .stack import Stacks, depth
-from .state import Breakpoint, FrameInfo, LoopTrace, Replay, Stop, Terminated, Thread, hit_condition_problem
+from .state import Breakpoint, FrameInfo, LoopTrace, Replay, Stop, Terminated, Thread
 from .threads import ORCH, Threads
 
 __all__ = ["Session", "Thread", "FrameInfo", "Stop", "FILTERS", "ORCH"]
@@ -79,26 +78,8 @@ class Session(Observer):
     # ------------------------------------------------------------------ setup
 
     def set_breakpoints(self, lines: list[tuple[int, str | None]]) -> list[dict[str, Any]]:
-        """Breakpoints on IR lines; a line with nothing to stop at moves to the next line that has
-        in the same function (a decorator line: the function's first statement)."""
-        self.breakpoints = {}
-        out: list[dict[str, Any]] = []
-        ex = sorted(self.code.stop_lines)
-        for i, (line, cond) in enumerate(lines):
-            bid = i + 1
-            k = bisect.bisect_left(ex, line)
-            at = ex[k] if k < len(ex) else None
-            if at is not None and at != line and not self.code.same_function(line, at):
-                at = None
-            if at is None:
-                out.append({"id": bid, "verified": False, "line": line, "message": "no statement of the run on or after this line"})
-                continue
-            problem = hit_condition_problem(cond)
-            if problem is not None:
-                out.append({"id": bid, "verified": False, "line": at, "message": problem})
-                continue
-            self.breakpoints[at] = Breakpoint(bid, at, line, cond)
-            out.append({"id": bid, "verified": True, "line": at})
+        """Breakpoints on IR lines (:func:`.stops.breakpoints`); the client's answer per line."""
+        self.breakpoints, out = stops.breakpoints(self.code, lines)
         return out
 
     # ------------------------------------------------------------------ running
@@ -164,6 +145,7 @@ class Session(Observer):
         self.stacks.loops = {}
         self.previous.new_run()
         self.difference_found = self.nan_found = False
+        self.trip_difference: stops.Reason | None = None
         self.findings_seen = self.sanitizer_seen = 0
         self.step = None
         for bp in self.breakpoints.values():
@@ -174,6 +156,8 @@ class Session(Observer):
         for text, category in stops.summary(fr):
             self.output(text, category)
         why = stops.output_difference(fr, self.prep.compared_with) if "difference" in self.filters and not self.difference_found else None
+        if why is not None and self.trip_difference is not None:
+            why = stops.Reason(why.description, f"{self.trip_difference.text} ({why.text})", self.trip_difference.line)
         if why is not None:
             st = Stop("exception", ORCH, why.line, why.description, why.text)
             orch = self.threads.get(ORCH)
@@ -236,6 +220,14 @@ class Session(Observer):
         self, key: str, line: int, ops: tuple[str, ...] = (), carried: tuple[str, ...] = (), results: tuple[str, ...] = ()
     ) -> LoopCounter:
         return LoopTrace(self, self.stacks.loops, sys._getframe(1), key, line, ops, carried, results)
+
+    def loop_done(self, loop: LoopTrace) -> None:
+        """A loop that went round more or less often than its partner is named if an output differs at
+        the end (localisation's rule: a pass may unroll a loop and hand out the same values)."""
+        before = self.previous.trips_before(loop.key) if self.previous.partner else None
+        if before is not None and before != loop.n and self.trip_difference is None:
+            text = f"'{loop.key}' on line {loop.line} differs from the previous pass: loop ran {loop.n} times here, {before} before"
+            self.trip_difference = stops.Reason("first difference", text, loop.line)
 
     def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
         self.event(line, {}, sys._getframe(1))

@@ -144,6 +144,8 @@ class Recorder:
         self.records: dict[tuple[Any, ...], tuple[int, Any]] = {}  # key -> (lanes, value)
         self.counts: dict[tuple[Any, ...], int] = {}
         self.budget = RECORD_BUDGET
+        self.trips: dict[tuple[Any, ...], int] = {}  # trip_key -> iterations
+        self.trip_counts: dict[tuple[Any, ...], int] = {}
 
     def __call__(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
         if name not in self.keep or self.budget <= 0:
@@ -162,6 +164,28 @@ class Recorder:
         return value
 
     carry = __call__
+
+    def loop(
+        self, key: str, line: int, ops: tuple[str, ...] = (), carried: tuple[str, ...] = (), results: tuple[str, ...] = ()
+    ) -> LoopCounter:
+        return LoopCounter(self._loop_done, key, line, ops, carried, results)
+
+    def _loop_done(self, c: LoopCounter) -> None:
+        """How often each run of a paired loop went round (localisation's trip-count rule)."""
+        if c.key in self.keep and len(self.trips) < MAX_TRIPS:
+            self.trips[trip_key(c.key, self.trip_counts)] = c.n
+
+
+MAX_TRIPS = 100_000
+
+
+def trip_key(key: str, counts: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
+    """(loop key, role, lane, block, its run's number there): a loop run of one pass and its partner's."""
+    ctx = context.current()
+    where = (key, ctx.role, ctx.lane, ctx.block_idx)
+    n = counts.get(where, 0)
+    counts[where] = n + 1
+    return (*where, n)
 
 
 class LoopTrace(LoopCounter):
@@ -194,6 +218,7 @@ class LoopTrace(LoopCounter):
             yield x
 
     def done(self) -> None:
+        self.owner.loop_done(self)
         if self.frame is not None:
             lst = self.loops.get(self.frame)
             if lst and self in lst:

@@ -5,6 +5,7 @@ sanitizer finding, a step that is done."""
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,11 +15,12 @@ from typing import Any
 import torch
 
 from ..validate.localize import differs_from_previous
-from .state import Thread
+from .code import Code
+from .state import Breakpoint, Thread, hit_condition_problem
 from .threads import ORCH
 from .values import numeric
 
-__all__ = ["Reason", "nan_in", "first_difference", "new_finding", "step_done", "output_difference", "summary"]
+__all__ = ["Reason", "nan_in", "first_difference", "new_finding", "step_done", "output_difference", "summary", "breakpoints"]
 
 
 @dataclass(slots=True)
@@ -110,3 +112,28 @@ def summary(fr: Any) -> list[tuple[str, str]]:
     for h in (fr.memory or {}).get("hazards", []):
         out.append((f"  memory {h.get('kind')} on line {h.get('line')}: {h.get('message')}\n", "console"))
     return out
+
+
+def breakpoints(code: Code, lines: list[tuple[int, str | None]]) -> tuple[dict[int, Breakpoint], list[dict[str, Any]]]:
+    """Breakpoints on IR lines (by line) and the client's answer per requested line: a line with
+    nothing to stop at moves to the next line that has in the same function (a decorator line: the
+    function's first statement); an invalid hit condition leaves it unverified, with the reason."""
+    ex = sorted(code.stop_lines)
+    found: dict[int, Breakpoint] = {}
+    out: list[dict[str, Any]] = []
+    for i, (line, cond) in enumerate(lines):
+        bid = i + 1
+        k = bisect.bisect_left(ex, line)
+        at = ex[k] if k < len(ex) else None
+        if at is not None and at != line and not code.same_function(line, at):
+            at = None
+        if at is None:
+            out.append({"id": bid, "verified": False, "line": line, "message": "no statement of the run on or after this line"})
+            continue
+        problem = hit_condition_problem(cond)
+        if problem is not None:
+            out.append({"id": bid, "verified": False, "line": at, "message": problem})
+            continue
+        found[at] = Breakpoint(bid, at, line, cond)
+        out.append({"id": bid, "verified": True, "line": at})
+    return found, out

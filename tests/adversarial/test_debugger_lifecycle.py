@@ -53,13 +53,18 @@ def test_a_slow_previous_pass_does_not_freeze_the_adapter(tmp_path: Path) -> Non
         front.read_text().replace("            for r in pl.range(0, 64, 32):\n", SLOW_LOOP + "            for r in pl.range(0, 64, 32):\n")
     )
     prog = dumps / "04_after_ConvertToSSA.py"
+    line = next(i for i, t in enumerate(prog.read_text().splitlines(), 1) if t.strip().startswith("prod__ssa_v0"))
     c = DapClient()
     try:
-        c.start({"program": str(prog), "stopOnEntry": True})
-        ev = _stopped(c, "entry")
+        c.start({"program": str(prog)}, breakpoints=[line])  # x_chunk and y_chunk have partners by then
+        ev = _stopped(c, "breakpoint")
         frame = c.stack(ev["threadId"])[0]
         t0 = time.monotonic()
-        c.locals(frame["id"])  # VS Code expands Locals at every stop: the previous pass is wanted now
+        c.request(
+            "variables",
+            {"variablesReference": c.request("scopes", {"frameId": frame["id"]})["body"]["scopes"][0]["variablesReference"]},
+            timeout=20,
+        )
         c.request("threads", timeout=20)
         assert time.monotonic() - t0 < 20
         c.request("pause", timeout=20)

@@ -157,3 +157,20 @@ def test_a_breakpoint_on_a_decorator_line_moves_to_the_first_statement() -> None
         assert b["verified"] and b["line"] > deco
     finally:
         c.close()
+
+
+def test_a_program_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    big = tmp_path / "passes_dump" / "01_after_Big.py"
+    big.parent.mkdir()
+    with big.open("wb") as f:  # 1 GiB, sparse: reading it whole would cost a gigabyte
+        f.truncate(2**30)
+    c = DapClient()
+    try:
+        c.request("initialize", {"adapterID": "pypto"})
+        r = c.request("launch", {"program": str(big)}, ok=False, timeout=60)
+        assert not r["success"] and "8 MiB" in r["message"]
+        status = Path(f"/proc/{c.proc.pid}/status").read_text()
+        peak_kb = int(next(t for t in status.splitlines() if t.startswith("VmHWM:")).split()[1])
+        assert peak_kb < 700 * 1024, f"peak RSS {peak_kb // 1024} MB"
+    finally:
+        c.close()
