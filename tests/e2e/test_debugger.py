@@ -568,3 +568,23 @@ def test_step_back_reverse_continue_and_restart_replay_the_run(dap: DapClient, t
     dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": []})
     dap.request("continue", {"threadId": tid})
     dap.wait_event("terminated")
+
+
+def test_restart_frame_replays_to_the_start_of_the_call(dap: DapClient, tmp_path: Path) -> None:
+    prog = case(tmp_path, "elementwise") / "11_after_ConvertTensorToTileOps.py"
+    loop_line, y_line = line_of(prog, "for r__idx_v0"), line_of(prog, "y_chunk__tile: pl.Tile")
+    caps = dap.request("initialize", {"adapterID": "pypto"})["body"]
+    assert caps["supportsRestartFrame"]
+    dap.request("launch", {"program": str(prog)})
+    dap.wait_event("initialized")
+    dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": [{"line": y_line, "hitCondition": "2"}]})
+    dap.request("configurationDone")
+    tid = stopped(dap, "breakpoint")["threadId"]
+    top = dap.stack(tid)[0]
+    assert "iteration 2" in top["name"]
+    dap.request("restartFrame", {"frameId": top["id"]})
+    ev = stopped(dap, "step")
+    f = dap.stack(ev["threadId"])[0]
+    assert f["line"] == loop_line, f  # the first statement of the kernel call: its loop, first time round
+    r = dap.request("restartFrame", {"frameId": 999999}, ok=False)
+    assert not r["success"]
