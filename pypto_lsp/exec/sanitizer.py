@@ -46,7 +46,7 @@ import torch
 
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
-from . import context
+from . import context, spmd
 from .observe import Observer, RunInfo
 
 __all__ = ["Sanitizer", "active", "Box", "Reorder"]
@@ -132,7 +132,7 @@ class _Task:
     # root key -> kind ("r"/"w") -> boxes
     access: dict[int, dict[str, list[Box]]] = field(default_factory=dict)
     # root key -> (block, lane) -> write boxes (the parts of the task that run at the same time)
-    parts: dict[int, dict[tuple[int, int], list[Box]]] = field(default_factory=dict)
+    parts: dict[int, dict[tuple[int, int, int], list[Box]]] = field(default_factory=dict)  # (block, lane, barrier phase)
     args: dict[int, int] = field(default_factory=dict)  # root key -> the argument's index
 
 
@@ -375,7 +375,8 @@ class Sanitizer(Observer):
                         boxes[:] = [_bound(boxes)]
         if part:
             # lanes of a dual-dispatch no-split kernel both do the same work: only split lanes own their halves
-            where = (context.block_idx(), context.lane() if split else 0)
+            # and the block's barrier phase: writes on either side of a system.syncall are ordered (exec.spmd)
+            where = (context.block_idx(), context.lane() if split else 0, spmd.phase())
             parts = t.parts.setdefault(key, {})
             pb = parts.setdefault(where, [])
             if box not in pb:
@@ -544,6 +545,8 @@ class Sanitizer(Observer):
         items = sorted(parts.items())
         for j, (pb, bb) in enumerate(items):
             for pa, ba in items[:j]:
+                if pa[:2] == pb[:2] or pa[2:] != pb[2:]:
+                    continue  # one part in two barrier phases, or two parts a barrier orders
                 for x in ba:
                     for y in bb:
                         if overlap(root, x, y):

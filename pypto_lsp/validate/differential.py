@@ -42,6 +42,8 @@ from typing import Any
 
 import torch
 
+from ..analysis.index_inputs import IndexRange, input_ranges
+from ..analysis.int_inputs import IntRange, integer_ranges
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
@@ -70,7 +72,8 @@ class Reference:
     expected: dict[str, torch.Tensor]
     frontend: Path
     seed: int
-    generated: list[str] = field(default_factory=list)  # parameters taken from [cases.generate]
+    # parameters taken from [cases.generate], and integer inputs drawn from the range their uses allow
+    generated: list[str] = field(default_factory=list)
     cached: bool = False
     seconds: float = 0.0
     given: str | None = None  # the input bundle the reference ran on (an empty expected bundle), else synthesized
@@ -83,7 +86,7 @@ class Reference:
     def describe(self) -> str:
         if self.given is not None:
             return f"{self.frontend.name} run on the inputs of {self.given} (the expected bundle holds no tensors)"
-        gen = f"; from [cases.generate]: {', '.join(self.generated)}" if self.generated else ""
+        gen = f"; from [cases.generate] or the program's use of them: {', '.join(self.generated)}" if self.generated else ""
         return f"{self.frontend.name} run on synthesized inputs (no goldens; seed {self.seed}{gen})"
 
     def to_json(self) -> dict[str, Any]:
@@ -208,7 +211,10 @@ def synthesize(
     assert fn is not None
     out: dict[str, torch.Tensor] = {}
     used: list[str] = []
+    inferred: list[str] = []  # integer inputs drawn from the range their uses allow (analysis.int_inputs)
     missing: list[str] = []
+    indices = input_ranges(program, entry)  # integer inputs the program's gathers/scatters say the range of
+    ranges = integer_ranges(program, entry)  # the others: offsets, element indices, loop bounds, data
     for p in fn.params:
         key = SSA_SUFFIX.sub("", p.name)
         t = p.type
@@ -233,10 +239,19 @@ def synthesize(
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
             out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
+        elif p.name in indices and not isinstance(t, ScalarType):
+            out[key] = from_range(indices[p.name], shape, dtype, gen)
+        elif isinstance(ranges.get(p.name), IntRange):
+            r = ranges[p.name]
+            assert isinstance(r, IntRange)
+            out[key] = torch.randint(r.low, r.high + 1, shape, generator=gen, dtype=torch.int64).to(dtype)
+            inferred.append(f"{key} in [{r.low}, {r.high}] ({'; '.join(r.why[:3])})")
         else:
             kind = "scalar" if isinstance(t, ScalarType) else f"tensor {shape}"
             dt = t.dtype.rsplit(".", 1)[-1]
-            missing.append(f"'{p.name}' ({dt} {kind}: integer values cannot be guessed; e.g. {key} = {{low = 0, high = 4}})")
+            why = ranges.get(p.name)
+            reason = why if isinstance(why, str) else "integer values cannot be guessed"
+            missing.append(f"'{p.name}' ({dt} {kind}: {reason}; add to {where}: {key} = {{low = 0, high = 4}})")
     if missing:
         raise GenerateError(
             f"cannot synthesize inputs for '{entry}' without goldens: {'; '.join(missing)}. "
@@ -248,7 +263,21 @@ def synthesize(
                 else '; e.g. a pypto-lsp.toml beside passes_dump/: [[cases]] dumps = "passes_dump", then [cases.generate]'
             )
         )
-    return out, used
+    return out, used + inferred
+
+
+def from_range(r: IndexRange, shape: list[int], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    """Values in ``[r.low, r.high)``, without repeats where ``r.distinct`` asks and the range allows."""
+    span = r.high - r.low
+    n = 1
+    for d in shape:
+        n *= d
+    if r.distinct == "all" and n <= span:
+        return (torch.randperm(span, generator=gen)[:n] + r.low).reshape(shape).to(dtype)
+    if r.distinct == "rows" and shape and shape[-1] <= span:
+        rows = [torch.randperm(span, generator=gen)[: shape[-1]] for _ in range(n // max(shape[-1], 1))]
+        return (torch.stack(rows).reshape(shape) + r.low).to(dtype) if rows else torch.zeros(shape, dtype=dtype)
+    return torch.randint(r.low, r.high, shape, generator=gen, dtype=torch.int64).to(dtype)
 
 
 # ---------------------------------------------------------------------- the reference

@@ -22,7 +22,7 @@ import torch
 from ..exec.values import register_input
 from ..ir.model import Program
 
-__all__ = ["Loan", "lend"]
+__all__ = ["Loan", "lend", "uint32_as_held", "uint32_golden", "uint32_keys"]
 
 _SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
 
@@ -91,8 +91,11 @@ def lend(
             if key is not None:
                 (read_only if p.direction == "in" else written).add(key)
     out: dict[str, torch.Tensor] = {}
+    unsigned = _uint32_keys(program, entry, inputs)
     for k, v in inputs.items():
-        if k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
+        if k in unsigned:
+            out[k] = uint32_as_held(v)  # a copy in the dtype the run holds UINT32 in
+        elif k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
             copy = _pristine(v)  # once per process: what a write is undone from
             register_input(v)  # its FP32 conversion may be kept for the next run
             out[k] = v
@@ -100,3 +103,36 @@ def lend(
         else:
             out[k] = v.clone()
     return out, loan
+
+
+# UINT32 as bundles hold it: PyPTO's harness maps DataType.UINT32 to torch.int32 (the same bits), and
+# torch has a torch.uint32 too; a run holds UINT32 widened to int64 (exec.values.DTYPES)
+_UINT32_BUNDLE_DTYPES = (torch.int32, torch.uint32)
+
+
+def uint32_keys(program: Program, entry: str, tensors: Mapping[str, Any]) -> set[str]:
+    """The keys of ``tensors`` bound to a UINT32 tensor parameter of the entry."""
+    fn = program.function(entry)
+    keys: set[str] = set()
+    for p in fn.params if fn is not None else ():
+        key = _bound_key(p.name, tensors)
+        if key is not None and getattr(p.type, "dtype", None) == "UINT32" and getattr(p.type, "shape", None) is not None:
+            keys.add(key)
+    return keys
+
+
+def _uint32_keys(program: Program, entry: str, inputs: Mapping[str, Any]) -> set[str]:
+    """Those of them holding int32 bit patterns or torch.uint32 (converted for the run)."""
+    return {
+        k for k in uint32_keys(program, entry, inputs) if isinstance(inputs[k], torch.Tensor) and inputs[k].dtype in _UINT32_BUNDLE_DTYPES
+    }
+
+
+def uint32_golden(held: torch.Tensor, golden: torch.Tensor) -> bool:
+    """A UINT32 output as a run holds it (int64) against a bundle's (int32 bits or torch.uint32)."""
+    return held.dtype == torch.int64 and golden.dtype in _UINT32_BUNDLE_DTYPES
+
+
+def uint32_as_held(t: torch.Tensor) -> torch.Tensor:
+    """A UINT32 bundle tensor (int32 bit patterns or torch.uint32) as the int64 a run holds: values 0..2**32-1."""
+    return t.to(torch.int64) & 0xFFFFFFFF

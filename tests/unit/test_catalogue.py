@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from pypto_lsp.ir.catalogue import (
+    EXECUTED_BEYOND_REFERENCE,
     EXECUTOR_EXTRAS,
+    GATHER_SCATTER_OPS,
+    LANGUAGE_OPS,
     NOOP_OPS,
     OPS,
     REFERENCE_SUPPORTED,
@@ -20,6 +23,7 @@ from pypto_lsp.ir.catalogue import (
 )
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+COVERAGE = FIXTURES.parent / "fixtures-coverage"  # the op families added last (issue 31)
 
 
 # ---------------------------------------------------------------------------
@@ -64,7 +68,7 @@ def test_status_sets() -> None:
     supported = {n for n, s in OPS.items() if s.status == "supported"}
     noop = {n for n, s in OPS.items() if s.status == "noop"}
     assert noop == NOOP_OPS
-    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS
+    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS | EXECUTED_BEYOND_REFERENCE | GATHER_SCATTER_OPS | LANGUAGE_OPS
     assert "tensor.view" in supported
     assert OPS["tile.matmul_mx"].status == "unsupported"
     assert OPS["pld.tile.remote_load"].status == "unsupported"
@@ -146,8 +150,8 @@ def test_lookup_misses(dotted: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _dump_files() -> list[Path]:
-    return sorted(FIXTURES.glob("**/passes_dump/*.py"))
+def _dump_files(root: Path) -> list[Path]:
+    return sorted(root.glob("**/passes_dump/*.py"))
 
 
 def _call_name(func: ast.expr) -> str | None:
@@ -163,11 +167,11 @@ def _call_name(func: ast.expr) -> str | None:
 
 
 @functools.cache
-def _scan_dumps() -> tuple[int, tuple[str, ...], frozenset[str]]:
+def _scan_dumps(root: Path = FIXTURES) -> tuple[int, tuple[str, ...], frozenset[str]]:
     """Return (file count, problems, distinct call names) over every fixture dump."""
     problems: list[str] = []
     names: set[str] = set()
-    files = _dump_files()
+    files = _dump_files(root)
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
@@ -177,7 +181,7 @@ def _scan_dumps() -> tuple[int, tuple[str, ...], frozenset[str]]:
             if name is None:
                 continue
             names.add(name)
-            where = f"{path.relative_to(FIXTURES)}:{node.lineno}: {name}"
+            where = f"{path.relative_to(root)}:{node.lineno}: {name}"
             spec = lookup(name)
             if spec is None:
                 problems.append(f"{where}: not in catalogue")
@@ -202,6 +206,14 @@ def test_every_dump_call_matches_catalogue() -> None:
     assert not problems, "\n".join(problems[:50])
 
 
+@pytest.mark.skipif(not COVERAGE.is_dir(), reason="shared coverage fixtures not available")
+def test_every_coverage_dump_call_matches_catalogue() -> None:
+    nfiles, problems, names = _scan_dumps(COVERAGE)
+    assert nfiles >= 1350
+    assert not problems, "\n".join(problems[:50])
+    assert {"pl.tile.mgather", "pl.tile.mscatter", "pl.tensor.paged_gather", "pl.tile.gather_compare"} <= names
+
+
 @pytest.mark.skipif(not (FIXTURES / "ops.txt").is_file(), reason="shared fixtures not available")
 def test_ops_txt_names_present() -> None:
     listed = []
@@ -215,5 +227,5 @@ def test_ops_txt_names_present() -> None:
     missing = [n for n in listed if lookup(n) is None]
     assert not missing
     # Every op the real programs use must be executable (or a declared no-op).
-    not_runnable = [n for n in listed if lookup(n).status == "unsupported"]
+    not_runnable = [n for n in listed if (spec := lookup(n)) is None or spec.status == "unsupported"]
     assert not not_runnable

@@ -140,7 +140,33 @@ def store(
                 mask[tuple(slice(0, n) for n in valid_box(src))] = True
                 mask = mask.reshape(shp)
             src = with_valid(src.reshape(shp), nv)
+    if mask is None and _rows_overflow(src, output_tensor, offs):
+        return _store_rows(src, output_tensor, offs, is_atomic_add(atomic))
     return write_region(output_tensor, src, offs, is_atomic_add(atomic), mask)
+
+
+def _rows_overflow(src: torch.Tensor, dst: torch.Tensor, offs: list[int]) -> bool:
+    """A tile of rows (2-D, or N-D with leading dims of 1) whose valid rows run past the last-but-one
+    dim of an N-D (N > 2) contiguous destination at its offset."""
+    if not (2 <= src.dim() <= dst.dim() == len(offs) and dst.dim() > 2 and dst.is_contiguous()):
+        return False
+    if any(int(n) != 1 for n in src.shape[:-2]) or src.shape[-1] > dst.shape[-1]:
+        return False
+    return valid_box(src)[-2] > dst.shape[-2] - offs[-2]
+
+
+def _store_rows(src: torch.Tensor, dst: torch.Tensor, offs: list[int], atomic: bool) -> torch.Tensor:
+    """Rows stored past the last-but-one dim of a contiguous N-D tensor continue into the next slice:
+    the address arithmetic of TSTORE (row ``r`` at ``base + (lin(offs[:-1]) + r) * last dim``). A tile
+    built 2-D for a whole rank-3 tensor is stored so (tensor.gather's rank-3 lowering in pypto's
+    ConvertTensorToTileOps, and the ``[1, rows, cols]`` partition FlattenTileNdTo2D gives its store)."""
+    rows = dst.view(-1, dst.shape[-1])
+    first = 0
+    for o, n in zip(offs[:-1], dst.shape[:-1], strict=True):
+        first = first * int(n) + int(o)
+    flat = src.reshape(src.shape[-2], src.shape[-1])
+    write_region(rows, with_valid(flat, valid_box(src)[-2:]), [first, offs[-1]], atomic)
+    return dst
 
 
 @register("assemble")
@@ -467,16 +493,29 @@ def scatter_update(x: torch.Tensor, index: torch.Tensor, src: torch.Tensor, *_ex
 
 @register("tile.gather_row", "tensor.gather_row")
 def gather_row(
-    dst: torch.Tensor, src: torch.Tensor, dst_offset: Any, src_offset: Any, shapes: Any, valid_shape: Any = None, *_extra: Any, **_kw: Any
+    dst: torch.Tensor,
+    src: torch.Tensor,
+    dst_offset: Any,
+    src_offset: Any,
+    shapes: Any,
+    valid_shape: Any = None,
+    *_extra: Any,
+    transpose: Any = False,
+    **_kw: Any,
 ) -> torch.Tensor:
-    """``dst`` with ``src[src_off : src_off + shapes]`` written at ``dst_off`` (a new value)."""
+    """``dst`` with ``src[src_off : src_off + shapes]`` written at ``dst_off`` (a new value); with
+    ``transpose`` the window goes in as its transpose (a row becomes a column: the paged gather's
+    ``is_trans`` lowering, pypto src/ir/transforms/op_conversion_registry.cpp)."""
     shp = as_ints(shapes)
     vs = as_ints(valid_shape) if valid_shape is not None else shp
     window = copy_window(
         src, as_ints(src_offset), shp, [min(a, b) for a, b in zip(vs, available(src, as_ints(src_offset), shp), strict=True)]
     )
+    window = with_valid(window, vs)
+    if bool(as_scalar(transpose)) and window.dim() == 2:
+        window = with_valid(window.t().contiguous(), vs[::-1])
     out = dst.clone()
-    return write_region(out, with_valid(window, vs), as_ints(dst_offset), False)
+    return write_region(out, window, as_ints(dst_offset), False)
 
 
 @register("ci")

@@ -1,0 +1,74 @@
+"""Write ``pypto_lsp/ir/op_registry.json``: every op PyPTO registers, from its C++ source.
+
+PyPTO registers each IR op once, with ``REGISTER_OP("ns.name")`` in a ``.cpp`` file under
+``src/``. This script reads those registrations from a git checkout or bare mirror of
+hw-native-sys/pypto at a commit (``git grep``, no work tree needed) and writes the op names,
+the file registering each, and the commit, as the data ``tests/unit/test_op_registry.py``
+holds the catalogue (``pypto_lsp/ir/catalogue.py``) against and ``pypto-lsp ops`` reads.
+
+    python tools/gen_op_registry.py --repo /work/.mirror/hw-native-sys+pypto/repo \\
+        --commit e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09
+
+``--check`` compares instead of writing (exit 1 when the data file differs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / "pypto_lsp" / "ir" / "op_registry.json"
+# the commit the shared fixtures were dumped with
+DEFAULT_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
+_REGISTER = re.compile(r'REGISTER_OP\("([^"]+)"\)')
+
+
+def _git(repo: Path, *args: str) -> str:
+    """``git`` on a work tree (``repo/.git``) or a bare repository (``repo`` itself)."""
+    where = ["-C", str(repo)] if (repo / ".git").exists() else ["--git-dir", str(repo)]
+    return subprocess.run(["git", *where, *args], check=True, capture_output=True, text=True).stdout
+
+
+def registry(repo: Path, commit: str) -> dict[str, object]:
+    """The registry at ``commit``: {"source", "commit", "ops": {name: registering file}}."""
+    full = _git(repo, "rev-parse", f"{commit}^{{commit}}").strip()
+    found = _git(repo, "grep", "-n", "-E", r'REGISTER_OP\("', full, "--", "src/*.cpp")
+    ops: dict[str, str] = {}
+    for line in found.splitlines():
+        # <commit>:<path>:<line>:<text>
+        _, path, _, text = line.split(":", 3)
+        for name in _REGISTER.findall(text):
+            if name in ops and ops[name] != path:
+                raise SystemExit(f"{name} registered twice: {ops[name]} and {path}")
+            ops[name] = path
+    return {
+        "source": "hw-native-sys/pypto",
+        "commit": full,
+        "generator": "tools/gen_op_registry.py",
+        "ops": dict(sorted(ops.items())),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repo", type=Path, required=True, help="a pypto checkout or bare mirror")
+    p.add_argument("--commit", default=DEFAULT_COMMIT)
+    p.add_argument("--out", type=Path, default=DATA)
+    p.add_argument("--check", action="store_true", help="exit 1 when --out differs from the registry")
+    args = p.parse_args(argv)
+    text = json.dumps(registry(args.repo, args.commit), indent=1) + "\n"
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        print(f"{args.out}: {'up to date' if same else 'differs from the registry'}")
+        return 0 if same else 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}: {len(json.loads(text)['ops'])} ops at {args.commit[:12]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
