@@ -72,6 +72,7 @@ from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
 from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering
+from .codegen_ranks import host_wrapper, is_host, is_multi_rank, named_operand, task_scope
 from .codegen_tasks import TaskLowering
 from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims, stop_lines
 
@@ -164,6 +165,9 @@ class _FunctionGen:
             self.gen.py_functions[pyname] = fn.name
             pyname = pyname + "_lane"
             self.cube = set(self.low.cube)
+        if is_host(fn):  # a multi-rank program's host: every rank joined at its end (exec.ranks)
+            self.gen.py_functions[pyname] = fn.name
+            pyname = host_wrapper(self, pyname, fn)
         self.gen.py_functions[pyname] = fn.name
         self.gen.local_names[pyname] = self.names  # filled as the body is printed
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
@@ -470,6 +474,8 @@ class _FunctionGen:
         self.frames.pop()
 
     def scope_stmt(self, s: Scope, ind: int) -> None:
+        if task_scope(self, s, ind):  # a multi-rank program's task scope (deferred completion)
+            return
         if s.as_name is not None:  # ``with pl.at(...)/pl.spmd(...) as tid``: the task id of the launch
             self.emit(ind, f"{self.py(s.as_name.name)} = _pl_rt.task_id()", s.span)
         if s.kind == "spmd":
@@ -587,12 +593,17 @@ class _FunctionGen:
             args.append(f"_rtype={rt}")
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
             args.append(f"_site={self.gen.next_site()}")
+        args += named_operand(self, e)  # a deadlock names its signal
         if self.sweep_mode:  # over all iterations of a sweep (exec.sweep)
             return f"_pl_sweep.op({sym}, {literal(e.op)}, {self.sweep_dead}, {', '.join(args)})"
         return f"{sym}({', '.join(args)})"
 
     def func_call(self, e: FuncCall) -> str:
         return self.tasks.call(e)
+
+    def call_of(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
+        """The call itself, with these argument expressions (``exec.codegen_ranks`` prints through it)."""
+        return self.tasks.launch(e, args, task_id)
 
 
 class _ProgramGen:
@@ -626,6 +637,7 @@ class _ProgramGen:
         else:
             self.entry = entry_function(program)
         self.group_meta = group_metadata(program)
+        self.multi_rank = is_multi_rank(program)
         self.sanitize = lowering.options.sanitize
         self.task_sites = sites_by_call(program) if self.sanitize else {}
         self.needs_rtype = NEEDS_RESULT_TYPE

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir.model import Assign, Const, DictExpr, Expr, FuncCall, Scope, Unpack
+from .codegen_ranks import launch_call, submit_call
 from .codegen_text import literal
 
 
@@ -22,13 +23,13 @@ class TaskLowering:
     def call(self, e: FuncCall) -> str:
         """A call of a function: a task through the sanitizer, else the call itself."""
         site = self.f.gen.task_sites.get(id(e)) if self.f.gen.sanitize else None
-        if site is None:
-            return self._launch(e, [self.f.expr(a) for a in e.args])
+        if site is None or (e.submit is not None and self.f.gen.multi_rank):  # exec.ranks gates deferred ids
+            return self.launch(e, [self.f.expr(a) for a in e.args])
         # one runtime task (exec.sanitizer): the sanitizer derives its dependencies, then calls it
         # with the arguments it was given (a call the runtime may run later keeps its arguments)
         args = [self.f.expr(a) for a in e.args]
         n = len(args)
-        inner = self._launch(e, [f"_pl_a{i}" for i in range(n)], task_id=False)
+        inner = self.launch(e, [f"_pl_a{i}" for i in range(n)], task_id=False)
         params = ", ".join(f"_pl_a{i}" for i in range(n))
         thunk = f"(lambda {params}: {inner})" if n else f"(lambda: {inner})"
         tuple_args = "(" + "".join(a + ", " for a in args) + ")"
@@ -38,7 +39,14 @@ class TaskLowering:
             return f"_pl_rt.submitted(*_pl_san.submit({site.index}, {tuple_args}, {thunk}{dep_s}))"
         return f"_pl_san.task({site.index}, {tuple_args}, {thunk}{dep_s})"
 
-    def _launch(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
+    def launch(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
+        """The call with these argument expressions: on a rank (``device=``), a multi-rank
+        ``pl.submit`` with deferred completion (``exec.codegen_ranks``), a Group, an SPMD launch or a
+        plain call; with ``pl.submit``'s task id unless ``task_id`` is False."""
+        if "device" in e.kwargs:  # a launch on one rank
+            return launch_call(self.f, e, args)
+        if task_id and e.submit is not None and self.f.gen.multi_rank:
+            return submit_call(self.f, e, args)
         callee = self.f.gen.program.function(e.func)
         if callee is None:
             call = f"_pl_rt.missing_function({literal(e.func)})"

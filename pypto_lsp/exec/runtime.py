@@ -18,9 +18,14 @@ from . import context, crosscore, spmd
 from .crosscore import runs_cube
 from .kernels import KERNELS, NOOPS, ResultType
 from .kernels.system_ops import new_task_id as task_id
+from .ranks import WindowView, launch_on_rank, run_host, submit_scope, submit_task
 from .values import DTYPES, get_valid, with_valid
 
 __all__ = [
+    "launch_on_rank",
+    "run_host",
+    "submit_task",
+    "submit_scope",
     "ResultType",
     "kernel",
     "dtype",
@@ -93,6 +98,9 @@ def check_value(value: Any, shape: tuple[Any, ...], dt: torch.dtype, valid: tupl
     if type(value) is torch.Tensor and value.dtype == dt and value.shape == shape:
         # fast path: a fully static annotation that holds
         return value if valid is None else with_valid(value, valid)
+    if isinstance(value, WindowView):  # a window as the host holds it (exec.ranks): rank 0's copy checked
+        check_value(value.local(0), shape, dt, None, name)
+        return value
     if not isinstance(value, torch.Tensor):
         raise ShapeCheckError(f"'{name}' should be a tensor of shape {list(shape)}, got {type(value).__name__}")
     vs = value.shape

@@ -177,6 +177,7 @@ class Resolved:
     reference: str | None = None
     max_alloc: int | None = None  # the case's 'max_alloc', else the 'maxAlloc' setting; None: the default
     sanitize: bool = True  # the setting and the case's 'sanitize' both on
+    ranks: int | None = None  # the case's 'ranks' (a multi-rank program's rank count)
 
     @property
     def has_goldens(self) -> bool:
@@ -195,7 +196,7 @@ class Resolved:
     def key(self) -> tuple[Any, ...]:
         """What makes two results comparable (goldens, tolerances, entry)."""
         key = (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
-        return key + (self.max_alloc, self.exact, self.sanitize)  # a smaller budget may stop a run that passed
+        return key + (self.max_alloc, self.exact, self.sanitize, self.ranks)  # a smaller budget may stop a run that passed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -276,6 +277,7 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         max_alloc=case.max_alloc if case is not None and case.max_alloc is not None else settings.max_alloc,
         exact=settings.exact or (case.exact if case is not None else False),
         sanitize=settings.sanitize and (case.sanitize if case is not None else True),
+        ranks=case.ranks if case is not None else None,
     )
 
 

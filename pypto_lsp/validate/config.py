@@ -59,12 +59,14 @@ class RunSettings:
     # keyword: whoever runs sets it once per run (validate.budget.set_budget)
     max_alloc: int | None = None
     sanitize: bool = True  # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
+    ranks: int | None = None  # a multi-rank program's rank count; None: its HOST entry's stacked inputs say (exec.ranks)
 
     @classmethod
     def of(cls, c: Any) -> RunSettings:
         """From anything with these fields by name (a :class:`Case`, the server's resolved
         configuration); its ``exact = False`` leaves the process default (``exec.batching``)."""
-        return cls(c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, c.exact or None, c.max_alloc, getattr(c, "sanitize", True))
+        fields = (c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, c.exact or None, c.max_alloc, getattr(c, "sanitize", True))
+        return cls(*fields, getattr(c, "ranks", None))
 
     def override(self, **values: Any) -> RunSettings:
         """These settings with the values that are not None (command-line flags) put in."""
@@ -72,7 +74,14 @@ class RunSettings:
 
     def engine_kwargs(self) -> dict[str, Any]:
         """The keywords of ``validate.engine.run_text`` and ``validate.folders.validate_files``."""
-        return {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact, "sanitize": self.sanitize}
+        return {
+            **self.values_kwargs(),
+            "memory": self.memory,
+            "backend": self.backend,
+            "exact": self.exact,
+            "sanitize": self.sanitize,
+            "ranks": self.ranks,
+        }
 
     def values_kwargs(self) -> dict[str, Any]:
         """The keywords of the traced runs, which compare values only (``validate.localize``,
@@ -96,6 +105,7 @@ class Case:
     backend: str | None = None  # memory capacities of this PyPTO backend ("910B", "950"); default: the largest
     exact: bool = False  # every loop tile by tile (no batched loops, pypto_lsp.exec.batching)
     sanitize: bool = True  # the device's sanitizer (pypto_lsp.exec.sanitizer)
+    ranks: int | None = None  # a multi-rank program's rank count (pypto_lsp.exec.ranks); None: from its inputs
     source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
     notes: list[str] = field(default_factory=list)
     # without goldens (differential mode, validate.differential): values for parameters that
@@ -125,6 +135,7 @@ class Case:
             "backend": self.backend,
             "exact": self.exact,
             "sanitize": self.sanitize,
+            "ranks": self.ranks,
             "source": self.source,
             "notes": self.notes,
         }
@@ -229,6 +240,12 @@ def _size(v: Any, key: str, where: str, base: Path) -> int:
         raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'): {exc}") from exc
 
 
+def _ranks(v: Any, key: str, where: str, base: Path) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ConfigError(f"{where}: 'ranks' must be a whole number of ranks, at least 1, got {v!r}")
+    return v
+
+
 def _address(v: Any, key: str, where: str, base: Path) -> str:
     if not (isinstance(v, str) and v.strip()):
         raise ConfigError(f"{where}: 'cluster' must be a Dask scheduler address such as \"tcp://host:8786\", got {v!r}")
@@ -254,6 +271,7 @@ _CASE_KEYS: dict[str, Any] = {  # in the order they are checked
     "atol": _number,
     "timeout_s": _number,
     "max_alloc": _size,
+    "ranks": _ranks,
     "name": _label,
     "cluster": _address,  # validate on this Dask scheduler (validate.cluster)
     "cache_dir": _path_string,  # the result cache's folder, may be shared by many machines
@@ -282,6 +300,7 @@ def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
         backend=v.get("backend"),
         exact=v.get("exact", False),
         sanitize=v.get("sanitize", True),
+        ranks=v.get("ranks"),
         source=source,
         generate=v.get("generate", {}),
         seed=v.get("seed"),

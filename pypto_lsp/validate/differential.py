@@ -44,6 +44,7 @@ import torch
 
 from ..analysis.index_inputs import IndexRange, input_ranges
 from ..analysis.int_inputs import IntRange, integer_ranges
+from ..exec.stored_dtypes import representable
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
@@ -199,6 +200,22 @@ def _from_spec(spec: Any, key: str, shape: list[int], dtype: torch.dtype, gen: t
     raise GenerateError(f"{where}: '{key}' must be {{low = , high = }}, [values], a .pt path or a number, got {spec!r}")
 
 
+def _rank_dims(fn: Any, generate: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A HOST entry (a multi-rank program) takes stacked ``[N_RANKS, ...]`` inputs: a dynamic leading
+    dim nothing gives is the rank count, :data:`pypto_lsp.exec.ranks.DEFAULT_RANKS` (the case's
+    ``ranks`` key sets the world's size when the dump runs)."""
+    from ..exec.ranks import DEFAULT_RANKS
+
+    if (fn.level or "").upper() != "HOST":
+        return generate
+    extra: dict[str, Any] = {}
+    for p in fn.params:
+        t = p.type
+        if isinstance(t, TensorType | TileType) and t.shape and isinstance(t.shape[0], Name) and t.shape[0].id not in generate:
+            extra[t.shape[0].id] = DEFAULT_RANKS
+    return {**generate, **extra} if extra else generate
+
+
 def synthesize(
     program: Program, entry: str, generate: Mapping[str, Any] | None = None, seed: int = DEFAULT_SEED, where: str = "[cases.generate]"
 ) -> tuple[dict[str, torch.Tensor], list[str]]:
@@ -209,6 +226,7 @@ def synthesize(
     generate = generate or {}
     fn = program.function(entry)
     assert fn is not None
+    generate = _rank_dims(fn, generate)
     out: dict[str, torch.Tensor] = {}
     used: list[str] = []
     inferred: list[str] = []  # integer inputs drawn from the range their uses allow (analysis.int_inputs)
@@ -238,7 +256,8 @@ def synthesize(
         elif p.direction == "out" and not isinstance(t, ScalarType):
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
-            out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
+            drawn = torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)
+            out[key] = representable(t.dtype.rsplit(".", 1)[-1].upper(), drawn).to(dtype)  # FP8/FP4/E8M0: values they hold
         elif p.name in indices and not isinstance(t, ScalarType):
             out[key] = from_range(indices[p.name], shape, dtype, gen)
         elif isinstance(ranges.get(p.name), IntRange):

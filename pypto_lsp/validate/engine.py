@@ -20,6 +20,7 @@ import torch
 from ..exec import codegen
 from ..exec.codegen import CodegenError, GeneratedCode
 from ..exec.observe import Observer
+from ..exec.stored_dtypes import decode_stored_args, decode_stored_expected
 from ..ir import diagnostics as D
 from ..ir.check import check_program
 from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
@@ -36,8 +37,8 @@ from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
 
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
-# tensor ops, returned values)
-ENGINE_VERSION = "2"
+# tensor ops, returned values; 3: multi-rank programs run)
+ENGINE_VERSION = "3"
 
 
 def configure_torch() -> None:
@@ -392,10 +393,12 @@ def run(
     timeout: float | None = None,
     observers: Sequence[Observer] = (),
     clone_inputs: bool = False,
+    ranks: int | None = None,
 ) -> Outcome:
     """The one way a dump runs: lend the inputs, execute the script in a fresh namespace, call
     the entry under the timeout with every observer watching, settle the inputs, and map an
-    exception to its IR line. ``clone_inputs``: every input copied (else only those it writes)."""
+    exception to its IR line. ``clone_inputs``: every input copied (else only those it writes).
+    ``ranks``: a multi-rank program's rank count (a case's ``ranks``; None: its stacked inputs say)."""
     from ..exec import context
     from ..exec.observe import RunInfo
     from .lend import lend  # inputs only read are not cloned
@@ -407,6 +410,7 @@ def run(
     run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=clone_inputs or abandoned_runs() > 0)
     try:
         args = resolve_args(comp.program, gen.entry, run_tensors)
+        decode_stored_args(comp.program, gen.entry, args, run_tensors)  # FP8/FP4/E8M0 storage dtypes
         _check_arg_types(comp.program, gen.entry, args)
     except (KeyError, GoldenError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
@@ -420,6 +424,8 @@ def run(
     for o in observers:
         o.namespace(ns, info)
     exec(comp.code, ns)  # our own generated code, never dump text
+    if "_pl_world_ranks" in ns:  # a multi-rank program (exec.codegen_ranks)
+        ns["_pl_world_ranks"] = ranks
     info.ns = ns
     for o in observers:
         o.started(ns, info)
@@ -483,7 +489,17 @@ def _modules(gen: GeneratedCode) -> dict[str, Any]:
 def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
-    for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget"):  # bytes, budget: alloc_budget
+    for attr in (
+        "op",
+        "split",
+        "lane",
+        "role",
+        "queue_depths",
+        "bytes",
+        "budget",
+        "rank",
+        "ranks",
+    ):  # bytes, budget: alloc_budget; rank(s): exec.ranks
         v = getattr(exc, attr, None)
         if v is None and exc.__cause__ is not None:
             v = getattr(exc.__cause__, attr, None)
@@ -513,6 +529,7 @@ def run_text(
     exact: bool | None = None,
     sanitize: bool | None = None,
     debugger: Observer | None = None,
+    ranks: int | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
@@ -528,8 +545,7 @@ def run_text(
     uninitialised reads, windows out of bounds, full pipe rings; each finding fails the file and is
     listed with the memory findings (``memory.hazards``). None: on, except for traced runs
     (localisation compares values only; the debugger asks for it).
-    ``debugger``: an observer of a traced run that puts the trace hooks itself and is handed the
-    memory model's and the sanitizer's observers (:mod:`pypto_lsp.debug.session`).
+    ``debugger``: an observer that puts the trace hooks itself (:mod:`pypto_lsp.debug.session`).
     """
     t0 = time.perf_counter()
     traced = trace is not None or debugger is not None
@@ -563,13 +579,18 @@ def run_text(
         san = _sanitizer(comp) if comp.sanitize else None
         if san is not None:
             observers.append(san)
-        out = run(comp, inputs, timeout=timeout, observers=observers)
+        ranks_obs = _rank_hazards(comp, filename) if san is not None else None
+        if ranks_obs is not None:
+            observers.append(ranks_obs)
+        out = run(comp, inputs, timeout=timeout, observers=observers, ranks=ranks)
         result.call_counts = calls.counts
         if result.memory is not None:
             result.memory["hazards"].extend(mem_obs.findings)
             if san is not None:
                 result.memory["hazards"].extend(comp.static_findings)
                 result.memory["hazards"].extend(san.findings)
+            if ranks_obs is not None:
+                result.memory["hazards"].extend(ranks_obs.findings)
         if out.error is not None:
             result.error = out.error
             return result
@@ -578,7 +599,7 @@ def run_text(
         if san is not None and result.memory is not None:
             races = san.races()
             if races:
-                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout)
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, ranks)
             result.memory["hazards"].extend(races)
             if san.tasks and any(t.site.directions is not None for t in san.tasks):
                 result.tasks = san.graph(races)
@@ -598,6 +619,7 @@ def run_text(
                 result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(outputs)}")
                 return result
             act = outputs[key]
+            exp = decode_stored_expected(comp.program, gen.entry, key, exp)
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
                 return result
@@ -648,6 +670,19 @@ def _keep(value: Any, *_rest: Any) -> Any:
     return value
 
 
+def _rank_hazards(comp: Compiled, filename: str) -> Any:
+    """A multi-rank program's cross-rank races and unfenced publishing writes (exec.rank_hazards);
+    the fence check from InsertCommFence on (a program with a fence, or a dump named after it)."""
+    from ..exec.codegen_ranks import is_multi_rank
+    from ..exec.rank_hazards import RankHazards
+
+    assert comp.program is not None
+    if not is_multi_rank(comp.program):
+        return None
+    fenced = "system.fence" in (comp.generated.op_symbols if comp.generated else {}) or "InsertCommFence" in filename
+    return RankHazards(fence_check=fenced)  # (Any: the engine reads its findings)
+
+
 def _other_schedule(
     comp: Compiled,
     race: dict[str, Any],
@@ -655,6 +690,7 @@ def _other_schedule(
     outputs: Mapping[str, torch.Tensor],
     expected: Mapping[str, torch.Tensor],
     timeout: float | None,
+    ranks: int | None = None,
 ) -> None:
     """Run the two racing tasks the other way round (an order the runtime allows) and say in the
     finding how far the outputs move."""
@@ -671,7 +707,7 @@ def _other_schedule(
         from ..exec.trace_hooks import TraceObserver
 
         observers.append(TraceObserver(_keep))
-    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True)
+    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, ranks=ranks)
     if out.error is not None:  # the other order may well fail outright: that is the answer too
         race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {out.error.message[:200]}"
         race["other_order"] = {"error": out.error.message[:500]}

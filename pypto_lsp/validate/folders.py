@@ -47,6 +47,21 @@ def normalise(text: str, memory: bool = False) -> str:
     return "\n".join(line for line in lines if memory or not _is_alloc(line))
 
 
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.M)
+
+
+def keyed_text(text: str, memory: bool = False) -> str:
+    """:func:`normalise` with every line it drops kept as an empty one: the result cache's IR
+    part. Two dumps with the same key then have their statements on the same lines, so a reused
+    result's line numbers (errors, hazards, the value to blame) are the reusing file's too; a
+    dump that only adds a comment line runs again rather than point one line off."""
+    t = _COMMENT_LINE.sub("", text)
+    if not memory:
+        t = MEMREF_ITEM.sub("", t)
+    lines = (raw.rstrip(" \t") for raw in t.split("\n"))
+    return "\n".join("" if not memory and _is_alloc(line) else line for line in lines)
+
+
 def cache_dir() -> Path:
     env = os.environ.get("PYPTO_LSP_CACHE_DIR")
     if env:
@@ -76,6 +91,7 @@ class ResultCache:
         backend: str | None = None,
         exact: bool | None = None,
         sanitize: bool = True,
+        ranks: int | None = None,
     ) -> str:
         h = hashlib.blake2b(digest_size=20)
         from ..analysis import batching_plan as batching
@@ -84,8 +100,18 @@ class ResultCache:
         mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
         from .budget import budget
 
-        mem += f";budget:{budget()}"  # a smaller budget may stop a run that passed (ir.alloc_budget)
-        for part in (ENGINE_VERSION, torch.__version__, mode, bundle_id, repr(rtol), repr(atol), entry or "", mem, normalise(text, memory)):
+        mem += f";budget:{budget()}" + (f";ranks:{ranks}" if ranks else "")  # a smaller budget may stop a run that passed (ir.alloc_budget)
+        for part in (
+            ENGINE_VERSION,
+            torch.__version__,
+            mode,
+            bundle_id,
+            repr(rtol),
+            repr(atol),
+            entry or "",
+            mem,
+            keyed_text(text, memory),
+        ):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
         return h.hexdigest()
@@ -252,7 +278,7 @@ def _validate_files(
         keys.append(
             None
             if isinstance(text, FileResult)
-            else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize)
+            else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize, s.ranks)
         )
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}

@@ -20,19 +20,23 @@ the reference torch codegen is marked ``DIVERGENCE``.
 from __future__ import annotations
 
 # registration order matters: tensor_valid wraps the kernels the others registered (arrays, prefetch and
-# system_ops are the on-core and orchestration language ops)
+# system_ops are the on-core and orchestration language ops; distributed the pld.* layer)
 from . import (  # noqa: F401
     arrays,
     cast,
     compare,
     crosscore_ops,
+    distributed,
     elementwise,
     gather_scatter,
     matmul,
+    matmul_mx,
     movement,
     noops,
+    philox,
     prefetch,
     reduce,
+    sorting,
     system_ops,
     tensor_valid,
 )
