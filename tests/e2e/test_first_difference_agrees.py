@@ -50,6 +50,7 @@ def _debugger_stop(prog: Path) -> tuple[int, str] | None:
     return int(m.group(2)), m.group(1)
 
 
+@pytest.mark.timeout(900)  # a whole folder validated, then two traced runs of a qwen3 pass, on a shared machine
 @pytest.mark.parametrize("folder", BROKEN, ids=[p.name for p in BROKEN])
 def test_the_debugger_stops_where_validate_points(folder: Path) -> None:
     fd = _first_divergent(folder)
