@@ -41,7 +41,9 @@ def pct(xs: list[float], q: float) -> float:
 def last_line(prog: Path, inputs: Path, expected: Path) -> int:
     from pypto_lsp.debug.launch import prepare
 
-    return max(prepare({"program": str(prog), "inputs": str(inputs), "expected": str(expected)}).lines)
+    comp = prepare({"program": str(prog), "inputs": str(inputs), "expected": str(expected)}).comp
+    assert comp is not None and comp.generated is not None
+    return max(comp.generated.stop_lines)
 
 
 def hits(prog: Path, inputs: Path, expected: Path, line: int) -> int:

@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return serve(tcp=args.tcp, host=args.host, port=args.port, log_file=args.log_file)
     if args.command == "debug":
-        from .debug import adapter
+        from .debug import serve as adapter
 
         code = adapter.serve_stdio() if args.port is None else adapter.serve_port(args.port, args.host)
         sys.stdout.flush()

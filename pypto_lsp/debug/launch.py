@@ -3,20 +3,18 @@ reference), the run settings and the pass before it (whose values the tiles are 
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from ..ir.parser import MAX_BYTES, read_dump
 from ..validate import config as cfg
 from ..validate.config import RunSettings
-from ..validate.engine import compile_text, resolve_args
+from ..validate.engine import Compiled, compile_text, resolve_args
 
-__all__ = ["LaunchError", "Prepared", "prepare", "executable_lines"]
-
-HOOKS_LINE_ARG = {"_pl_tr": 2, "_pl_tw": 2, "_pl_ty": 2, "_pl_loop": 1, "_pl_br": 1, "_pl_at": 0}
+__all__ = ["LaunchError", "Prepared", "prepare", "read_text", "launch_filters"]
 
 
 class LaunchError(Exception):
@@ -33,7 +31,7 @@ class Prepared:
     compared_with: str  # "goldens <paths>" or "<earliest dump> (no goldens)"
     previous: Path | None = None  # the pass before this one in its folder
     previous_text: str | None = None
-    lines: set[int] = field(default_factory=set)  # executable IR lines (where the run can stop)
+    comp: Compiled | None = None  # compiled once, traced, as the run uses it
     notes: list[str] = field(default_factory=list)
 
 
@@ -48,18 +46,12 @@ def _path(v: Any, key: str, base: Path | None = None) -> Path | None:
     return p
 
 
-def executable_lines(source: str) -> set[int]:
-    """IR lines where traced generated code calls a hook (assignments, yields, loops, ifs, statements
-    that bind nothing, returns)."""
-    lines: set[int] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            k = HOOKS_LINE_ARG.get(node.func.id)
-            if k is not None and len(node.args) > k:
-                a = node.args[k]
-                if isinstance(a, ast.Constant) and isinstance(a.value, int):
-                    lines.add(a.value)
-    return lines
+def read_text(path: Path) -> str:
+    """A dump's text: a regular file within the size limit ``check``/``validate`` apply."""
+    raw = read_dump(path)
+    if len(raw) > MAX_BYTES:
+        raise OSError(f"over the {MAX_BYTES // 2**20} MiB limit of a dump")
+    return raw.decode("utf-8-sig")
 
 
 def prepare(args: dict[str, Any]) -> Prepared:
@@ -74,7 +66,7 @@ def prepare(args: dict[str, Any]) -> Prepared:
     if not program.is_file():
         raise LaunchError(f"launch: no such dump file: {program}")
     try:
-        text = program.read_bytes().decode("utf-8-sig")
+        text = read_text(program)
     except (OSError, UnicodeDecodeError) as exc:
         raise LaunchError(f"launch: cannot read {program}: {exc}") from exc
     cwd = _path(args.get("cwd"), "cwd")
@@ -117,8 +109,15 @@ def prepare(args: dict[str, Any]) -> Prepared:
     order = [f.resolve() for f in files]
     if program in order and order.index(program) > 0:
         previous = order[order.index(program) - 1]
-    comp = compile_text(
-        text, str(program), settings.entry, trace=True, memory=settings.memory, backend=settings.backend, exact=settings.exact
+    comp = compile_text(  # as the run compiles it (one cache entry): traced, sanitized as the case says
+        text,
+        str(program),
+        settings.entry,
+        trace=True,
+        memory=settings.memory,
+        backend=settings.backend,
+        exact=settings.exact,
+        sanitize=bool(settings.sanitize),
     )
     if comp.generated is None:
         err = comp.error
@@ -132,9 +131,15 @@ def prepare(args: dict[str, Any]) -> Prepared:
     prev_text = None
     if previous is not None:
         try:
-            prev_text = previous.read_bytes().decode("utf-8-sig")
+            prev_text = read_text(previous)
         except (OSError, UnicodeDecodeError):
             prev_text = None
-    return Prepared(
-        program, text, inputs, expected, settings, compared, previous, prev_text, executable_lines(comp.generated.source), notes
-    )
+    return Prepared(program, text, inputs, expected, settings, compared, previous, prev_text, comp, notes)
+
+
+def launch_filters(args: dict[str, Any]) -> set[str]:
+    """The exception stops a launch asks for (``stopOnNaN`` ...; ``stopOnDeadlock`` unless false)."""
+    out = {f for flag, f in (("stopOnNaN", "nan"), ("stopOnFirstDifference", "difference"), ("stopOnFinding", "finding")) if args.get(flag)}
+    if args.get("stopOnDeadlock", True) is not False:
+        out.add("deadlock")
+    return out

@@ -23,7 +23,7 @@ __all__ = [
     "FrameInfo",
     "Stop",
     "Breakpoint",
-    "valid_hit_condition",
+    "hit_condition_problem",
     "Recorder",
     "LoopTrace",
     "RECORD_BUDGET",
@@ -96,25 +96,44 @@ class Breakpoint:
 
     def hit(self) -> bool:
         self.hits += 1
-        c = (self.hit_condition or "").strip()
-        if not c:
+        cond = parse_hit_condition(self.hit_condition)
+        if cond is None:
             return True
-        m = re.fullmatch(r"(>=|<=|==|>|<|%)?\s*(\d+)", c)
-        if m is None:
-            return True
-        op, n = m.group(1) or ">=", int(m.group(2))
+        op, n = cond
         return {
             ">=": self.hits >= n,
             "<=": self.hits <= n,
             "==": self.hits == n,
             ">": self.hits > n,
             "<": self.hits < n,
-            "%": n > 0 and self.hits % n == 0,
+            "%": self.hits % n == 0,
         }[op]
 
 
-def valid_hit_condition(c: str | None) -> bool:
-    return not c or re.fullmatch(r"\s*(>=|<=|==|>|<|%)?\s*\d+\s*", c) is not None
+MAX_HIT_COUNT = 10**15  # more hits than any run makes
+
+
+def parse_hit_condition(c: str | None) -> tuple[str, int] | None:
+    """``N``, ``>= N``, ``== N``, ``> N``, ``< N``, ``<= N`` or ``% N`` (None: none given)."""
+    m = re.fullmatch(r"\s*(>=|<=|==|>|<|%)?\s*(\d{1,16})\s*", c or "")
+    if m is None:
+        return None
+    return m.group(1) or ">=", int(m.group(2))
+
+
+def hit_condition_problem(c: str | None) -> str | None:
+    """Why a hit condition cannot be used (None: it can, or there is none)."""
+    if not c or not c.strip():
+        return None
+    cond = parse_hit_condition(c)
+    if cond is None:
+        return f"hit condition '{c[:40]}': write N, >= N, == N, > N, < N, <= N or % N (N a count)"
+    op, n = cond
+    if n > MAX_HIT_COUNT:
+        return f"hit condition '{c[:40]}': {n} is more hits than a run makes"
+    if op == "%" and n == 0:
+        return f"hit condition '{c[:40]}': % 0 never holds (write % N with N > 0)"
+    return None
 
 
 class Recorder:
@@ -125,6 +144,8 @@ class Recorder:
         self.records: dict[tuple[Any, ...], tuple[int, Any]] = {}  # key -> (lanes, value)
         self.counts: dict[tuple[Any, ...], int] = {}
         self.budget = RECORD_BUDGET
+        self.trips: dict[tuple[Any, ...], int] = {}  # trip_key -> iterations
+        self.trip_counts: dict[tuple[Any, ...], int] = {}
 
     def __call__(self, value: Any, name: str, line: int, ops: tuple[str, ...] = ()) -> Any:
         if name not in self.keep or self.budget <= 0:
@@ -144,15 +165,38 @@ class Recorder:
 
     carry = __call__
 
+    def loop(
+        self, key: str, line: int, ops: tuple[str, ...] = (), carried: tuple[str, ...] = (), results: tuple[str, ...] = ()
+    ) -> LoopCounter:
+        return LoopCounter(self._loop_done, key, line, ops, carried, results)
+
+    def _loop_done(self, c: LoopCounter) -> None:
+        """How often each run of a paired loop went round (localisation's trip-count rule)."""
+        if c.key in self.keep and len(self.trips) < MAX_TRIPS:
+            self.trips[trip_key(c.key, self.trip_counts)] = c.n
+
+
+MAX_TRIPS = 100_000
+
+
+def trip_key(key: str, counts: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
+    """(loop key, role, lane, block, its run's number there): a loop run of one pass and its partner's."""
+    ctx = context.current()
+    where = (key, ctx.role, ctx.lane, ctx.block_idx)
+    n = counts.get(where, 0)
+    counts[where] = n + 1
+    return (*where, n)
+
 
 class LoopTrace(LoopCounter):
     """A loop of the current run: its iterations are places to stop, and frames show them."""
 
-    __slots__ = ("owner", "frame")
+    __slots__ = ("owner", "frame", "loops")
 
     def __init__(
         self,
-        owner: Any,  # the Session (debug/session.py) whose loop this is
+        owner: Any,  # the Session (debug/session.py) whose loop this is: its event() hears each iteration
+        loops: dict[FrameType, list[LoopTrace]],  # the loops of each frame (debug/stack.py)
         frame: FrameType | None,
         key: str,
         line: int,
@@ -163,8 +207,9 @@ class LoopTrace(LoopCounter):
         super().__init__(None, key, line, ops, carried, results)
         self.owner = owner
         self.frame = frame
+        self.loops = loops
         if frame is not None:
-            owner.loops.setdefault(frame, []).append(self)
+            loops.setdefault(frame, []).append(self)
 
     def __call__(self, iterable: Iterable[Any]) -> Iterator[Any]:
         for x in iterable:
@@ -173,9 +218,10 @@ class LoopTrace(LoopCounter):
             yield x
 
     def done(self) -> None:
+        self.owner.loop_done(self)
         if self.frame is not None:
-            lst = self.owner.loops.get(self.frame)
+            lst = self.loops.get(self.frame)
             if lst and self in lst:
                 lst.remove(self)
                 if not lst:
-                    del self.owner.loops[self.frame]
+                    del self.loops[self.frame]

@@ -74,7 +74,7 @@ from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering
 from .codegen_ranks import host_wrapper, is_host, is_multi_rank, named_operand, task_scope
 from .codegen_tasks import TaskLowering
-from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims
+from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims, stop_lines
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 _IMPORT = re.compile(r"^import (pypto_lsp(?:\.\w+)+) as (_pl_\w+)$")
@@ -97,6 +97,10 @@ class GeneratedCode:
     # (alias -> module) in its namespace, so the executed code looks nothing up by module path
     executable: str = ""
     modules: dict[str, str] = field(default_factory=dict)
+    # the debugger's (exec.frames): def -> IR function, its locals -> IR names, lines with a hook
+    py_functions: dict[str, str] = field(default_factory=dict)
+    local_names: dict[str, dict[str, str]] = field(default_factory=dict)
+    stop_lines: frozenset[int] = frozenset()
 
     def ir_span(self, gen_line: int) -> Span | None:
         if 1 <= gen_line <= len(self.line_map):
@@ -158,10 +162,14 @@ class _FunctionGen:
             self.emit(0, f"def {pyname}(*_pl_args):", fn.name_span)
             self.emit(1, f"return _pl_rt.run_split_aiv({pyname}_lane, 2, {lanes}, _pl_args)", fn.name_span)
             self.emit(0, "", None)
+            self.gen.py_functions[pyname] = fn.name
             pyname = pyname + "_lane"
             self.cube = set(self.low.cube)
         if is_host(fn):  # a multi-rank program's host: every rank joined at its end (exec.ranks)
+            self.gen.py_functions[pyname] = fn.name
             pyname = host_wrapper(self, pyname, fn)
+        self.gen.py_functions[pyname] = fn.name
+        self.gen.local_names[pyname] = self.names  # filled as the body is printed
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
         self.emit(1, f"_pl_calls[{literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         if self.cube:
@@ -611,6 +619,8 @@ class _ProgramGen:
         self.sites = 0
         self.constants: dict[str, str] = {}
         self.fn_names: dict[str, str] = {}
+        self.py_functions: dict[str, str] = {}
+        self.local_names: dict[str, dict[str, str]] = {}
         taken: set[str] = set()
         for f in program.functions:
             base = "_pl_fn_" + re.sub(r"\W", "_", f.name)
@@ -720,6 +730,9 @@ class _ProgramGen:
             op_symbols=dict(self.ops),
             executable=executable,
             modules=modules,
+            py_functions=dict(self.py_functions),
+            local_names={f: {py: ir for ir, py in names.items()} for f, names in self.local_names.items()},
+            stop_lines=stop_lines(source) if self.trace else frozenset(),
         )
 
 

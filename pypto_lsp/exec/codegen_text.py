@@ -7,6 +7,7 @@ into the script (:mod:`.codegen`).
 
 from __future__ import annotations
 
+import ast
 import keyword
 import math
 import re
@@ -78,3 +79,21 @@ def same_dims(a: list[Expr], b: list[Expr]) -> bool:
         isinstance(x, Const) and isinstance(y, Const) and x.value == y.value or isinstance(x, Name) and isinstance(y, Name) and x.id == y.id
         for x, y in zip(a, b, strict=True)
     )
+
+
+# the hooks of traced code (exec.trace_hooks) and which argument of each is the IR line
+HOOK_LINE_ARG = {"_pl_tr": 2, "_pl_tw": 2, "_pl_ty": 2, "_pl_loop": 1, "_pl_br": 1, "_pl_at": 0}
+
+
+def stop_lines(source: str) -> frozenset[int]:
+    """IR lines where traced generated code calls a hook (assignments, yields, loops, ifs,
+    statements that bind nothing, returns): where a debugged run can stop."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            k = HOOK_LINE_ARG.get(node.func.id)
+            if k is not None and len(node.args) > k:
+                a = node.args[k]
+                if isinstance(a, ast.Constant) and isinstance(a.value, int):
+                    lines.add(a.value)
+    return frozenset(lines)

@@ -227,6 +227,10 @@ class Runtime:
             q = self.fifos[key] = deque()
         return q
 
+    def waiting(self) -> dict[int, str]:
+        """Slot -> the pop its kernel waits in (``tile.tpop_from_aic(split=1, lane=0, aiv)``)."""
+        return {slot: b[4] for slot, b in sorted(self.blocked.items())}
+
     def queue_depths(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for (direction, split, lane, pid), q in sorted(self.fifos.items(), key=lambda kv: repr(kv[0])):

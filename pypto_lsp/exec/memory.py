@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -38,7 +38,7 @@ from . import context
 from .observe import Observer, RunInfo
 from .values import DTYPES
 
-__all__ = ["Plan", "Session", "Frame", "Unplaced", "UNPLACED", "Finding"]
+__all__ = ["Plan", "Session", "WriteLog", "Frame", "Unplaced", "UNPLACED", "Finding"]
 
 _TAG = "_pl_mem"  # on a tensor: its Placement
 
@@ -181,11 +181,41 @@ def _aliasable(dtype: str, start: int) -> bool:
     return size * 8 == bits and start % size == 0
 
 
+class WriteLog:
+    """Write id -> (site, slot, core) of a run's tile writes, the last ``cap`` kept: a kernel that
+    spins writes without end (under the debugger, with no timeout), and a finding only names the
+    writer of bytes, which an older write than that no longer is in practice."""
+
+    CAP = 1 << 18
+
+    def __init__(self, cap: int = CAP) -> None:
+        self.cap = cap
+        self.items: list[tuple[Site, int, str]] = []
+        self.total = 0
+
+    def __len__(self) -> int:
+        return self.total  # the id the next write gets
+
+    def append(self, rec: tuple[Site, int, str]) -> None:
+        if self.total < self.cap:
+            self.items.append(rec)
+        else:
+            self.items[self.total % self.cap] = rec
+        self.total += 1
+
+    def get(self, w: int) -> tuple[Site, int, str] | None:
+        """Write ``w``, None once it fell out of the log."""
+        return self.items[w % self.cap] if 0 <= w < self.total and w >= self.total - self.cap else None
+
+    def kept(self) -> int:
+        return len(self.items)
+
+
 class Session:
     """One run's memory state: the write log and the findings of every frame."""
 
     def __init__(self) -> None:
-        self.writes: list[tuple[Site, int, str]] = []  # write id -> (site, slot, core)
+        self.writes = WriteLog()
         self.findings: list[Finding] = []
         self.events = 0  # hazards met, a repeat of a reported one included (see Sweep.peeled)
         self._seen: set[tuple[Any, ...]] = set()
@@ -314,11 +344,10 @@ class Frame:
         bad = [k for k in range(lo, hi) if own[k] != w]
         b0, _ = self.plan.atom_range(space, bad[0], bad[0] + 1)
         _, b1 = self.plan.atom_range(space, bad[-1], bad[-1] + 1)
-        other = self.session.writes[own[bad[-1]]] if own[bad[-1]] >= 0 else None
-        mine = self.session.writes[w]
-        name = s.operands[i] if i < len(s.operands) else mine[0].name
-        written = mine[0]
-        what = f"written at line {written.line} as '{written.name}' ({_where(written, mine[1])})"
+        other = self.session.writes.get(own[bad[-1]])
+        mine = self.session.writes.get(w)
+        name = s.operands[i] if i < len(s.operands) else (mine[0].name if mine else "?")
+        what = f"written at line {mine[0].line} as '{mine[0].name}' ({_where(mine[0], mine[1])})" if mine else "written"
         if other is None:
             by = "something else"
         else:
@@ -333,13 +362,15 @@ class Frame:
         """The first write after write ``w`` on this core onto atoms [lo, hi) of ``space`` (only
         looked up for a finding: the write log is scanned once)."""
         writes = self.session.writes
-        for k in range(w + 1, len(writes)):
-            s2, slot, core = writes[k]
+        for k in range(max(w + 1, len(writes) - writes.kept()), len(writes)):
+            rec = writes.get(k)
+            assert rec is not None
+            s2, slot, core = rec
             if core != self.core or s2.space != space or slot < 0:
                 continue
             a, b = (s2.lo, s2.hi) if s2.kind == "w" else s2.slots[slot - 1][1:]
             if a < hi and lo < b:
-                return writes[k]
+                return rec
         return None
 
     def _scratch(self, s: Site, tag: Placement) -> None:
@@ -474,6 +505,10 @@ class MemoryObserver(Observer):
     def started(self, ns: dict[str, Any], run: RunInfo) -> None:
         if "_pl_mem_session" in ns:
             self.session = ns["_pl_mem_session"] = Session()
+
+    def found(self) -> Sequence[Finding]:
+        """The findings so far, while the run goes (``kind``, ``line``, ``message``); the live list, to read."""
+        return self.session.findings if self.session is not None else ()
 
     def finished(self, run: RunInfo) -> None:
         if self.session is not None:

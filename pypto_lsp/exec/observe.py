@@ -14,14 +14,18 @@ generator: an observer
   names, one per op, listed in ``GeneratedCode.op_symbols``);
 * may wrap the call of the entry (:meth:`Observer.call`: the sanitizer makes itself the run's
   active sanitizer around it);
-* hears how the run ended (:meth:`Observer.finished`), before anything else reads the outputs.
+* hears how the run ended (:meth:`Observer.finished`), before anything else reads the outputs;
+* is handed the run's other observers (:meth:`Observer.peers`: the debugger reads the memory
+  model's and the sanitizer's findings as they come);
+* hears of a deadlock of a cross-core group (:meth:`Observer.deadlock`) while its kernels still
+  stand where they wait.
 
 Every method has a default that does nothing, so an observer defines only what it needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["Observer", "RunInfo", "CallCounter"]
@@ -65,6 +69,13 @@ class Observer:
 
     def finished(self, run: RunInfo) -> None:
         """The run ended (``run.error`` says how); outputs are settled."""
+
+    def peers(self, others: Sequence[Observer]) -> None:
+        """Before the run: the other observers watching it."""
+
+    def deadlock(self, group: Any, slot: int, run: RunInfo) -> None:
+        """No kernel of ``group`` (a :class:`~pypto_lsp.exec.crosscore.Runtime`) can make progress;
+        ``slot`` is the first blocked one, which gets the deadlock error after this returns."""
 
 
 class CallCounter(Observer):

@@ -5,6 +5,7 @@ No torch here: the language server reads configuration too.
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import tomllib
 
 from ..ir.alloc_budget import parse_size
+from ..ir.parser import MAX_BYTES, read_dump
 from ..ir.passdiff import dump_order_key
 
 DEFAULT_RTOL = 5e-2
@@ -311,9 +313,18 @@ def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
     return case
 
 
+def read_config(config: Path) -> str:
+    """A config file's text: a regular file of at most the dumps' size limit (a FIFO or
+    ``/dev/zero`` is refused, never read). Raises OSError or UnicodeDecodeError."""
+    raw = read_dump(config)
+    if len(raw) > MAX_BYTES:
+        raise OSError(errno.EFBIG, f"over the {MAX_BYTES // 2**20} MiB limit", str(config))
+    return raw.decode("utf-8")
+
+
 def cases_in(config: Path) -> list[Case]:
     try:
-        data = tomllib.loads(config.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_config(config))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{config}: {exc}") from exc
     ours = our_table(config, data)
@@ -373,7 +384,7 @@ def config_warnings(config: Path) -> list[ConfigWarning]:
     ``pyproject.toml``), each with its line. A file that does not parse has none (its error
     is reported where it is used)."""
     try:
-        text = config.read_text(encoding="utf-8")
+        text = read_config(config)
         data: Any = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return []

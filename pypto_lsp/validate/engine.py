@@ -417,6 +417,8 @@ def run(
         fn = comp.program.function(gen.entry)
         return Outcome(run_tensors, error=_span_error("golden", str(msg), fn.name_span if fn else None), exception=exc)
     info = RunInfo(gen, args, run_tensors)
+    for o in observers:
+        o.peers([p for p in observers if p is not o])
     ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
     ns.update(_modules(gen))  # the objects the script needs, by the names it uses
     for o in observers:
@@ -435,8 +437,22 @@ def run(
                 ns[sym] = w
     fn_obj = ns[gen.functions[gen.entry]]
 
+    watch = [o for o in observers if type(o).deadlock is not Observer.deadlock]
+
     def invoke() -> Any:
-        return fn_obj(*args)
+        if not watch:
+            return fn_obj(*args)
+        from ..exec import crosscore  # deadlocks to the observers that listen (on the run's thread)
+
+        def deadlock(group: Any, slot: int) -> None:
+            for o in watch:
+                o.deadlock(group, slot, info)
+
+        crosscore.set_observer(deadlock)
+        try:
+            return fn_obj(*args)
+        finally:
+            crosscore.set_observer(None)
 
     call: Callable[[], Any] = invoke
     for o in reversed(observers):  # the first observer's call is the outermost
@@ -512,6 +528,7 @@ def run_text(
     backend: str | None = None,
     exact: bool | None = None,
     sanitize: bool | None = None,
+    debugger: Observer | None = None,
     ranks: int | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
@@ -528,12 +545,14 @@ def run_text(
     uninitialised reads, windows out of bounds, full pipe rings; each finding fails the file and is
     listed with the memory findings (``memory.hazards``). None: on, except for traced runs
     (localisation compares values only; the debugger asks for it).
+    ``debugger``: an observer that puts the trace hooks itself (:mod:`pypto_lsp.debug.session`).
     """
     t0 = time.perf_counter()
-    sanitize = trace is None if sanitize is None else sanitize
+    traced = trace is not None or debugger is not None
+    sanitize = not traced if sanitize is None else sanitize
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
     try:
-        comp = compile_text(text, filename, entry, trace=trace is not None, memory=memory, backend=backend, exact=exact, sanitize=sanitize)
+        comp = compile_text(text, filename, entry, trace=traced, memory=memory, backend=backend, exact=exact, sanitize=sanitize)
         result.memory = _memory_json(comp.memory)
         if comp.error is not None:
             result.error = comp.error
@@ -555,6 +574,8 @@ def run_text(
             from ..exec.trace_hooks import TraceObserver
 
             observers.append(TraceObserver(trace))
+        if debugger is not None:
+            observers.append(debugger)
         san = _sanitizer(comp) if comp.sanitize else None
         if san is not None:
             observers.append(san)

@@ -291,7 +291,7 @@ class _Compare(_Hook):
         if self.limit is not None and self.compared > self.limit:
             self.stopped = True  # enough looking for further candidates
             raise _Stop
-        d = _valid_differs(value, cur, other) or _differs(cur, other.value, self.rtol, self.atol, full=False)
+        d = _valid_differs(value, cur, other) or differs_from_previous(cur, other.value, self.rtol, self.atol, full=False)
         # a valid region that changed alone taints nothing: a pass may cut a lane's share of the work
         self.differs[key] = d is not None and d[2] != "valid"
         if d is None:
@@ -299,7 +299,7 @@ class _Compare(_Hook):
                 self._agrees(name, (ctx.role, ctx.lane, _where(ctx)))
             return value
         if d[2] != "valid" and self._wanted(line, not tainted, provisional):
-            d = _differs(cur, other.value, self.rtol, self.atol)  # again, with the figures
+            d = differs_from_previous(cur, other.value, self.rtol, self.atol)  # again, with the figures
         assert d is not None
         v = ValueDivergence(
             line=line,
@@ -455,8 +455,11 @@ def partner_names(
     return pairs
 
 
-def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -> tuple[float, str, str] | None:
-    """None when close; else (max abs diff or NaN, a short description, "value" or "dtype").
+def differs_from_previous(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -> tuple[float, str, str] | None:
+    """Whether a value differs from its partner of the previous pass (the valid regions: see
+    :func:`_numeric`); localisation and the debugger's first-difference stop both ask this.
+
+    None when close; else (max abs diff or NaN, a short description, "value" or "dtype").
 
     Not ``full``: a tensor that is not close only says so (NaN, no description)."""
     if isinstance(cur, torch.Tensor) != isinstance(prev, torch.Tensor):
@@ -516,7 +519,7 @@ def _outputs_differ(prev: Mapping[str, torch.Tensor], cur: Mapping[str, torch.Te
     """Whether a tensor both runs finished with (the entry's parameters, returned values) is not close."""
     for k, a in cur.items():
         b = prev.get(k)
-        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and _differs(a, b, rtol, atol, full=False) is not None:
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and differs_from_previous(a, b, rtol, atol, full=False) is not None:
             return True
     return False
 

@@ -18,7 +18,6 @@ from tests.framing import frame, read_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 
 
 @pytest.fixture
@@ -480,15 +479,17 @@ def test_bad_launches_are_answered_not_crashed(dap: DapClient, tmp_path: Path) -
     assert dap.stack(ev["threadId"])[0]["line"] > 0
 
 
-@pytest.mark.skipif(not (FIXTURES / "qwen3_scope3_910b").is_dir(), reason="shared fixtures absent")
-def test_qwen3_stops_in_a_kernel(dap: DapClient) -> None:
-    files = sorted((FIXTURES / "qwen3_scope3_910b/passes_dump").glob("*.py"))
-    prog = files[-1]
+def test_stops_in_a_kernel(dap: DapClient, tmp_path: Path) -> None:
+    """A breakpoint on a kernel's first assignment (examples/mixed_matmul: an AIC kernel of a
+    cross-core group) stops on that core's thread with the value among its Locals."""
+    prog = sorted((case(tmp_path, "mixed_matmul")).glob("*.py"))[-1]
     line, name = first_assignment(prog)
     dap.start({"program": str(prog)}, breakpoints=[line])
     ev = stopped(dap, "breakpoint")
     frames = dap.stack(ev["threadId"])
     assert frames[0]["line"] == line and name in dap.locals(frames[0]["id"])
+    thread = next(t["name"] for t in dap.threads() if t["id"] == ev["threadId"])
+    assert thread.startswith("AIC · mm_scale_aic"), thread
 
 
 def test_entry_next_pause_and_step_out(dap: DapClient, tmp_path: Path) -> None:
@@ -567,3 +568,23 @@ def test_step_back_reverse_continue_and_restart_replay_the_run(dap: DapClient, t
     dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": []})
     dap.request("continue", {"threadId": tid})
     dap.wait_event("terminated")
+
+
+def test_restart_frame_replays_to_the_start_of_the_call(dap: DapClient, tmp_path: Path) -> None:
+    prog = case(tmp_path, "elementwise") / "11_after_ConvertTensorToTileOps.py"
+    loop_line, y_line = line_of(prog, "for r__idx_v0"), line_of(prog, "y_chunk__tile: pl.Tile")
+    caps = dap.request("initialize", {"adapterID": "pypto"})["body"]
+    assert caps["supportsRestartFrame"]
+    dap.request("launch", {"program": str(prog)})
+    dap.wait_event("initialized")
+    dap.request("setBreakpoints", {"source": {"path": str(prog)}, "breakpoints": [{"line": y_line, "hitCondition": "2"}]})
+    dap.request("configurationDone")
+    tid = stopped(dap, "breakpoint")["threadId"]
+    top = dap.stack(tid)[0]
+    assert "iteration 2" in top["name"]
+    dap.request("restartFrame", {"frameId": top["id"]})
+    ev = stopped(dap, "step")
+    f = dap.stack(ev["threadId"])[0]
+    assert f["line"] == loop_line, f  # the first statement of the kernel call: its loop, first time round
+    r = dap.request("restartFrame", {"frameId": 999999}, ok=False)
+    assert not r["success"]
