@@ -170,22 +170,20 @@ class CaseRun:
         from .validate import differential as dif
         from .validate.engine import configure_torch
         from .validate.folders import ResultCache
-        from .validate.golden import GoldenError, load_bundle
+        from .validate.golden import GoldenError
 
         configure_torch()
         self.cache = ResultCache()
         c = self.case
         try:
-            if c.has_goldens:
-                self.inputs, self.expected = load_bundle(c.inputs), load_bundle(c.expected)
-                self.bundle_paths: tuple[str, str] | None = (str(c.inputs), str(c.expected))
-                self.label = "goldens"
-            else:
-                from .validate.budget import scoped_budget
+            from .validate.budget import scoped_budget
+            from .validate.reference import resolve
 
-                with scoped_budget(c.max_alloc):  # the case's budget for the reference run too
-                    ref = dif.for_case(self.files, c, entry=c.entry, timeout=c.timeout_s)
-                self.inputs, self.expected, self.bundle_paths, self.label = ref.inputs, ref.expected, None, ref.label
+            with scoped_budget(c.max_alloc):  # the case's budget for a reference run too
+                compared = resolve(self.files[0], c, c.settings())
+            self.inputs, self.expected = compared.inputs, compared.expected
+            self.bundle_paths: tuple[str, str] | None = compared.bundle_paths
+            self.label = compared.label
         except (GoldenError, dif.GenerateError, dif.DifferentialError) as exc:
             self.problem = str(exc)
 

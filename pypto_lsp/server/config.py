@@ -246,9 +246,9 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
 
     reference = None
     if (inputs is None or expected is None) and error is None:
-        # differential mode: the earliest dump of the folder is the reference
-        dumps = sorted(f.name for f in folder.glob("*.py")) if folder.is_dir() else []
-        reference = Path(dumps[0]).stem if dumps else None
+        # differential mode: the earliest dump of the folder is the reference (validate.reference runs it)
+        dumps = list(folder.glob("*.py")) if folder.is_dir() else []
+        reference = vconfig.earliest_dump(dumps).stem if dumps else None
         source = source if source != "none" else "differential"
 
     def pick(case_value: float | None, default: float, setting: float | None) -> float:

@@ -156,6 +156,12 @@ def discover_dumps(path: str | Path) -> list[Path]:
     return files
 
 
+def earliest_dump(files: list[Path]) -> Path:
+    """The dump differential mode takes as the reference: the first by name (``00_frontend.py``).
+    No torch: the server names it in lenses (:mod:`.reference` runs it)."""
+    return min(files, key=lambda f: f.name)
+
+
 # ---------------------------------------------------------------------- [[cases]] keys
 # One row per key a [[cases]] entry may have: its check, which returns the value to use or
 # raises ConfigError naming the file, the entry and the key. Unknown keys are what this

@@ -46,9 +46,9 @@ from ..analysis.index_inputs import IndexRange, input_ranges
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
-from . import config as cfg
+from .config import earliest_dump
 from .engine import ENGINE_VERSION, SSA_SUFFIX, compile_text, run_text
-from .folders import bundle_identity, cache_dir, normalise
+from .folders import cache_dir, normalise
 from .golden import GoldenError
 from .returned import is_return_key
 
@@ -348,7 +348,7 @@ def reference(
     t0 = time.perf_counter()
     generate = dict(generate or {})
     seed = DEFAULT_SEED if seed is None else seed
-    frontend = sorted(files, key=lambda f: f.name)[0]
+    frontend = earliest_dump(files)
     text = read_dump(frontend).decode("utf-8-sig", errors="replace")
     key = _key(text, entry, seed, generate)
     path = _cache_path(key)
@@ -387,7 +387,7 @@ def on_inputs(
     """The earliest dump of ``files`` run on golden ``inputs`` (from ``given``): the reference when the
     expected bundle beside them holds no tensors (a program that returns its result, say)."""
     t0 = time.perf_counter()
-    frontend = sorted(files, key=lambda f: f.name)[0]
+    frontend = earliest_dump(files)
     expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout)
     return Reference(dict(inputs), expected, frontend, DEFAULT_SEED, seconds=time.perf_counter() - t0, given=given)
 
@@ -406,26 +406,3 @@ def for_case(
         use_cache=use_cache,
         where=where,
     )
-
-
-_WORKER_MEMO: dict[tuple[Any, ...], tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]] = {}
-
-
-def worker_reference(folder: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]:
-    """(inputs, expected, identity) for the language server's worker: the reference of ``folder``
-    with its case's table, seed and entry; kept in memory until the earliest dump or the case changes."""
-    try:
-        files = cfg.discover_dumps(folder)
-        case = cfg.find_case(files[0])
-        st = files[0].stat()
-    except (OSError, ValueError, cfg.ConfigError) as exc:
-        raise DifferentialError(f"no reference for {folder}: {exc}") from exc
-    key = (str(files[0]), st.st_mtime_ns, st.st_size, json.dumps(case.generate, sort_keys=True, default=str), case.seed, case.entry)
-    hit = _WORKER_MEMO.get(key)
-    if hit is None:
-        ref = for_case(files, case, entry=case.entry, timeout=case.timeout_s)
-        hit = (ref.inputs, ref.expected, "differential:" + bundle_identity(None, ref.inputs, ref.expected))
-        if len(_WORKER_MEMO) > 8:
-            _WORKER_MEMO.clear()
-        _WORKER_MEMO[key] = hit
-    return hit
