@@ -328,9 +328,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     configure_torch()
     exact = bool(args.exact or (case.exact if case else False))  # --exact or the case's 'exact'
-    from .analysis import batching_plan as batching
-
-    batching.set_exact(exact)  # also for the reference and localisation runs of this case
 
     # the case's settings, with what the command line says instead
     settings = (case.settings() if case else cfg.RunSettings()).override(

@@ -29,8 +29,8 @@ loop nests whose iterations are independent (a window swept across a tensor): :m
 Before ConvertToSSA the loop has no iter_args and the body rebinds its accumulator
 (``acc = pl.tensor.add(acc, pl.tensor.matmul(a, b))``): the same plan, with the accumulator's name.
 ``exact`` turns batching off: a run setting (the CLI's ``--exact``, the case key ``exact``, the
-editor setting ``pypto-lsp.exact``) handed to :func:`pypto_lsp.validate.engine.run_text`;
-:func:`set_exact` sets the process default a run without the setting uses.
+editor setting ``pypto-lsp.exact``) that travels in ``validate.config.RunSettings`` down to
+:func:`pypto_lsp.analysis.lowering.lower_program`; there is no process default.
 """
 
 from __future__ import annotations
@@ -58,20 +58,7 @@ from ..ir.model import (
     walk_stmts,
 )
 
-__all__ = ["set_exact", "exact", "has_placements", "Window", "Accumulation", "loop_range", "plan_loop", "used_after"]
-
-_exact = False
-
-
-def set_exact(on: bool) -> None:
-    """``True``: by default, run every loop tile by tile (a run's own ``exact`` setting wins)."""
-    global _exact
-    _exact = bool(on)
-
-
-def exact(setting: bool | None = None) -> bool:
-    """The run's ``exact`` setting, else the process default (:func:`set_exact`)."""
-    return _exact if setting is None else bool(setting)
+__all__ = ["has_placements", "Window", "Accumulation", "loop_range", "plan_loop", "used_after"]
 
 
 def has_placements(program: Program) -> bool:

@@ -52,7 +52,7 @@ class RunSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0, inf or >= NO_LIMIT_FROM_S: none (time_limit)
     memory: bool = True  # run tiles where the IR places them and check for memory hazards
     backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
-    exact: bool | None = None  # every loop tile by tile (exec.batching); None: the process default
+    exact: bool = False  # every loop tile by tile (exec.batching)
     # bytes one allocation may take (ir.alloc_budget); None: the default. Not an engine
     # keyword: whoever runs sets it once per run (validate.budget.set_budget)
     max_alloc: int | None = None
@@ -61,8 +61,8 @@ class RunSettings:
     @classmethod
     def of(cls, c: Any) -> RunSettings:
         """From anything with these fields by name (a :class:`Case`, the server's resolved
-        configuration); its ``exact = False`` leaves the process default (``exec.batching``)."""
-        return cls(c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, c.exact or None, c.max_alloc, getattr(c, "sanitize", True))
+        configuration)."""
+        return cls(c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, bool(c.exact), c.max_alloc, getattr(c, "sanitize", True))
 
     def override(self, **values: Any) -> RunSettings:
         """These settings with the values that are not None (command-line flags) put in."""

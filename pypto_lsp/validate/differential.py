@@ -276,7 +276,7 @@ def _cache_path(key: str) -> Path:
     return cache_dir() / "reference" / f"{key}.pt"
 
 
-def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -> str:
+def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any], exact: bool = False) -> str:
     files = []
     for v in generate.values():
         if isinstance(v, str):
@@ -295,6 +295,7 @@ def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -
         json.dumps(generate, sort_keys=True, default=str),
         "|".join(files),
         normalise(text),
+        *(("exact",) if exact else ()),  # batched loops round differently (keys without it stay as they were)
     ):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
@@ -302,19 +303,25 @@ def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -
 
 
 def frontend_outputs(
-    frontend: Path, inputs: Mapping[str, torch.Tensor], *, entry: str | None = None, timeout: float | None = None, text: str | None = None
+    frontend: Path,
+    inputs: Mapping[str, torch.Tensor],
+    *,
+    entry: str | None = None,
+    timeout: float | None = None,
+    text: str | None = None,
+    exact: bool = False,
 ) -> dict[str, torch.Tensor]:
     """Run ``frontend`` on ``inputs``: the entry's ``pl.Out``/``pl.InOut`` parameters and any
     parameter the run changed, after it (the expected values of every later pass)."""
     if text is None:
         text = read_dump(frontend).decode("utf-8-sig", errors="replace")
-    comp = compile_text(text, str(frontend), entry)
+    comp = compile_text(text, str(frontend), entry, exact=exact)
     if comp.error is not None or comp.program is None or comp.generated is None or comp.generated.entry is None:
         err = comp.error
         at = f" (line {err.line})" if err is not None and err.line else ""
         raise DifferentialError(f"{frontend.name} cannot be the reference{at}: {err.message if err is not None else 'no entry function'}")
     after: dict[str, torch.Tensor] = {}
-    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after)
+    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after, exact=exact)
     if fr.error is not None:
         at = f" (line {fr.error.line})" if fr.error.line else ""
         raise DifferentialError(f"{frontend.name} cannot be the reference: it does not run{at}: {fr.error.message}")
@@ -343,6 +350,7 @@ def reference(
     timeout: float | None = None,
     use_cache: bool = True,
     where: str = "[cases.generate]",
+    exact: bool = False,
 ) -> Reference:
     """Synthesize inputs for the earliest dump of ``files`` and run it once: its outputs are expected."""
     t0 = time.perf_counter()
@@ -350,7 +358,7 @@ def reference(
     seed = DEFAULT_SEED if seed is None else seed
     frontend = earliest_dump(files)
     text = read_dump(frontend).decode("utf-8-sig", errors="replace")
-    key = _key(text, entry, seed, generate)
+    key = _key(text, entry, seed, generate, exact)
     path = _cache_path(key)
     if use_cache and path.is_file():
         try:
@@ -360,14 +368,14 @@ def reference(
             )
         except Exception:  # a torn or foreign file: compute again
             pass
-    comp = compile_text(text, str(frontend), entry)
+    comp = compile_text(text, str(frontend), entry, exact=exact)
     if comp.error is not None or comp.program is None or comp.generated is None or comp.generated.entry is None:
         err = comp.error
         at = f" (line {err.line})" if err is not None and err.line else ""
         msg = err.message if err is not None else "no entry function"
         raise DifferentialError(f"{frontend.name} cannot be the reference without goldens{at}: {msg}")
     inputs, used = synthesize(comp.program, comp.generated.entry, generate, seed, where)
-    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, text=text)
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, text=text, exact=exact)
     ref = Reference(inputs, expected, frontend, seed, used, False, 0.0)
     if use_cache:
         try:
@@ -382,18 +390,31 @@ def reference(
 
 
 def on_inputs(
-    files: list[Path], inputs: dict[str, torch.Tensor], given: str, *, entry: str | None = None, timeout: float | None = None
+    files: list[Path],
+    inputs: dict[str, torch.Tensor],
+    given: str,
+    *,
+    entry: str | None = None,
+    timeout: float | None = None,
+    exact: bool = False,
 ) -> Reference:
     """The earliest dump of ``files`` run on golden ``inputs`` (from ``given``): the reference when the
     expected bundle beside them holds no tensors (a program that returns its result, say)."""
     t0 = time.perf_counter()
     frontend = earliest_dump(files)
-    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout)
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, exact=exact)
     return Reference(dict(inputs), expected, frontend, DEFAULT_SEED, seconds=time.perf_counter() - t0, given=given)
 
 
 def for_case(
-    files: list[Path], case: Any, *, entry: str | None, timeout: float | None, use_cache: bool = True, seed: int | None = None
+    files: list[Path],
+    case: Any,
+    *,
+    entry: str | None,
+    timeout: float | None,
+    use_cache: bool = True,
+    seed: int | None = None,
+    exact: bool = False,
 ) -> Reference:
     """The reference for a :class:`.config.Case` (its ``generate`` table and ``seed``, unless ``seed`` is given)."""
     where = f"{case.source} [cases.generate]" if str(case.source).endswith(".toml") else "[cases.generate]"
@@ -405,4 +426,5 @@ def for_case(
         timeout=timeout,
         use_cache=use_cache,
         where=where,
+        exact=exact,
     )

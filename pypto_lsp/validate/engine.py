@@ -117,22 +117,20 @@ def compile_text(
     trace: bool = False,
     memory: bool = True,
     backend: str | None = None,
-    exact: bool | None = None,
+    exact: bool = False,
     sanitize: bool = False,
 ) -> Compiled:
     """Parse + static checks + codegen + ``compile``; cached by text hash.
 
     ``memory``: plan where the IR places tiles, check it statically (capacity of ``backend``,
     bounds, pipe slots) and run tiles in their bytes (see :mod:`pypto_lsp.exec.memory`).
-    ``exact``: every loop tile by tile (:mod:`pypto_lsp.exec.batching`); None: the process default.
+    ``exact``: every loop tile by tile (:mod:`pypto_lsp.exec.batching`).
     ``sanitize``: task calls and global buffers go through the run's sanitizer (:mod:`pypto_lsp.exec.sanitizer`);
     uninitialised tiles are found from the IR (:mod:`pypto_lsp.ir.initcheck`)."""
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    from ..analysis import batching_plan as batching
-
-    exact = batching.exact(exact)
+    exact = bool(exact)
     key = (digest, entry, check_shapes, trace, memory, backend, exact, sanitize)
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
@@ -494,7 +492,7 @@ def run_text(
     keep: dict[str, torch.Tensor] | None = None,
     memory: bool = True,
     backend: str | None = None,
-    exact: bool | None = None,
+    exact: bool = False,
     sanitize: bool | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
@@ -506,7 +504,7 @@ def run_text(
     finished (the differential reference, :mod:`.differential`).
     ``memory``: run tiles where the IR places them and report memory hazards (a file with an
     ``overwrite`` or ``pipe-slot`` finding fails; ``capacity``/``bounds`` are static errors).
-    ``exact``: every loop tile by tile, no batched loops (None: the process default).
+    ``exact``: every loop tile by tile, no batched loops.
     ``sanitize``: the device's sanitizer (:mod:`pypto_lsp.exec.sanitizer`): races between tasks,
     uninitialised reads, windows out of bounds, full pipe rings; each finding fails the file and is
     listed with the memory findings (``memory.hazards``). None: on, except for traced runs

@@ -65,27 +65,28 @@ class ResultCache:
         self.enabled = enabled
         self.memory: dict[str, dict[str, Any]] = {}
 
-    def key(
-        self,
-        text: str,
-        bundle_id: str,
-        rtol: float,
-        atol: float,
-        entry: str | None,
-        memory: bool = True,
-        backend: str | None = None,
-        exact: bool | None = None,
-        sanitize: bool = True,
-    ) -> str:
+    def key(self, text: str, bundle_id: str, settings: RunSettings) -> str:
+        """The result of ``text`` run on the bundles ``bundle_id`` with ``settings`` (every field that
+        can change a verdict; the timeout cannot, a result that timed out is never kept)."""
+        s = settings
         h = hashlib.blake2b(digest_size=20)
-        from ..analysis import batching_plan as batching
-
-        mem = (f"memory:{backend or '*'}" if memory else "values") + (":sanitize" if sanitize else "")
-        mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
+        mem = (f"memory:{s.backend or '*'}" if s.memory else "values") + (":sanitize" if s.sanitize else "")
+        mode = "exact" if s.exact else "batched"  # batched loops differ by rounding (exec.batching)
         from .budget import budget
 
-        mem += f";budget:{budget()}"  # a smaller budget may stop a run that passed (ir.alloc_budget)
-        for part in (ENGINE_VERSION, torch.__version__, mode, bundle_id, repr(rtol), repr(atol), entry or "", mem, normalise(text, memory)):
+        # a smaller budget may stop a run that passed (ir.alloc_budget)
+        mem += f";budget:{s.max_alloc if s.max_alloc is not None else budget()}"
+        for part in (
+            ENGINE_VERSION,
+            torch.__version__,
+            mode,
+            bundle_id,
+            repr(s.rtol),
+            repr(s.atol),
+            s.entry or "",
+            mem,
+            normalise(text, s.memory),
+        ):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
         return h.hexdigest()
@@ -229,11 +230,7 @@ def _validate_files(
     for f in files:
         text = read_dump_text(f)
         texts.append(text)
-        keys.append(
-            None
-            if isinstance(text, FileResult)
-            else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize)
-        )
+        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, s))
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}
     for f, text, key in zip(files, texts, keys, strict=True):

@@ -211,9 +211,7 @@ class Worker:
         ins, exp, bid = golden
         cache = self._results_cache()
         cache.enabled = use_cache  # the disk part; the in-memory part is per worker
-        key = (
-            cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize) if use_cache or memo is not None else ""
-        )
+        key = cache.key(text, bid, s) if use_cache or memo is not None else ""
         if memo is not None and key in memo:
             return {**memo[key], "file": file, "cached": True, "seconds": 0.0}
         if use_cache:
