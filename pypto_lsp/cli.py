@@ -317,7 +317,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"pypto-lsp validate: {env_problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        budget.set_budget(budget.parse_size(args.max_alloc) if args.max_alloc is not None else (case.max_alloc if case else None))
+        max_alloc = budget.parse_size(args.max_alloc) if args.max_alloc is not None else None
     except ValueError as exc:
         print(f"pypto-lsp validate: --max-alloc: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -338,6 +338,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         memory=args.memory == "on" if args.memory is not None else None,
         exact=exact,
         sanitize=args.sanitize == "on" if args.sanitize is not None else None,
+        max_alloc=max_alloc,
     )
     compared = _compared(
         "validate",

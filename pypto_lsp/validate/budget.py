@@ -32,8 +32,6 @@ from ..ir.alloc_budget import (
     machine_memory,
     message,
     parse_size,
-    scoped_budget,
-    set_budget,
 )
 from ..ir.catalogue import lookup
 from ..ir.model import (
@@ -72,8 +70,6 @@ __all__ = [
     "machine_memory",
     "over_budget",
     "parse_size",
-    "scoped_budget",
-    "set_budget",
 ]
 
 _memo: dict[tuple[int, str | None, int], tuple[Program, Allocation | None]] = {}

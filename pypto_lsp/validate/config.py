@@ -53,9 +53,7 @@ class RunSettings:
     memory: bool = True  # run tiles where the IR places them and check for memory hazards
     backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
     exact: bool = False  # every loop tile by tile (exec.batching)
-    # bytes one allocation may take (ir.alloc_budget); None: the default. Not an engine
-    # keyword: whoever runs sets it once per run (validate.budget.set_budget)
-    max_alloc: int | None = None
+    max_alloc: int | None = None  # bytes one allocation may take (ir.alloc_budget); None: the default
     sanitize: bool = True  # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
 
     @classmethod
@@ -75,7 +73,13 @@ class RunSettings:
     def values_kwargs(self) -> dict[str, Any]:
         """The keywords of the traced runs, which compare values only (``validate.localize``,
         ``validate.errormap``)."""
-        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": time_limit(self.timeout_s)}
+        return {
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "entry": self.entry,
+            "timeout": time_limit(self.timeout_s),
+            "max_alloc": self.max_alloc,
+        }
 
 
 @dataclass(slots=True)

@@ -310,6 +310,7 @@ def frontend_outputs(
     timeout: float | None = None,
     text: str | None = None,
     exact: bool = False,
+    max_alloc: int | None = None,
 ) -> dict[str, torch.Tensor]:
     """Run ``frontend`` on ``inputs``: the entry's ``pl.Out``/``pl.InOut`` parameters and any
     parameter the run changed, after it (the expected values of every later pass)."""
@@ -321,7 +322,7 @@ def frontend_outputs(
         at = f" (line {err.line})" if err is not None and err.line else ""
         raise DifferentialError(f"{frontend.name} cannot be the reference{at}: {err.message if err is not None else 'no entry function'}")
     after: dict[str, torch.Tensor] = {}
-    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after, exact=exact)
+    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after, exact=exact, max_alloc=max_alloc)
     if fr.error is not None:
         at = f" (line {fr.error.line})" if fr.error.line else ""
         raise DifferentialError(f"{frontend.name} cannot be the reference: it does not run{at}: {fr.error.message}")
@@ -351,6 +352,7 @@ def reference(
     use_cache: bool = True,
     where: str = "[cases.generate]",
     exact: bool = False,
+    max_alloc: int | None = None,
 ) -> Reference:
     """Synthesize inputs for the earliest dump of ``files`` and run it once: its outputs are expected."""
     t0 = time.perf_counter()
@@ -375,7 +377,7 @@ def reference(
         msg = err.message if err is not None else "no entry function"
         raise DifferentialError(f"{frontend.name} cannot be the reference without goldens{at}: {msg}")
     inputs, used = synthesize(comp.program, comp.generated.entry, generate, seed, where)
-    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, text=text, exact=exact)
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, text=text, exact=exact, max_alloc=max_alloc)
     ref = Reference(inputs, expected, frontend, seed, used, False, 0.0)
     if use_cache:
         try:
@@ -397,12 +399,13 @@ def on_inputs(
     entry: str | None = None,
     timeout: float | None = None,
     exact: bool = False,
+    max_alloc: int | None = None,
 ) -> Reference:
     """The earliest dump of ``files`` run on golden ``inputs`` (from ``given``): the reference when the
     expected bundle beside them holds no tensors (a program that returns its result, say)."""
     t0 = time.perf_counter()
     frontend = earliest_dump(files)
-    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, exact=exact)
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, exact=exact, max_alloc=max_alloc)
     return Reference(dict(inputs), expected, frontend, DEFAULT_SEED, seconds=time.perf_counter() - t0, given=given)
 
 
@@ -415,6 +418,7 @@ def for_case(
     use_cache: bool = True,
     seed: int | None = None,
     exact: bool = False,
+    max_alloc: int | None = None,
 ) -> Reference:
     """The reference for a :class:`.config.Case` (its ``generate`` table and ``seed``, unless ``seed`` is given)."""
     where = f"{case.source} [cases.generate]" if str(case.source).endswith(".toml") else "[cases.generate]"
@@ -427,4 +431,5 @@ def for_case(
         use_cache=use_cache,
         where=where,
         exact=exact,
+        max_alloc=max_alloc,
     )

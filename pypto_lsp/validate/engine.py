@@ -390,10 +390,12 @@ def run(
     timeout: float | None = None,
     observers: Sequence[Observer] = (),
     clone_inputs: bool = False,
+    max_alloc: int | None = None,
 ) -> Outcome:
     """The one way a dump runs: lend the inputs, execute the script in a fresh namespace, call
     the entry under the timeout with every observer watching, settle the inputs, and map an
-    exception to its IR line. ``clone_inputs``: every input copied (else only those it writes)."""
+    exception to its IR line. ``clone_inputs``: every input copied (else only those it writes).
+    ``max_alloc``: the run's allocation budget (None: the default, :func:`pypto_lsp.ir.alloc_budget.budget`)."""
     from ..exec import context
     from ..exec.observe import RunInfo
     from .lend import lend  # inputs only read are not cloned
@@ -412,7 +414,7 @@ def run(
         return Outcome(run_tensors, error=_span_error("golden", str(msg), fn.name_span if fn else None), exception=exc)
     info = RunInfo(gen, args, run_tensors)
     ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
-    ns.update(_modules(gen))  # the objects the script needs, by the names it uses
+    ns.update(_modules(gen, max_alloc))  # the objects the script needs, by the names it uses
     for o in observers:
         o.namespace(ns, info)
     exec(comp.code, ns)  # our own generated code, never dump text
@@ -450,15 +452,18 @@ def run(
 _MODULES: dict[str, Any] = {}
 
 
-def _modules(gen: GeneratedCode) -> dict[str, Any]:
+def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
     import importlib
 
-    out = {}
+    from ..ir import alloc_budget
+
+    out: dict[str, Any] = {}
     for alias, name in gen.modules.items():
         mod = _MODULES.get(name)
         if mod is None:
             mod = _MODULES[name] = importlib.import_module(name)
-        out[alias] = mod
+        # the allocation guard with this run's budget (the module itself: the standalone script's default)
+        out[alias] = alloc_budget.Guard(alloc_budget.budget(max_alloc)) if mod is alloc_budget else mod
     return out
 
 
@@ -494,6 +499,7 @@ def run_text(
     backend: str | None = None,
     exact: bool = False,
     sanitize: bool | None = None,
+    max_alloc: int | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
@@ -523,9 +529,10 @@ def run_text(
         gen = comp.generated
         assert gen.entry is not None
         result.writes = {k: [[s.line, s.end_line] for s in v] for k, v in gen.output_writes.items()}
-        big = over_budget(comp.program)  # before anything is allocated
+        limit = alloc_budget(max_alloc)
+        big = over_budget(comp.program, limit)  # before anything is allocated
         if big is not None:
-            result.error = _span_error(ALLOC_KIND, big.message(alloc_budget()), big.span, bytes=big.bytes, budget=alloc_budget())
+            result.error = _span_error(ALLOC_KIND, big.message(limit), big.span, bytes=big.bytes, budget=limit)
             return result
         from ..exec.memory import MemoryObserver
         from ..exec.observe import CallCounter
@@ -539,7 +546,7 @@ def run_text(
         san = _sanitizer(comp) if comp.sanitize else None
         if san is not None:
             observers.append(san)
-        out = run(comp, inputs, timeout=timeout, observers=observers)
+        out = run(comp, inputs, timeout=timeout, observers=observers, max_alloc=limit)
         result.call_counts = calls.counts
         if result.memory is not None:
             result.memory["hazards"].extend(mem_obs.findings)
@@ -554,7 +561,7 @@ def run_text(
         if san is not None and result.memory is not None:
             races = san.races()
             if races:
-                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout)
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, limit)
             result.memory["hazards"].extend(races)
             if san.tasks and any(t.site.directions is not None for t in san.tasks):
                 result.tasks = san.graph(races)
@@ -631,6 +638,7 @@ def _other_schedule(
     outputs: Mapping[str, torch.Tensor],
     expected: Mapping[str, torch.Tensor],
     timeout: float | None,
+    max_alloc: int | None,
 ) -> None:
     """Run the two racing tasks the other way round (an order the runtime allows) and say in the
     finding how far the outputs move."""
@@ -647,7 +655,7 @@ def _other_schedule(
         from ..exec.trace_hooks import TraceObserver
 
         observers.append(TraceObserver(_keep))
-    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True)
+    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, max_alloc=max_alloc)
     if out.error is not None:  # the other order may well fail outright: that is the answer too
         race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {out.error.message[:200]}"
         race["other_order"] = {"error": out.error.message[:500]}

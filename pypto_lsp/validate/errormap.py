@@ -292,6 +292,7 @@ def record_run(
     filename: str = "<dump>",
     entry: str | None = None,
     timeout: float | None = None,
+    max_alloc: int | None = None,
 ) -> Recorded:
     """Run a dump once with its writes into ``outputs`` (default: every input key) recorded."""
     t0 = time.perf_counter()
@@ -304,7 +305,7 @@ def record_run(
         rec.seconds = time.perf_counter() - t0
         return rec
     recorder = _Recorder(comp.generated, outputs)
-    out = run(comp, inputs, timeout=timeout, observers=[recorder], clone_inputs=True)
+    out = run(comp, inputs, timeout=timeout, observers=[recorder], clone_inputs=True, max_alloc=max_alloc)
     rec = recorder.rec
     if isinstance(out.exception, TimeoutError):
         raise out.exception  # the run's thread is still going: the caller decides (the worker restarts)
@@ -484,12 +485,13 @@ def error_maps(
     timeout: float | None = None,
     tensors: list[str] | None = None,
     only_failing: bool = False,
+    max_alloc: int | None = None,
 ) -> dict[str, Any]:
     """Run ``text`` once with its writes recorded; the error map of each output in ``expected``
     (or of ``tensors``; with ``only_failing``, of those over the tolerance)."""
     t0 = time.perf_counter()
     names = [k for k in expected if tensors is None or k in tensors]
-    rec = record_run(text, inputs, names, filename=filename, entry=entry, timeout=timeout)
+    rec = record_run(text, inputs, names, filename=filename, entry=entry, timeout=timeout, max_alloc=max_alloc)
     maps = []
     for k in names:
         act = rec.actual.get(k)

@@ -199,11 +199,8 @@ def validate_files(
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
     the same goldens and tolerances re-use that result (marked ``cached``). The allocation
-    budget is ``settings.max_alloc`` when set (a case's ``max_alloc``), for this call only."""
-    from .budget import scoped_budget
-
-    with scoped_budget(settings.max_alloc):
-        return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop)
+    budget is ``settings.max_alloc`` (None: the default), carried to every run."""
+    return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop)
 
 
 def _validate_files(

@@ -530,6 +530,7 @@ def first_differing_value(
     timeout: float | None = None,
     previous_filename: str = "<previous>",
     filename: str = "<dump>",
+    max_alloc: int | None = None,
 ) -> ValueDivergence | None:
     """The first assignment of ``text`` whose value is not close to its partner in ``previous_text``.
 
@@ -551,13 +552,25 @@ def first_differing_value(
     prev = _Trace((prev_names & cur_names) | set(renamed.values()), TRACE_BUDGET_BYTES)
     prev_after: dict[str, torch.Tensor] = {}
     _check_timeout(
-        run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev, keep=prev_after)
+        run_text(
+            previous_text,
+            inputs,
+            {},
+            filename=previous_filename,
+            entry=entry,
+            timeout=timeout,
+            trace=prev,
+            keep=prev_after,
+            max_alloc=max_alloc,
+        )
     )
     if not prev.records and not prev.ran:
         return None
     cmp = _Compare(prev, renamed, rtol, atol)
     cur_after: dict[str, torch.Tensor] = {}
-    _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp, keep=cur_after))
+    _check_timeout(
+        run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp, keep=cur_after, max_alloc=max_alloc)
+    )
     found = cmp.found
     if (
         found is None
@@ -572,7 +585,14 @@ def first_differing_value(
 
 
 def localize_report(
-    report: Report, inputs: Mapping[str, torch.Tensor], *, rtol: float, atol: float, entry: str | None, timeout: float | None
+    report: Report,
+    inputs: Mapping[str, torch.Tensor],
+    *,
+    rtol: float,
+    atol: float,
+    entry: str | None,
+    timeout: float | None,
+    max_alloc: int | None = None,
 ) -> ValueDivergence | None:
     """Fill ``report.first_differing_value`` when its first divergent pass fails right after a passing one."""
     fd = report.first_divergent
@@ -591,7 +611,16 @@ def localize_report(
         return None
     try:
         report.first_differing_value = first_differing_value(
-            prev_text, text, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout, previous_filename=prev.file, filename=fd.file
+            prev_text,
+            text,
+            inputs,
+            rtol=rtol,
+            atol=atol,
+            entry=entry,
+            timeout=timeout,
+            previous_filename=prev.file,
+            filename=fd.file,
+            max_alloc=max_alloc,
         )
     except TimeoutError:
         return None  # both passes ran within the timeout untraced; say nothing rather than guess

@@ -8,7 +8,8 @@ The rule (docs/goldens.md):
   earliest dump run on those inputs is the reference, with a note saying so;
 * no goldens, or ``differential`` asked for: the earliest dump run on synthesized inputs (the
   case's ``generate`` table and ``seed``) is the reference;
-* the entry, the timeout and ``exact`` of the reference run are the run's (:class:`.config.RunSettings`).
+* the entry, the timeout, ``exact`` and the allocation budget of the reference run are the run's
+  (:class:`.config.RunSettings`).
 
 Errors are :class:`.golden.GoldenError`: a bundle that cannot be loaded, or a
 :class:`.differential.GenerateError` (inputs that cannot be synthesized) or
@@ -94,6 +95,7 @@ def resolve(
             use_cache=use_cache,
             seed=seed,
             exact=settings.exact,
+            max_alloc=settings.max_alloc,
         )
         return Compared(ref.inputs, ref.expected, reference=ref)
     if given_in is None or given_exp is None:
@@ -105,7 +107,15 @@ def resolve(
     # an expected bundle without tensors: the earliest dump run on these inputs is the reference
     given = str(given_in) if isinstance(given_in, str | Path) else "the inputs given"
     try:
-        ref = dif.on_inputs(_folder_dumps(path), dict(ins), given, entry=settings.entry, timeout=settings.timeout_s, exact=settings.exact)
+        ref = dif.on_inputs(
+            _folder_dumps(path),
+            dict(ins),
+            given,
+            entry=settings.entry,
+            timeout=settings.timeout_s,
+            exact=settings.exact,
+            max_alloc=settings.max_alloc,
+        )
     except (OSError, ValueError) as exc:
         raise dif.DifferentialError(str(exc)) from exc
     note = f"the expected bundle {given_exp} holds no tensors: differential mode" if paths else None

@@ -200,12 +200,10 @@ class Worker:
     ) -> dict[str, Any]:
         """``memo``: results of this folder run by cache key, used also with the cache off (as the
         CLI does: one run per distinct normalised text within a run)."""
-        from ..validate.budget import set_budget
         from ..validate.engine import run_text
         from ..validate.folders import cacheable
         from ..validate.report import ERROR, ErrorInfo, FileResult
 
-        set_budget(s.max_alloc)  # per file, before the cache key that holds it (a save may overtake a folder run)
         if isinstance(golden, Exception):
             return FileResult(file, ERROR, error=ErrorInfo("golden", str(golden)), rtol=s.rtol, atol=s.atol).to_json()
         ins, exp, bid = golden

@@ -139,7 +139,6 @@ def test_the_default_budget_is_a_fraction_of_memory_and_configurable(tmp_path: P
 
     mem = budget.machine_memory()
     monkeypatch.delenv(budget.ENV, raising=False)
-    budget.set_budget(None)
     assert mem is None or budget.budget() == mem // 4
     monkeypatch.setenv(budget.ENV, "512M")
     assert budget.budget() == 512 << 20
