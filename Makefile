@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	# the CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q --disable-pip-version-check "torch==2.13.0"
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[dev,cluster]"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -48,7 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--atol", type=float, default=None)
     v.add_argument("--entry", metavar="NAME", default=None, help="entry function (default: PyPTO's rule)")
     v.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per file")
-    v.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores)")
+    v.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores, when the work pays for them)"
+    )
+    v.add_argument("--cluster", metavar="ADDRESS", default=None, help="run the files on this Dask scheduler (docs/cluster.md)")
     v.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
     v.add_argument(
         "--max-alloc",
@@ -322,9 +325,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"pypto-lsp validate: --max-alloc: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
+    from .validate.cluster import ClusterError, open_cluster
+
+    try:  # before torch loads: an unreachable scheduler is said within seconds
+        executor = open_cluster(args.cluster, case)
+    except ClusterError as exc:
+        _say(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     # torch and the engine load here, after argument checks (fast failures stay fast)
     from .validate.engine import configure_torch
-    from .validate.folders import validate_files
+    from .validate.folders import AUTO_JOBS, ResultCache, validate_files
 
     configure_torch()
     exact = bool(args.exact or (case.exact if case else False))  # --exact or the case's 'exact'
@@ -377,11 +387,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
         inputs,
         expected,
         settings=settings,
-        jobs=args.jobs if args.jobs is not None else (os.cpu_count() or 1),
+        jobs=args.jobs if args.jobs is not None else AUTO_JOBS,
         use_cache=not args.no_cache,
         on_result=on_result,
         bundle_paths=compared.bundle_paths,
+        cache=ResultCache(case.cache_dir) if case is not None and case.cache_dir and not args.no_cache else None,
+        executor=executor,
     )
+    if executor is not None:
+        executor.close()
     report.seconds = time.perf_counter() - t0
     if not args.no_localize:
         from .validate.localize import localize_report

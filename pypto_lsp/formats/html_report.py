@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..validate.report import Report
+from .irdiff import CSS as IRDIFF_CSS
+from .irdiff import ir_diff_section
 from .passchart import pass_chart
 from .taskgraph import report_graphs
 
@@ -178,6 +180,7 @@ def render_html(report: Report, data: dict[str, Any], title: str) -> str:
         f"<h2>Summary</h2>{_table(report, chart)}"
         f"<h2>Where in the tensor{' · ' + html.escape(Path(fd.file).name) if fd is not None else ''}</h2>{maps_note}</div>"
         f"{_task_graphs(data.get('task_graphs') or [])}"
+        f"{ir_diff_section(report)}"
     )
     return standalone_page(title, body, data, ASSETS, _BOOT)
 
@@ -190,7 +193,7 @@ def standalone_page(title: str, body: str, data: Any, assets: tuple[str, ...], b
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
         "style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>{body}"
+        f"<title>{html.escape(title)}</title><style>{_CSS}{IRDIFF_CSS}</style></head><body>{body}"
         f"<script type='application/json' id='pypto-data'>{_json_script(data)}</script>"
         f"{scripts}\n<script>{boot}</script></body></html>\n"
     )

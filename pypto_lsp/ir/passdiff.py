@@ -75,6 +75,27 @@ def changed_blocks(previous: str, current: str, limit: int = 40) -> list[tuple[i
     return out
 
 
+def line_diff(previous: str, current: str, context: int = 2) -> list[tuple[str, int | None, int | None, str]]:
+    """What a pass changed, as lines to show: ``(tag, previous_line, current_line, text)`` with tag
+    ``" "`` (context), ``"-"`` (gone), ``"+"`` (new) or ``"…"`` (lines skipped), 1-based line numbers
+    of each file, the text as compared (comments, allocs and ``pl.MemRef`` items removed). Empty
+    when the pass changed nothing the comparison sees."""
+    a = _normalised_lines(previous)
+    b = _normalised_lines(current)
+    out: list[tuple[str, int | None, int | None, str]] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        if out:
+            out.append(("…", None, None, ""))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend((" ", i + 1, j1 + (i - i1) + 1, a[i]) for i in range(i1, i2) if a[i])
+                continue
+            out.extend(("-", i + 1, None, a[i]) for i in range(i1, i2) if a[i])
+            out.extend(("+", None, j + 1, b[j]) for j in range(j1, j2) if b[j])
+    return out if any(t in "+-" for t, *_ in out) else []
+
+
 def pass_name(path: Path) -> str:
     """``22_after_ExpandMixedKernel.py`` -> ``ExpandMixedKernel``; other names as they are."""
     m = _PASS.match(path.stem)

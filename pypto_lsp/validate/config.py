@@ -104,6 +104,8 @@ class Case:
     # cannot be synthesized, by name (string values are absolute paths), and the seed
     generate: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
+    cluster: str | None = None  # a Dask scheduler's address (validate --cluster)
+    cache_dir: Path | None = None  # the result cache's folder (else PYPTO_LSP_CACHE_DIR, else the user's cache)
 
     @property
     def has_goldens(self) -> bool:
@@ -235,6 +237,12 @@ def _size(v: Any, key: str, where: str, base: Path) -> int:
         raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'): {exc}") from exc
 
 
+def _address(v: Any, key: str, where: str, base: Path) -> str:
+    if not (isinstance(v, str) and v.strip()):
+        raise ConfigError(f"{where}: 'cluster' must be a Dask scheduler address such as \"tcp://host:8786\", got {v!r}")
+    return v.strip()
+
+
 def _label(v: Any, key: str, where: str, base: Path) -> Any:
     return v  # a case's name in tables and reports (see ci_formats.case_labels)
 
@@ -255,6 +263,8 @@ _CASE_KEYS: dict[str, Any] = {  # in the order they are checked
     "timeout_s": _number,
     "max_alloc": _size,
     "name": _label,
+    "cluster": _address,  # validate on this Dask scheduler (validate.cluster)
+    "cache_dir": _path_string,  # the result cache's folder, may be shared by many machines
 }
 CASE_KEYS = frozenset(_CASE_KEYS)
 
@@ -283,6 +293,8 @@ def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
         source=source,
         generate=v.get("generate", {}),
         seed=v.get("seed"),
+        cluster=v.get("cluster"),
+        cache_dir=v.get("cache_dir"),
     )
     unknown = set(c) - CASE_KEYS
     if unknown:

@@ -99,6 +99,8 @@ class ResultCache:
         try:
             hit = json.loads(p.read_text(encoding="utf-8"))
             _check_entry(hit)  # valid JSON of another shape is no result: run again
+            if hit.get(ENTRY_KEY, key) != key:  # an entry under the wrong name (a copy, a bad rename): no result
+                return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
         self.memory[key] = hit
@@ -110,11 +112,20 @@ class ResultCache:
             return
         tmp: Path | None = None
         try:
+            # a folder many processes on many machines share (cache_dir on NFS): each writer its
+            # own temporary file (a unique name, not a pid two hosts may share), made durable
+            # before one atomic rename; a reader sees the old entry or the new one, never a torn one
+            import tempfile
+
             d = self.dir / key[:2]
             d.mkdir(parents=True, exist_ok=True)
-            tmp = d / f".{key}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(value), encoding="utf-8")
-            tmp.replace(d / f"{key}.json")
+            fd, name = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=d)
+            tmp = Path(name)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(json.dumps({**value, ENTRY_KEY: key}).encode("utf-8", "surrogatepass"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, d / f"{key}.json")
         except OSError:
             self.enabled = False  # read-only or full disk: keep going without it
             if tmp is not None:
@@ -144,6 +155,9 @@ class ResultCache:
         for _, path in entries[: len(entries) - self.MAX_ENTRIES]:
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+
+ENTRY_KEY = "cache_key"  # each entry names its own key: read back under another name, it is no result
 
 
 def _check_entry(d: Any) -> None:
@@ -196,11 +210,16 @@ def validate_files(
     bundle_paths: tuple[str, str] | None = None,
     cache: ResultCache | None = None,
     should_stop: Callable[[], bool] | None = None,
+    executor: Any = None,
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
     the same goldens and tolerances re-use that result (marked ``cached``). The allocation
-    budget is ``settings.max_alloc`` (None: the default), carried to every run."""
-    return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop)
+    budget is ``settings.max_alloc`` (None: the default), carried to every run.
+
+    ``jobs``: worker processes; ``AUTO_JOBS`` lets :func:`validate.pool_choice.choose_jobs` decide
+    whether a pool pays. ``executor``: a connected ``validate.cluster.DaskExecutor`` (``--cluster``)
+    that runs the distinct files instead of this machine."""
+    return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop, executor)
 
 
 def _validate_files(
@@ -214,6 +233,7 @@ def _validate_files(
     bundle_paths: tuple[str, str] | None,
     cache: ResultCache | None,
     should_stop: Callable[[], bool] | None,
+    executor: Any = None,
 ) -> Report:
     t0 = time.perf_counter()
     s = settings
@@ -234,10 +254,20 @@ def _validate_files(
         if key is not None and key not in todo and cache.get(key) is None:
             assert isinstance(text, str)
             todo[key] = (text, str(f))
+    if jobs == AUTO_JOBS:
+        from .pool_choice import choose_jobs
+
+        jobs = choose_jobs(todo, inputs, expected)
     n_jobs = min(jobs or 1, len(todo))
     parallel: Generator[tuple[str, dict[str, Any]], None, None] | None = None
-    if n_jobs > 1 and (should_stop is None) and _can_fork():
+    workers_of: dict[str, str] = {}  # key -> the Dask worker that ran it
+    executor_name = "in-process"
+    if executor is not None and todo:
+        parallel = executor.run(todo, inputs, expected, s, getattr(executor, "cache_dir", None) if use_cache else None, workers_of)
+        executor_name = executor.name
+    elif n_jobs > 1 and (should_stop is None) and _can_fork():
         parallel = _run_parallel(todo, inputs, expected, s, n_jobs)
+        executor_name = f"processes:{n_jobs}"
     results: list[FileResult] = []
     for f, text, key in zip(files, texts, keys, strict=True):
         if should_stop is not None and should_stop():
@@ -256,6 +286,7 @@ def _validate_files(
                 first = todo.get(key, (None, None))[1] == str(f)
                 fr.file = str(f)
                 fr.cached = not first
+                fr.worker = workers_of.get(key)  # a duplicate text: the worker that ran its twin
                 if not first:
                     fr.seconds = 0.0
             else:
@@ -268,7 +299,10 @@ def _validate_files(
         parallel.close()  # the pool's processes end here, whatever is left
     if use_cache:
         cache.prune()
-    return Report(results, time.perf_counter() - t0)
+    return Report(results, time.perf_counter() - t0, executor=executor_name)
+
+
+AUTO_JOBS = 0  # validate_files(jobs=AUTO_JOBS): a pool only where it pays (validate.pool_choice)
 
 
 # Error kinds the dump, its goldens and the settings do not decide: the machine's load and memory,

@@ -129,6 +129,7 @@ class FileResult:
     memory: MemoryResult | None = None
     # the runtime's tasks (exec.sanitizer.Sanitizer.graph): {"nodes", "edges", "races", "truncated"}; None: no tasks
     tasks: dict[str, Any] | None = None
+    worker: str | None = None  # the Dask worker's address that ran it (validate --cluster); None: this machine
 
     @property
     def name(self) -> str:
@@ -139,6 +140,12 @@ class FileResult:
         return max(vals) if vals else None
 
     def to_json(self) -> dict[str, Any]:
+        d = self._json()
+        if self.worker is not None:
+            d["worker"] = self.worker
+        return d
+
+    def _json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "status": self.status,
@@ -179,6 +186,7 @@ class FileResult:
             stats=d.get("stats", {}),
             memory=d.get("memory"),
             tasks=d.get("tasks"),
+            worker=d.get("worker"),
         )
 
 
@@ -248,6 +256,8 @@ class Report:
     seconds: float = 0.0
     # on a first divergent pass that fails after a passing one: see validate.localize
     first_differing_value: ValueDivergence | None = None
+    # where the files ran: "in-process", "processes:N" (the local pool), "dask:ADDRESS" (validate --cluster)
+    executor: str = "in-process"
 
     @property
     def first_divergent(self) -> FileResult | None:
@@ -260,7 +270,7 @@ class Report:
         counts = {PASS: 0, FAIL: 0, ERROR: 0, RAN: 0}
         for f in self.files:
             counts[f.status] = counts.get(f.status, 0) + 1
-        return {**counts, "seconds": round(self.seconds, 6)}
+        return {**counts, "seconds": round(self.seconds, 6), "executor": self.executor}
 
     @property
     def ok(self) -> bool:

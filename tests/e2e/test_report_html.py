@@ -192,3 +192,23 @@ def test_hovering_an_element_names_it_its_values_and_its_store(report: tuple[Pat
     assert "over tolerance" in tip and f"{store['op']} at line {store['line']}" in tip
     a, e = float(cells["a"][k]), float(cells["e"][k])
     assert f"{a:.4g}"[:4] in tip and f"{e:.4g}"[:4] in tip and a != e
+
+
+def test_the_report_shows_each_pass_ir_diff(report: tuple[Path, str, Path]) -> None:
+    """Every pass's IR against the pass before, the first divergent pass open with its marks."""
+    html = report[0].read_text(encoding="utf-8")
+    section = html[html.index("What each pass changed") :]
+    folds = re.findall(r"<details id='irdiff-(\d+)'( open)?><summary>([^<]*)", section)
+    assert [name.split(" ·")[0] for _, _, name in folds] == [
+        "04_after_ConvertToSSA.py",
+        "09_after_OutlineIncoreScopes.py",
+        "11_after_ConvertTensorToTileOps.py",
+        "32_after_InitMemRef.py",
+    ]
+    assert [bool(o) for _, o, _ in folds] == [False, False, True, False]  # only the first divergent pass open
+    first = section[section.index("id='irdiff-3'") : section.index("id='irdiff-4'")]
+    # the localisation's first differing value (line 10, 'y_chunk__tile'), outlined with its words
+    assert re.search(r"<div class='add blamed finding fdv' data-line='10'>.*?first differing value: &#x27;y_chunk__tile&#x27;", first)
+    blamed = {int(n) for n in re.findall(r"class='[^']*blamed[^']*' data-line='(\d+)'", first)}
+    assert blamed == set(range(9, 16))  # the changed lines 9-15 the CLI names "look there first"
+    assert "pl.MemRef(" not in section  # addresses ignored, as the comparison ignores them

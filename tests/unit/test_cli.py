@@ -251,7 +251,8 @@ TENSOR_KEYS = {"max_abs_diff", "max_rel_diff", "pass"}
 def _check_schema(data: dict) -> None:
     assert set(data) == {"files", "first_divergent", "summary", "compared_with"}
     assert data["compared_with"]["kind"] in ("goldens", "frontend") and isinstance(data["compared_with"]["label"], str)
-    assert set(data["summary"]) == {"pass", "fail", "error", "ran", "seconds"}
+    assert set(data["summary"]) == {"pass", "fail", "error", "ran", "seconds", "executor"}
+    assert data["summary"]["executor"] == "in-process" or data["summary"]["executor"].startswith("processes:")
     for k in ("pass", "fail", "error", "ran"):
         assert isinstance(data["summary"][k], int)
     assert isinstance(data["summary"]["seconds"], float | int)

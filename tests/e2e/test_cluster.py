@@ -1,0 +1,243 @@
+"""``validate --cluster`` against a real Dask cluster on this machine.
+
+A ``dask scheduler`` and two ``dask worker`` processes are started on 127.0.0.1 (free ports, no
+dashboard, no nanny: a killed worker stays dead), torn down whatever happens. Skipped with a
+message when the ``[cluster]`` extra (dask, distributed) is not installed; ``make test`` installs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.cluster
+distributed = pytest.importorskip("distributed", reason="the [cluster] extra is not installed: pip install 'pypto-lsp[cluster]'")
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+START_S = 90.0  # the scheduler and workers up, on a loaded machine
+RUN_S = 240.0
+VOLATILE = ("seconds", "worker", "cached")  # what may differ between two runs of the same files
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _env(tmp: Path, allowed_failures: int = 1) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "PYPTO_LSP_CACHE_DIR": str(tmp / "cache"),
+        # a file whose worker dies twice is given up on (KilledWorker): reported worker-lost
+        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures),
+    }
+
+
+class LocalCluster:
+    """The processes of a real cluster, started as a team would (``dask scheduler``, ``dask worker``)."""
+
+    def __init__(self, tmp: Path, workers: int = 2, allowed_failures: int = 1) -> None:
+        self.tmp = tmp
+        self.allowed_failures = allowed_failures
+        self.address = f"tcp://127.0.0.1:{_free_port()}"
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.workers: dict[str, subprocess.Popen[bytes]] = {}  # address -> process
+        port = self.address.rsplit(":", 1)[1]
+        self._start(
+            "scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"]
+        )
+        for i in range(workers):
+            self._start(
+                f"worker{i}",
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    self.address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                ],
+            )
+        try:
+            client = distributed.Client(self.address, timeout=f"{START_S}s")
+            try:
+                client.wait_for_workers(workers, timeout=START_S)
+                by_pid = {p.pid: p for p in self.procs}
+                self.workers = {addr: by_pid[pid] for addr, pid in client.run(os.getpid).items()}
+            finally:
+                client.close()
+        except BaseException:
+            self.close()  # never a process left behind
+            raise
+
+    def _start(self, name: str, cmd: list[str]) -> None:
+        log = open(self.tmp / f"{name}.log", "wb")  # the child keeps its own copy
+        self.procs.append(
+            subprocess.Popen(cmd, env=_env(self.tmp, self.allowed_failures), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        )
+        log.close()
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            with contextlib.suppress(OSError):
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    c = LocalCluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _validate(tmp: Path, folder: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", *extra],
+        cwd=ROOT,
+        env=_env(tmp),
+        capture_output=True,
+        text=True,
+        timeout=RUN_S,
+    )
+    doc = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
+    return proc.returncode, doc, proc.stderr
+
+
+def _verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every file's result, but for what two runs of the same files may differ in."""
+    return [{k: v for k, v in f.items() if k not in VOLATILE} for f in doc["files"]]
+
+
+@pytest.mark.parametrize("example", ["softmax", "broken_elementwise", "broken_race"])
+def test_same_verdicts_as_local(cluster: LocalCluster, tmp_path: Path, example: str) -> None:
+    folder = EXAMPLES / example / "passes_dump"
+    code_local, local, _ = _validate(tmp_path, folder, "--jobs", "1")
+    code, remote, err = _validate(tmp_path, folder, "--cluster", cluster.address)
+    assert code == code_local, err
+    assert _verdicts(remote) == _verdicts(local)  # bit for bit: every number, finding and line
+    assert remote["first_divergent"] == local["first_divergent"]
+    assert remote["summary"]["executor"] == f"dask:{cluster.address}"
+    assert local["summary"]["executor"] == "in-process"
+    assert all(f["worker"] in cluster.workers for f in remote["files"]), remote["files"]
+    assert all("worker" not in f for f in local["files"])
+
+
+def test_no_scheduler_exits_2_within_seconds(tmp_path: Path) -> None:
+    t0 = time.monotonic()
+    code, _, err = _validate(tmp_path, EXAMPLES / "softmax" / "passes_dump", "--cluster", f"tcp://127.0.0.1:{_free_port()}")
+    assert code == 2
+    assert "cannot reach the Dask scheduler" in err
+    assert time.monotonic() - t0 < 60  # the connection gives up after seconds (a loaded machine adds start-up)
+
+
+def test_config_key_and_environment_name_the_cluster(cluster: LocalCluster, tmp_path: Path) -> None:
+    work = tmp_path / "softmax"
+    shutil.copytree(EXAMPLES / "softmax", work)
+    with (work / "pypto-lsp.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'cluster = "{cluster.address}"\n')
+    code, doc, err = _validate(tmp_path, work / "passes_dump")
+    assert code == 0, err
+    assert doc["summary"]["executor"] == f"dask:{cluster.address}"
+
+
+def _variants(src: Path, dst: Path, n: int) -> Path:
+    """``n`` distinct files of the same program (a different constant each: no two share a
+    result), and the folder's goldens: enough tasks that a worker is killed while it holds some."""
+    shutil.copytree(src.parent, dst)
+    dumps = dst / "passes_dump"
+    last = sorted(dumps.glob("*.py"))[-1]
+    text = last.read_text(encoding="utf-8")
+    assert "pl.tile.adds(x_chunk__tile, 1.0)" in text
+    for i in range(n):
+        (dumps / f"{40 + i:02d}_after_Variant{i}.py").write_text(
+            text.replace("pl.tile.adds(x_chunk__tile, 1.0)", f"pl.tile.adds(x_chunk__tile, {1.0 + i * 1e-9!r})"), encoding="utf-8"
+        )
+    return dumps
+
+
+def _kill_mid_run(c: LocalCluster, tmp_path: Path, folder: Path) -> tuple[dict[str, Any], str, int, str, str]:
+    """Validate ``folder`` on ``c`` and kill -9 a worker while it holds a file of the run."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
+        cwd=ROOT,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    victim, survivor = sorted(c.workers)
+    watcher = distributed.Client(c.address, timeout="30s")
+    try:
+        deadline = time.monotonic() + RUN_S
+        while not watcher.processing().get(victim) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run ended before a worker could be killed"
+        os.kill(c.workers[victim].pid, signal.SIGKILL)  # mid-run: it holds a file of this run
+    finally:
+        watcher.close()
+    out, err = proc.communicate(timeout=RUN_S)
+    return json.loads(out), err, proc.returncode, victim, survivor
+
+
+def test_a_file_whose_worker_is_lost_too_often_is_worker_lost(tmp_path: Path) -> None:
+    """The scheduler gives up on a file after ``allowed-failures`` deaths (0 here: the first):
+    that file is a ``worker-lost`` error, the others are run and reported as usual."""
+    folder = _variants(EXAMPLES / "elementwise" / "passes_dump", tmp_path / "elementwise", 40)
+    _, local, _ = _validate(tmp_path, folder, "--jobs", "1", "--exact")
+    c = LocalCluster(tmp_path, allowed_failures=0)
+    try:
+        doc, err, code, _, survivor = _kill_mid_run(c, tmp_path, folder)
+    finally:
+        c.close()
+    assert code == 1, err
+    assert len(doc["files"]) == len(local["files"])
+    lost = [f for f in doc["files"] if (f["error"] or {}).get("kind") == "worker-lost"]
+    assert lost, "the killed worker held a file"
+    assert all("worker" not in f and f["status"] == "error" for f in lost)
+    by_file = {f["file"]: f for f in _verdicts(local)}
+    for f in _verdicts(doc):
+        if f not in [{k: v for k, v in x.items() if k not in VOLATILE} for x in lost]:
+            assert f == by_file[f["file"]]
+
+
+def test_a_worker_killed_mid_run_loses_no_file(tmp_path: Path) -> None:
+    """The scheduler reschedules the killed worker's files on the other (Dask's own retries)."""
+    folder = _variants(EXAMPLES / "elementwise" / "passes_dump", tmp_path / "elementwise", 40)
+    _, local, _ = _validate(tmp_path, folder, "--jobs", "1", "--exact")
+    c = LocalCluster(tmp_path)
+    try:
+        doc, err, code, victim, survivor = _kill_mid_run(c, tmp_path, folder)
+    finally:
+        c.close()
+    assert code == 0, err
+    assert len(doc["files"]) == len(local["files"]), err
+    assert _verdicts(doc) == _verdicts(local), err  # every file reported, the same verdicts
+    assert {f["worker"] for f in doc["files"]} <= {victim, survivor}
+    assert any(f["worker"] == survivor for f in doc["files"])
