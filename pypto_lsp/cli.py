@@ -316,7 +316,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import budget
 
     env_problem = budget.env_problem()
-    if env_problem is not None and args.max_alloc is None and not (case and case.max_alloc):  # the flag, the case win
+    if env_problem is not None and args.max_alloc is None and not (case and case.settings.max_alloc):  # the flag, the case win
         print(f"pypto-lsp validate: {env_problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -337,10 +337,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate.folders import AUTO_JOBS, ResultCache, validate_files
 
     configure_torch()
-    exact = bool(args.exact or (case.exact if case else False))  # --exact or the case's 'exact'
+    exact = bool(args.exact or (case.settings.exact if case else False))  # --exact or the case's 'exact'
 
     # the case's settings, with what the command line says instead
-    settings = (case.settings() if case else cfg.RunSettings()).override(
+    settings = (case.settings if case else cfg.RunSettings()).override(
         rtol=args.rtol,
         atol=args.atol,
         entry=args.entry,
@@ -515,7 +515,7 @@ def cmd_golden(args: argparse.Namespace) -> int:
     from .validate.golden import GoldenError, save_golden
 
     configure_torch()
-    settings = case.settings().override(entry=args.entry)
+    settings = case.settings.override(entry=args.entry)
     compared = _compared("golden freeze", str(folder), case, settings, differential=True, seed=args.seed, use_cache=False)
     if isinstance(compared, int):
         return compared

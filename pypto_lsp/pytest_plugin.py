@@ -178,7 +178,7 @@ class CaseRun:
         try:
             from .validate.reference import resolve
 
-            compared = resolve(self.files[0], c, c.settings())  # the case's budget for a reference run too
+            compared = resolve(self.files[0], c, c.settings)  # the case's budget for a reference run too
             self.inputs, self.expected = compared.inputs, compared.expected
             self.bundle_paths: tuple[str, str] | None = compared.bundle_paths
             self.label = compared.label
@@ -194,7 +194,7 @@ class CaseRun:
                 [self.files[i]],
                 self.inputs,
                 self.expected,
-                settings=c.settings(),
+                settings=c.settings,
                 jobs=1,
                 cache=self.cache,
                 bundle_paths=self.bundle_paths,
@@ -223,7 +223,7 @@ class CaseRun:
             from .validate.localize import localize_report
 
             c = self.case
-            localize_report(report, self.inputs, **c.settings().values_kwargs())
+            localize_report(report, self.inputs, **c.settings.values_kwargs())
         try:
             from .ir.parser import read_dump  # never more than the size limit
 

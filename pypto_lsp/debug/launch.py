@@ -91,7 +91,7 @@ def prepare(args: dict[str, Any]) -> Prepared:
         case = cfg.find_case(program, config)
     except (cfg.ConfigError, ValueError, OSError) as exc:
         raise LaunchError(f"launch: {exc}") from exc
-    settings = case.settings().override(entry=entry)
+    settings = case.settings.override(entry=entry)
     try:
         folder = cfg.dump_folder(program)
         files = cfg.discover_dumps(folder)

@@ -51,7 +51,7 @@ def validate_passes(
     if inputs is None or expected is None:
         case = find_case(files[0], config)
     # the case's settings (no case: the defaults without a timeout), with the arguments given instead
-    settings = (case.settings() if case else RunSettings(timeout_s=0)).override(rtol=rtol, atol=atol, entry=entry, timeout_s=timeout)
+    settings = (case.settings if case else RunSettings(timeout_s=0)).override(rtol=rtol, atol=atol, entry=entry, timeout_s=timeout)
     compared = resolve(path, case, settings, inputs=inputs, expected=expected)
     return validate_files(
         files,

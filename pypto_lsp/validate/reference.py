@@ -136,10 +136,17 @@ def memoized_differential(folder: str | Path) -> tuple[Bundle, Bundle, str]:
         st = files[0].stat()
     except (OSError, ValueError, ConfigError) as exc:
         raise dif.DifferentialError(f"no reference for {folder}: {exc}") from exc
-    key = (str(files[0]), st.st_mtime_ns, st.st_size, json.dumps(case.generate, sort_keys=True, default=str), case.seed, case.entry)
+    key = (
+        str(files[0]),
+        st.st_mtime_ns,
+        st.st_size,
+        json.dumps(case.generate, sort_keys=True, default=str),
+        case.seed,
+        case.settings.entry,
+    )
     hit = _MEMO.get(key)
     if hit is None:
-        c = resolve(files[0], case, case.settings(), differential=True)
+        c = resolve(files[0], case, case.settings, differential=True)
         hit = (c.inputs, c.expected, "differential:" + bundle_identity(None, c.inputs, c.expected))
         if len(_MEMO) > 8:
             _MEMO.clear()

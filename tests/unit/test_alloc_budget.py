@@ -49,10 +49,10 @@ def test_the_editor_setting_and_the_toml_case(tmp_path: Path) -> None:
     toml = '[[cases]]\ndumps = "passes_dump"\ninputs = "inputs.pt"\nexpected = "expected.pt"\n'
     (tmp_path / "pypto-lsp.toml").write_text(toml)
     before = resolve(dumps / "00_frontend.py", s, tmp_path)
-    assert before.max_alloc == 2 << 20  # the setting
+    assert before.settings.max_alloc == 2 << 20  # the setting
     (tmp_path / "pypto-lsp.toml").write_text(toml + 'max_alloc = "1K"\n')
     after = resolve(dumps / "00_frontend.py", s, tmp_path)
-    assert after.max_alloc == 1024  # the case wins
+    assert after.settings.max_alloc == 1024  # the case wins
     assert after.key() != before.key()  # results under another budget are not reused
 
 

@@ -130,12 +130,12 @@ def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None
     cfg = tmp_path / "pypto-lsp.toml"
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = true\n')
     assert find_case(dump).exact is True
-    assert scfg.resolve(dump, scfg.Settings(), None).exact is True  # the case's key
+    assert scfg.resolve(dump, scfg.Settings(), None).settings.exact is True  # the case's key
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\n')
-    assert scfg.resolve(dump, scfg.Settings(), None).exact is False
+    assert scfg.resolve(dump, scfg.Settings(), None).settings.exact is False
     settings, problems = scfg.merge(scfg.Settings(), {"pypto-lsp": {"exact": True}})
     assert problems == [] and settings.exact is True
-    assert scfg.resolve(dump, settings, None).exact is True  # the editor setting
+    assert scfg.resolve(dump, settings, None).settings.exact is True  # the editor setting
     assert scfg.resolve(dump, settings, None).run_settings().exact is True  # what the worker gets
     assert scfg.merge(scfg.Settings(), {"exact": "yes"})[1] == ["'exact' must be true or false, got 'yes'"]
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = 1\n')

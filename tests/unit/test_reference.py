@@ -31,7 +31,7 @@ def _without_goldens(tmp_path: Path, name: str = "elementwise") -> Path:
 def test_the_cases_goldens() -> None:
     folder = EX / "elementwise" / "passes_dump"
     case = find_case(folder)
-    c = resolve(folder, case, case.settings())
+    c = resolve(folder, case, case.settings)
     assert not c.differential and c.label == "goldens" and c.note is None
     assert c.bundle_paths == (str(case.inputs), str(case.expected))
     assert set(c.expected) == set(load_bundle(case.expected)) and c.expected
@@ -51,7 +51,7 @@ def test_no_goldens_is_differential_on_synthesized_inputs(tmp_path: Path) -> Non
     folder = _without_goldens(tmp_path)
     case = find_case(folder)
     assert not case.has_goldens
-    c = resolve(folder, case, case.settings(), use_cache=False)
+    c = resolve(folder, case, case.settings, use_cache=False)
     assert c.differential and c.bundle_paths is None and c.note is None
     assert c.label == "00_frontend (no goldens)" and "synthesized" in c.describe()
     assert c.expected and c.to_json()["kind"] == "frontend"
@@ -60,8 +60,8 @@ def test_no_goldens_is_differential_on_synthesized_inputs(tmp_path: Path) -> Non
 def test_differential_asked_for_even_with_goldens_and_its_seed() -> None:
     folder = EX / "elementwise" / "passes_dump"
     case = find_case(folder)
-    a = resolve(folder, case, case.settings(), differential=True, use_cache=False)
-    b = resolve(folder, case, case.settings(), differential=True, use_cache=False, seed=7)
+    a = resolve(folder, case, case.settings, differential=True, use_cache=False)
+    b = resolve(folder, case, case.settings, differential=True, use_cache=False, seed=7)
     assert a.differential and a.reference is not None and a.reference.seed == 0
     assert b.reference is not None and b.reference.seed == 7
     # the seed reaches the synthesized inputs (outputs start at zero either way)
@@ -85,14 +85,14 @@ def test_the_runs_entry_is_the_references(tmp_path: Path) -> None:
     folder = _without_goldens(tmp_path)
     case = find_case(folder)
     with pytest.raises(DifferentialError, match="no_such_function|entry"):
-        resolve(folder, case, case.settings().override(entry="no_such_function"), use_cache=False)
+        resolve(folder, case, case.settings.override(entry="no_such_function"), use_cache=False)
 
 
 def test_one_bundle_alone_or_no_case_is_a_golden_error(tmp_path: Path) -> None:
     folder = _without_goldens(tmp_path)
     case = find_case(folder)
     with pytest.raises(GoldenError, match="pass --inputs/--expected"):
-        resolve(folder, case, case.settings(), inputs=EX / "elementwise" / "golden" / "inputs.pt")
+        resolve(folder, case, case.settings, inputs=EX / "elementwise" / "golden" / "inputs.pt")
     with pytest.raises(GoldenError, match="no golden tensors"):
         resolve(folder, None, RunSettings())
 
@@ -102,5 +102,5 @@ def test_the_workers_memo_is_the_same_reference(tmp_path: Path) -> None:
     ins, exp, ident = memoized_differential(folder)
     assert ident.startswith("differential:")
     assert memoized_differential(folder)[2] == ident  # kept while the earliest dump is unchanged
-    c = resolve(folder, find_case(folder), find_case(folder).settings())
+    c = resolve(folder, find_case(folder), find_case(folder).settings)
     assert c.expected.keys() == exp.keys()
