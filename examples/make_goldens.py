@@ -100,6 +100,24 @@ def broken_race() -> None:
     save("broken_race", {"x": x, "out": out}, {"out": (x.double() * 2.0 + 1.0).to(torch.float32)})
 
 
+def allreduce_ranks() -> None:
+    """MeshAllReduce over 4 ranks: y[r] = x[0] + x[1] + x[2] + x[3] for every rank r, x and y [4, 1, 64] FP32
+    (stacked per rank; each rank adds its own slice, then its peers' (r+1, r+2, r+3) % 4, in that order)."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(4, 1, 64, generator=g, dtype=torch.float32)
+    y = torch.zeros(4, 1, 64, dtype=torch.float32)
+    total = x.double().sum(dim=0, keepdim=True).expand(4, 1, 64)
+    save("allreduce_ranks", {"x": x, "y": y}, {"y": total.to(torch.float32).contiguous()})
+
+
+def broken_ranks_fence() -> None:
+    """RingPush over 4 ranks: y[r] = x[(r - 1) % 4], x and y [4, 1, 64] FP32 (stacked per rank)."""
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(4, 1, 64, generator=g, dtype=torch.float32)
+    y = torch.zeros(4, 1, 64, dtype=torch.float32)
+    save("broken_ranks_fence", {"x": x, "y": y}, {"y": x.roll(1, dims=0).contiguous()})
+
+
 if __name__ == "__main__":
     elementwise()
     mixed_matmul()
@@ -108,3 +126,5 @@ if __name__ == "__main__":
     split_rows()
     returns()
     broken_race()
+    allreduce_ranks()
+    broken_ranks_fence()

@@ -24,7 +24,8 @@ from ..ir.cube_side import cube_names
 from ..ir.invariance import same_path_every_call
 from ..ir.memory import FunctionPlan as FunctionMemory
 from ..ir.memory import MemoryPlan
-from ..ir.model import For, Function, Name, Program, Type, stmt_targets, walk_stmts
+from ..ir.model import For, FuncCall, Function, Name, Program, Scope, Type, stmt_exprs, stmt_targets, walk_expr, walk_stmts
+from ..ir.tasks import reaches_syncall, skipped_results
 from . import batching_plan, pipebatch_plan, sweep_plan
 from .groups import split_aiv_function
 
@@ -116,6 +117,10 @@ class Lowering:
     options: Options
     memory: MemoryPlan | None  # None: no tile is placed, or the memory model is off
     functions: dict[str, FunctionLowering]
+    # the functions whose SPMD launch runs its blocks so they meet at ``system.syncall`` (exec.spmd)
+    barrier: frozenset[str] = frozenset()
+    # per function launched with ``predicate=``: the arguments a launch left undispatched returns
+    skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def strategies(self) -> dict[str, int]:
         """How many loops take each strategy (by class name): for tests and the bench."""
@@ -204,4 +209,22 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
                 if not isinstance(st, AsWritten):
                     f.loops[id(s)] = st
         functions[fn.name] = f
-    return Lowering(options, placed, functions)
+    return Lowering(options, placed, functions, reaches_syncall(program), _skipped(program))
+
+
+def _skipped(program: Program) -> dict[str, tuple[int, ...]]:
+    """Per function launched with ``predicate=`` (``pl.submit``/``pl.spmd_submit``, or called in a
+    predicated ``with pl.spmd(...)``): the arguments an undispatched launch returns (ir.tasks)."""
+    launched: list[FuncCall] = []
+    for fn in program.functions:
+        for s in walk_stmts(fn.body):
+            scoped = [x for b in s.body for x in stmt_exprs(b)] if isinstance(s, Scope) and "predicate" in s.kwargs else []
+            inside = {id(x) for x in scoped}
+            for top in [*stmt_exprs(s), *scoped]:
+                launched += [e for e in walk_expr(top) if isinstance(e, FuncCall) and ("predicate" in e.kwargs or id(top) in inside)]
+    out: dict[str, tuple[int, ...]] = {}
+    for e in launched:
+        callee = program.function(e.func)
+        if callee is not None:
+            out[e.func] = skipped_results(callee)
+    return out

@@ -72,6 +72,8 @@ from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
 from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering
+from .codegen_ranks import host_wrapper, is_host, is_multi_rank, named_operand, task_scope
+from .codegen_tasks import TaskLowering
 from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
@@ -120,6 +122,7 @@ class _FunctionGen:
         self.mem_sites: list[str] = []  # site literals of this function's memory plan
         self.loops = LoopLowering(self)  # batched loops, pipe loops, sweeps (exec.codegen_loops)
         self.memory = MemoryLowering(self)  # memory sites, allocation guards (exec.codegen_memory)
+        self.tasks = TaskLowering(self)  # task launches: groups, SPMD, the sanitizer, predicates (exec.codegen_tasks)
         self.mem_site_of: dict[int, int] = {}  # id(statement or op) -> its site (a body emitted twice shares them)
         for p in fn.params:
             self.defined.add(p.name)
@@ -157,6 +160,8 @@ class _FunctionGen:
             self.emit(0, "", None)
             pyname = pyname + "_lane"
             self.cube = set(self.low.cube)
+        if is_host(fn):  # a multi-rank program's host: every rank joined at its end (exec.ranks)
+            pyname = host_wrapper(self, pyname, fn)
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
         self.emit(1, f"_pl_calls[{literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         if self.cube:
@@ -461,12 +466,21 @@ class _FunctionGen:
         self.frames.pop()
 
     def scope_stmt(self, s: Scope, ind: int) -> None:
-        if s.as_name is not None:
-            self.emit(ind, f"{self.py(s.as_name.name)} = None", s.span)
+        if task_scope(self, s, ind):  # a multi-rank program's task scope (deferred completion)
+            return
+        if s.as_name is not None:  # ``with pl.at(...)/pl.spmd(...) as tid``: the task id of the launch
+            self.emit(ind, f"{self.py(s.as_name.name)} = _pl_rt.task_id()", s.span)
         if s.kind == "spmd":
             count = self.expr(s.args[0]) if s.args else self.expr(s.kwargs.get("core_num", Const(1, s.span)))
+            predicate = s.kwargs.get("predicate")
+            if predicate is not None:  # not dispatched when the predicate is false at the dispatch point
+                self.emit(ind, f"if _pl_rt.holds({self.expr(predicate)}):", s.span)
+                ind += 1
             self.emit(ind, f"for _pl_unused in _pl_rt.spmd_blocks({count}):", s.span)
             self.block(s.body, ind + 1)
+            if predicate is not None:
+                self.emit(ind - 1, "else:", s.span)
+                self.tasks.retired(s, ind)
             return
         # pl.at / pl.cluster / pl.scope: transparent for numerics
         start = len(self.gen.lines)
@@ -571,59 +585,17 @@ class _FunctionGen:
             args.append(f"_rtype={rt}")
         if e.op in ("tile.aic_gather", "tensor.aic_gather"):
             args.append(f"_site={self.gen.next_site()}")
+        args += named_operand(self, e)  # a deadlock names its signal
         if self.sweep_mode:  # over all iterations of a sweep (exec.sweep)
             return f"_pl_sweep.op({sym}, {literal(e.op)}, {self.sweep_dead}, {', '.join(args)})"
         return f"{sym}({', '.join(args)})"
 
     def func_call(self, e: FuncCall) -> str:
-        site = self.gen.task_sites.get(id(e)) if self.gen.sanitize else None
-        if site is None:
-            return self._func_call(e, [self.expr(a) for a in e.args])
-        # one runtime task (exec.sanitizer): the sanitizer derives its dependencies, then calls it
-        # with the arguments it was given (a call the runtime may run later keeps its arguments)
-        args = [self.expr(a) for a in e.args]
-        n = len(args)
-        inner = self._func_call(e, [f"_pl_a{i}" for i in range(n)], task_id=False)
-        params = ", ".join(f"_pl_a{i}" for i in range(n))
-        thunk = f"(lambda {params}: {inner})" if n else f"(lambda: {inner})"
-        tuple_args = "(" + "".join(a + ", " for a in args) + ")"
-        deps = e.kwargs.get("deps")
-        dep_s = f", {self.expr(deps)}" if deps is not None else ""
-        if e.submit is not None:
-            return f"_pl_san.submit({site.index}, {tuple_args}, {thunk}{dep_s})"
-        return f"_pl_san.task({site.index}, {tuple_args}, {thunk}{dep_s})"
+        return self.tasks.call(e)
 
-    def _func_call(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
-        callee = self.gen.program.function(e.func)
-        if callee is None:
-            call = f"_pl_rt.missing_function({literal(e.func)})"
-        else:
-            pyname = self.gen.fn_names[e.func]
-            attrs = e.kwargs.get("attrs")
-            core_num: Expr | None = None
-            if isinstance(attrs, DictExpr):
-                for k, v in zip(attrs.keys, attrs.values, strict=False):
-                    if isinstance(k, Const) and k.value == "core_num":
-                        core_num = v
-            if "core_num" in e.kwargs:
-                core_num = e.kwargs["core_num"]
-            meta = self.gen.group_meta.get(e.func)
-            tuple_args = "(" + "".join(a + ", " for a in args) + ")"
-            if meta is not None:
-                aic, aiv, split, dual = meta
-                group = f"{literal(e.func)}, {self.gen.fn_names[aic]}, {self.gen.fn_names[aiv]}"
-                if core_num is not None:
-                    launcher = f"_pl_rt.group_launcher({group}, {split}, {dual})"
-                    call = f"_pl_rt.run_spmd({launcher}, {self.expr(core_num)}, {tuple_args})"
-                else:
-                    call = f"_pl_rt.run_group({group}, {tuple_args}, split={split}, dual_aiv_dispatch={dual})"
-            elif core_num is not None:
-                call = f"_pl_rt.run_spmd({pyname}, {self.expr(core_num)}, {tuple_args})"
-            else:
-                call = f"{pyname}({', '.join(args)})"
-        if e.submit is not None and task_id:
-            return f"({call}, None)"
-        return call
+    def call_of(self, e: FuncCall, args: list[str], task_id: bool = True) -> str:
+        """The call itself, with these argument expressions (``exec.codegen_ranks`` prints through it)."""
+        return self.tasks.launch(e, args, task_id)
 
 
 class _ProgramGen:
@@ -655,6 +627,7 @@ class _ProgramGen:
         else:
             self.entry = entry_function(program)
         self.group_meta = group_metadata(program)
+        self.multi_rank = is_multi_rank(program)
         self.sanitize = lowering.options.sanitize
         self.task_sites = sites_by_call(program) if self.sanitize else {}
         self.needs_rtype = NEEDS_RESULT_TYPE

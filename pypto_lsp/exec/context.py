@@ -43,7 +43,7 @@ __all__ = [
     "reset",
 ]
 
-_FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime")
+_FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime", "rank")
 
 
 class Ctx:
@@ -60,6 +60,7 @@ class Ctx:
         self.block_idx = 0
         self.block_num = 1
         self.runtime: Any = None  # crosscore.Runtime of the group this kernel runs in
+        self.rank: int | None = None  # the rank of a multi-rank program running it (exec.ranks)
 
     def derive(self, **fields: Any) -> Ctx:
         new = Ctx.__new__(Ctx)

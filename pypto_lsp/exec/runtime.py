@@ -14,12 +14,18 @@ from typing import Any
 
 import torch
 
-from . import context, crosscore
+from . import context, crosscore, spmd
 from .crosscore import runs_cube
 from .kernels import KERNELS, NOOPS, ResultType
+from .kernels.system_ops import new_task_id as task_id
+from .ranks import WindowView, launch_on_rank, run_host, submit_scope, submit_task
 from .values import DTYPES, get_valid, with_valid
 
 __all__ = [
+    "launch_on_rank",
+    "run_host",
+    "submit_task",
+    "submit_scope",
     "ResultType",
     "kernel",
     "dtype",
@@ -32,6 +38,10 @@ __all__ = [
     "missing_function",
     "spmd_blocks",
     "run_spmd",
+    "task_id",
+    "submitted",
+    "holds",
+    "dispatch",
     "split_aiv_lanes",
     "run_split_aiv",
     "runs_cube",
@@ -88,6 +98,9 @@ def check_value(value: Any, shape: tuple[Any, ...], dt: torch.dtype, valid: tupl
     if type(value) is torch.Tensor and value.dtype == dt and value.shape == shape:
         # fast path: a fully static annotation that holds
         return value if valid is None else with_valid(value, valid)
+    if isinstance(value, WindowView):  # a window as the host holds it (exec.ranks): rank 0's copy checked
+        check_value(value.local(0), shape, dt, None, name)
+        return value
     if not isinstance(value, torch.Tensor):
         raise ShapeCheckError(f"'{name}' should be a tensor of shape {list(shape)}, got {type(value).__name__}")
     vs = value.shape
@@ -165,16 +178,45 @@ def spmd_blocks(n: Any) -> Iterator[int]:
             yield i
 
 
-def run_spmd(fn: Callable[..., Any], n: Any, args: tuple[Any, ...]) -> Any:
-    """A call with ``attrs={"core_num": N}``: every block, sequentially; returns block 0's value."""
+def run_spmd(fn: Callable[..., Any], n: Any, args: tuple[Any, ...], barrier: bool = False) -> Any:
+    """A call with ``attrs={"core_num": N}``: every block, sequentially; returns block 0's value.
+    ``barrier``: the kernel can reach ``system.syncall``, its blocks meet there (:mod:`.spmd`)."""
     result = None
     count = int(n)
+    if barrier and count > 1:
+        return spmd.run_blocks(fn, count, args)
     for i in range(count):
         with context.spmd_block(i, count):
             r = fn(*args)
         if i == 0:
             result = r
     return result
+
+
+# ---------------------------------------------------------------------- task launches
+
+
+def submitted(result: Any, tid: Any) -> tuple[Any, ...]:
+    """``pl.submit`` / ``pl.spmd_submit``: the callee's results, then the launch's task id (pypto
+    ``docs/en/dev/language/02-manual_dependencies.md``: a flat ``(*results, TASK_ID)`` tuple)."""
+    return (*result, tid) if isinstance(result, tuple) else (result, tid)
+
+
+def holds(predicate: Any) -> bool:
+    """A dispatch predicate (``tensor[i] <op> literal``) read at the dispatch point."""
+    if isinstance(predicate, torch.Tensor):
+        return bool(predicate.reshape(-1)[0].item()) if predicate.numel() else False
+    return bool(predicate)
+
+
+def dispatch(predicate: Callable[[], Any], launch: Callable[[], Any], left: tuple[Any, ...]) -> Any:
+    """A launch with ``predicate=``: pypto's scheduler evaluates the predicate once the task's
+    dependencies are met (here: now, tasks run in program order) and, when it is false, retires the
+    task inline: nothing runs, the task id still settles its dependents, and its results are the
+    arguments it would have written into, unchanged."""
+    if holds(predicate()):
+        return launch()
+    return left[0] if len(left) == 1 else left
 
 
 # ---------------------------------------------------------------------- split_aiv regions

@@ -46,8 +46,9 @@ import torch
 
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
-from . import context
+from . import context, spmd
 from .observe import Observer, RunInfo
+from .ranks import current_rank
 
 __all__ = ["Sanitizer", "active", "Box", "Reorder"]
 
@@ -132,8 +133,9 @@ class _Task:
     # root key -> kind ("r"/"w") -> boxes
     access: dict[int, dict[str, list[Box]]] = field(default_factory=dict)
     # root key -> (block, lane) -> write boxes (the parts of the task that run at the same time)
-    parts: dict[int, dict[tuple[int, int], list[Box]]] = field(default_factory=dict)
+    parts: dict[int, dict[tuple[int, int, int], list[Box]]] = field(default_factory=dict)  # (block, lane, barrier phase)
     args: dict[int, int] = field(default_factory=dict)  # root key -> the argument's index
+    rank: int | None = None  # the rank whose runtime runs it (multi-rank programs, exec.ranks)
 
 
 @dataclass(slots=True)
@@ -165,7 +167,7 @@ class Sanitizer(Observer):
         self.reorder = reorder
         self.roots: dict[int, _Root] = {}
         self.tasks: list[_Task] = []
-        self.current: _Task | None = None
+        self._current: dict[int | None, _Task | None] = {}  # the task running, per rank (exec.ranks: ranks interleave)
         self.tensormap: dict[int, list[tuple[int, Box]]] = {}
         self.findings: list[Hazard] = []
         self._seen: set[tuple[Any, ...]] = set()
@@ -209,6 +211,14 @@ class Sanitizer(Observer):
             self._root(t, line=line, name=name).manual_dep = manual_dep
         return t
 
+    @property
+    def current(self) -> _Task | None:
+        return self._current.get(current_rank())
+
+    @current.setter
+    def current(self, t: _Task | None) -> None:
+        self._current[current_rank()] = t
+
     def submit(self, site_index: int, args: tuple[Any, ...], call: Callable[..., Any], deps: Any = None) -> tuple[Any, int]:
         """``pl.submit``: the task's result and its task id (what ``deps=[...]`` of later tasks name)."""
         out = self.task(site_index, args, call, deps)
@@ -217,7 +227,7 @@ class Sanitizer(Observer):
     def task(self, site_index: int, args: tuple[Any, ...], call: Callable[..., Any], deps: Any = None) -> Any:
         """One runtime task: its dependencies from its arguments' directions, then ``call(*args)``."""
         site = self.sites[site_index]
-        t = _Task(len(self.tasks), site)
+        t = _Task(len(self.tasks), site, rank=current_rank())
         self.tasks.append(t)
         t.deps.update(d for d in _task_ids(deps) if 0 <= d < t.index)
         self._dependencies(t, args)
@@ -375,7 +385,8 @@ class Sanitizer(Observer):
                         boxes[:] = [_bound(boxes)]
         if part:
             # lanes of a dual-dispatch no-split kernel both do the same work: only split lanes own their halves
-            where = (context.block_idx(), context.lane() if split else 0)
+            # and the block's barrier phase: writes on either side of a system.syncall are ordered (exec.spmd)
+            where = (context.block_idx(), context.lane() if split else 0, spmd.phase())
             parts = t.parts.setdefault(key, {})
             pb = parts.setdefault(where, [])
             if box not in pb:
@@ -480,7 +491,7 @@ class Sanitizer(Observer):
             root = self.roots[key]
             for j, b in enumerate(ts):
                 for a in ts[:j]:
-                    if (b.reach >> a.index) & 1:
+                    if (b.reach >> a.index) & 1 or a.rank != b.rank:  # across ranks: signals order them (exec.rank_hazards)
                         continue
                     hit = _conflict(root, a.access[key], b.access[key])
                     if hit is None:
@@ -544,6 +555,8 @@ class Sanitizer(Observer):
         items = sorted(parts.items())
         for j, (pb, bb) in enumerate(items):
             for pa, ba in items[:j]:
+                if pa[:2] == pb[:2] or pa[2:] != pb[2:]:
+                    continue  # one part in two barrier phases, or two parts a barrier orders
                 for x in ba:
                     for y in bb:
                         if overlap(root, x, y):
@@ -573,7 +586,10 @@ class Sanitizer(Observer):
 
     def graph(self, races: Sequence[Hazard]) -> dict[str, Any]:
         """The task graph: tasks in program order, the runtime's direct dependencies, the racing pairs."""
-        nodes = [{"id": t.index, "line": t.site.line, "callee": t.site.callee} for t in self.tasks[:500]]
+        nodes = [
+            {"id": t.index, "line": t.site.line, "callee": t.site.callee, **({"rank": t.rank} if t.rank is not None else {})}
+            for t in self.tasks[:500]
+        ]
         edges = [{"from": d, "to": t.index} for t in self.tasks[:500] for d in sorted(t.deps) if d < 500]
         if any(t.site.directions is None for t in self.tasks):
             edges = [e for e in edges if e["to"] - e["from"] == 1 or self.tasks[e["to"]].site.directions is not None]

@@ -198,7 +198,7 @@ RULES: dict[str, tuple[str, str]] = {
 
 def finding_rule(kind: str) -> str:
     """The SARIF rule of a memory or sanitizer finding (``memory.hazards``)."""
-    return f"sanitizer/{kind}" if kind in ("race", "uninitialised", "out-of-bounds") else f"memory/{kind}"
+    return f"sanitizer/{kind}" if kind in ("race", "uninitialised", "out-of-bounds", "fence") else f"memory/{kind}"
 
 
 def findings(fr: FileResult) -> list[Hazard]:

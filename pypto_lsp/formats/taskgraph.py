@@ -1,7 +1,7 @@
 """The task graph's picture data: the runtime's tasks of one run laid out in layers. No torch.
 
 Input: a file result's ``tasks`` (``FileResult.tasks``, from :meth:`pypto_lsp.exec.sanitizer.Sanitizer.graph`,
-as JSON: ``{"nodes": [{"id", "line", "callee"}], "edges": [{"from", "to"}], "races": [{"from", "to",
+as JSON: ``{"nodes": [{"id", "line", "callee"[, "rank"]}], "edges": [{"from", "to"}], "races": [{"from", "to",
 "kind"}], "truncated"}``). A task's layer is its longest chain of dependencies (networkx's topological
 generations: a task with no dependency is in layer 0, a task is one layer below the deepest task it
 waits for); inside a layer the tasks keep program order. So every dependency points downwards and
@@ -64,7 +64,8 @@ def task_graph_layout(tasks: Mapping[str, Any] | None, file: str | None = None) 
         seen.add(i)
         line = _int(r.get("line"))
         callee = str(r.get("callee") or "?")[:80]
-        nodes_in.append({"id": i, "line": line, "callee": callee})
+        rank = _int(r.get("rank"))  # a multi-rank program: the rank whose runtime runs the task
+        nodes_in.append({"id": i, "line": line, "callee": callee, **({"rank": rank} if rank is not None else {})})
     nodes_in.sort(key=lambda n: n["id"])  # program order
 
     def pairs(key: str) -> list[tuple[int, int, Mapping[str, Any]]]:
@@ -95,7 +96,7 @@ def task_graph_layout(tasks: Mapping[str, Any] | None, file: str | None = None) 
     nodes = []
     for n in nodes_in:
         x, y = pos[n["id"]]
-        label = n["callee"] + (f" · L{n['line']}" if n["line"] is not None else "")
+        label = (f"r{n['rank']} " if "rank" in n else "") + n["callee"] + (f" · L{n['line']}" if n["line"] is not None else "")
         nodes.append({**n, "x": x, "y": y, "layer": y, "label": label, "racing": n["id"] in racing})
     edges = [{"from": a, "to": b, "x": pos[a][0], "y": pos[a][1], "x2": pos[b][0], "y2": pos[b][1]} for a, b in deps]
     return {

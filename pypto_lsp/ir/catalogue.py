@@ -24,6 +24,8 @@ from __future__ import annotations
 import keyword
 from dataclasses import dataclass
 
+from .dist_ops import DISTRIBUTED_EXECUTED
+
 
 @dataclass(frozen=True, slots=True)
 class OpSpec:
@@ -201,10 +203,22 @@ _NEEDS_RESULT_TYPE = frozenset(
 )
 
 
+# The language's arrays, task ids, launch-shape queries, the SPMD barrier and async prefetch
+# (exec/kernels/arrays.py, system_ops.py, prefetch.py; the reference has no handler for any).
+LANGUAGE_OPS: frozenset[str] = frozenset(
+    _words(
+        "array.create array.get_element array.update_element "
+        "system.task_invalid system.task_is_valid system.task_dummy system.available_aiv_count "
+        "system.available_cluster_count system.syncall "
+        "prefetch.make_context prefetch.async_prefetch prefetch.session prefetch.wait"
+    )
+)
+
+
 def _status(name: str) -> str:
     if name in NOOP_OPS:
         return "noop"
-    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS:
+    if name in REFERENCE_SUPPORTED or name in EXECUTOR_EXTRAS or name in LANGUAGE_OPS or name in DISTRIBUTED_EXECUTED:
         return "supported"
     if name in EXECUTED_BEYOND_REFERENCE:
         return "supported"
@@ -704,7 +718,7 @@ _ALIASES: dict[str, str] = {
 NEEDS_RESULT_TYPE: frozenset[str] = frozenset(n for n, s in OPS.items() if s.needs_result_type)
 
 _missing = (
-    NOOP_OPS | REFERENCE_SUPPORTED | EXECUTOR_EXTRAS | EXECUTED_BEYOND_REFERENCE | GATHER_SCATTER_OPS | _NEEDS_RESULT_TYPE
+    NOOP_OPS | REFERENCE_SUPPORTED | EXECUTOR_EXTRAS | EXECUTED_BEYOND_REFERENCE | GATHER_SCATTER_OPS | LANGUAGE_OPS | _NEEDS_RESULT_TYPE
 ) - OPS.keys()
 if _missing:  # pragma: no cover - a table edit forgot a row
     raise RuntimeError(f"catalogue rows missing for {sorted(_missing)}")

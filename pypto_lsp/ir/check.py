@@ -183,7 +183,12 @@ class _FunctionChecker:
             if callee is None:
                 self.add(D.error(e.name_span, "undefined-function", f"call to undefined function '{e.func}'"))
             else:
-                extra = {k for k in e.kwargs if k not in ("attrs", "device", "deps", "core_num", "sync_start", "name_hint", "task_id")}
+                extra = {
+                    k
+                    for k in e.kwargs
+                    if k
+                    not in ("attrs", "device", "deps", "core_num", "sync_start", "name_hint", "task_id", "predicate", "allow_early_resolve")
+                }
                 if extra:
                     self.add(D.warning(e.span, "unknown-keyword", f"unexpected keyword(s) {sorted(extra)} in call to '{e.func}'"))
                 if len(e.args) != len(callee.params):

@@ -43,6 +43,8 @@ __all__ = ["UninitRead", "uninitialised_tiles"]
 
 # (op, argument index) that an op writes without reading
 _DESTINATIONS = {("tile.gather_row", 0), ("tile.row_expand", 0), ("tile.col_expand", 0), ("tile.mgather", 0), ("tile.assemble", 0)}
+# the staging tiles of the tile-level put/get carry the bytes (written before they are read)
+_DESTINATIONS |= {(f"pld.tile.{op}", i) for op in ("put", "get") for i in (3, 4)}
 
 
 @dataclass(slots=True, frozen=True)

@@ -313,17 +313,30 @@ def _core_of(fn: Function) -> str:
 
 
 def _is_addressed(program: Program) -> bool:
+    """Whether the on-chip MemRef offsets are addresses (AllocateMemoryAddr has run).
+
+    Before it, an offset is a place inside its own base: every base holds the tile it was made for
+    at offset 0, and a subview (a slice, a part of a split tile) sits at a non-zero offset inside it.
+    After it, the offset is the byte address, and every base but the one at address 0 starts above
+    0. So the offsets are addresses when some base's tiles all sit above 0; a subview's non-zero
+    offset inside a base that also holds a tile at 0, or a user's ``reserve_buffer(base=...)`` (an
+    address the user pins, before the compiler has placed anything else), says nothing. Reading
+    placeholders as addresses would put every base at 0 and report overlaps between distinct
+    buffers that do not exist.
+    """
+    lowest: dict[tuple[str, str], int] = {}  # (function, base) -> its tiles' lowest offset
     for fn in program.functions:
         for s in walk_stmts(fn.body):
             if isinstance(s, Assign) and isinstance(s.target.type, TileType):
                 m = s.target.type.memref
-                if m is not None and (_int(m.offset) or 0) != 0:
-                    return True
-            if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "system.reserve_buffer":
-                b = _kw_int(s.value, "base")
-                if b is not None and b > 0:
-                    return True
-    return False
+                if m is None or m.base is None or m.offset is None:
+                    continue
+                off = _int(m.offset)
+                if off is None:
+                    continue
+                key = (fn.name, m.base)
+                lowest[key] = min(lowest.get(key, off), off)
+    return any(off > 0 for off in lowest.values())
 
 
 def plan_program(program: Program, backend: str | None = None) -> MemoryPlan:

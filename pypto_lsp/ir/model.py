@@ -404,9 +404,16 @@ class Program:
 
 
 def entry_function(program: Program) -> Function | None:
-    """PyPTO's rule: the only function, else the first Orchestration function by name (byte order)."""
+    """PyPTO's rule: the only function, else the first Orchestration function by name (byte order).
+
+    A multi-rank program's entry is its HOST orchestrator (``level=pl.Level.HOST``, ``@pl.jit.host``):
+    it takes the stacked per-rank tensors and launches the chip programs (pypto
+    ``docs/en/user/distributed/07-programming_model.md``)."""
     if len(program.functions) == 1:
         return program.functions[0]
+    host = sorted((f for f in program.functions if (f.level or "").upper() == "HOST"), key=lambda f: f.name.encode())
+    if host:
+        return host[0]
     orch = sorted((f for f in program.functions if f.kind == "Orchestration"), key=lambda f: f.name.encode())
     return orch[0] if orch else None
 

@@ -136,3 +136,42 @@ def _visit(program: Program) -> list[tuple[FuncCall, TaskSite]]:
         if fn.kind == "Orchestration":
             visit(fn, fn.body, False)
     return out
+
+
+def skipped_results(fn: Function) -> tuple[int, ...]:
+    """The arguments a launch of ``fn`` leaves as its results when it is not dispatched (a false
+    ``predicate=``: pypto ``docs/en/dev/language/02-manual_dependencies.md``, "retired inline"): the
+    parameters it returns when it returns parameters, else its ``Out``/``InOut`` parameters in order
+    (a kernel's results are the global tensors it writes into)."""
+    ret = returned_params(fn)
+    if ret is not None:
+        return ret
+    outs = tuple(i for i, p in enumerate(fn.params) if p.direction in ("out", "inout"))
+    return outs[: max(1, len(fn.returns))] if fn.returns else outs
+
+
+def reaches_syncall(program: Program) -> frozenset[str]:
+    """The functions whose run can meet ``system.syncall`` (directly or through the functions they
+    call): an SPMD launch of one runs its blocks so that they meet at the barrier (exec.spmd)."""
+    from .model import OpCall, stmt_exprs, walk_stmts
+
+    calls: dict[str, set[str]] = {}
+    found: set[str] = set()
+    for fn in program.functions:
+        callees: set[str] = set()
+        for s in walk_stmts(fn.body):
+            for top in stmt_exprs(s):
+                for e in walk_expr(top):
+                    if isinstance(e, OpCall) and e.op == "system.syncall":
+                        found.add(fn.name)
+                    elif isinstance(e, FuncCall):
+                        callees.add(e.func)
+        calls[fn.name] = callees
+    changed = True
+    while changed:
+        changed = False
+        for name, callees in calls.items():
+            if name not in found and callees & found:
+                found.add(name)
+                changed = True
+    return frozenset(found)

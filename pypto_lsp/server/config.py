@@ -264,6 +264,7 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
             max_alloc=cs.max_alloc if cs is not None and cs.max_alloc is not None else settings.max_alloc,
             exact=settings.exact or (cs.exact if cs is not None else False),
             sanitize=settings.sanitize and (cs.sanitize if cs is not None else True),
+            ranks=cs.ranks if cs is not None else None,
         ),
         golden_source=source,
         validation=settings.validation,

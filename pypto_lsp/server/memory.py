@@ -19,11 +19,12 @@ from . import results as R
 
 CODE_PREFIX = "memory-"
 # the sanitizer's kinds (exec.sanitizer, ir.initcheck): "sanitizer race: ..." in the editor
-SANITIZER_KINDS = ("race", "uninitialised", "out-of-bounds")
+SANITIZER_KINDS = ("race", "uninitialised", "out-of-bounds", "fence")  # fence: exec.rank_hazards
 _RELATED = {
     "overwrite": "overwritten here",
     "race": "the other task",
     "uninitialised": "read here before anything wrote it",
+    "fence": "the notify that releases it",
 }
 
 

@@ -60,6 +60,15 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds:.1f} s"
 
 
+def _ranks_of(detail: dict[str, Any]) -> str:
+    """`` on rank 1`` / `` on ranks 0, 1`` for an error of a multi-rank program (exec.ranks), else ''."""
+    ranks = detail.get("ranks")
+    if isinstance(ranks, list) and len(ranks) > 1:
+        return " on ranks " + ", ".join(str(r) for r in ranks)
+    rank = detail.get("rank")
+    return f" on rank {rank}" if isinstance(rank, int) else ""
+
+
 def verdict_titles(fr: FileResult, vs: str | None = None) -> list[str]:
     """The top-of-file lens titles for one result (one per output tensor, or the error); ``vs``:
     what it was compared with, when not goldens (``00_frontend (no goldens)``)."""
@@ -68,7 +77,7 @@ def verdict_titles(fr: FileResult, vs: str | None = None) -> list[str]:
     if fr.status == ERROR or fr.error is not None:
         kind = fr.error.kind if fr.error else "error"
         where = f" (line {fr.error.line})" if fr.error and fr.error.line else ""
-        return [f"✗ error: {kind}{where}"]
+        return [f"✗ error: {kind}{where}{_ranks_of(fr.error.detail if fr.error else {})}"]
     if fr.status == RAN:
         return [f"✓ ran (no expected outputs) · {took}"]
     out = []

@@ -108,6 +108,12 @@ def _size(v: Any, key: str, where: str, base: Path) -> int:
         raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'): {exc}") from exc
 
 
+def _ranks(v: Any, key: str, where: str, base: Path) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ConfigError(f"{where}: 'ranks' must be a whole number of ranks, at least 1, got {v!r}")
+    return v
+
+
 def _address(v: Any, key: str, where: str, base: Path) -> str:
     if not (isinstance(v, str) and v.strip()):
         raise ConfigError(f"{where}: 'cluster' must be a Dask scheduler address such as \"tcp://host:8786\", got {v!r}")
@@ -139,6 +145,8 @@ class RunSettings:
     max_alloc: int | None = field(default=None, metadata={"toml": _size})
     # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
     sanitize: bool = field(default=True, metadata={"toml": _flag})
+    # a multi-rank program's rank count (exec.ranks); None: its HOST entry's stacked inputs say
+    ranks: int | None = field(default=None, metadata={"toml": _ranks})
 
     def override(self, **values: Any) -> RunSettings:
         """These settings with the values that are not None (command-line flags) put in."""
@@ -146,7 +154,8 @@ class RunSettings:
 
     def engine_kwargs(self) -> dict[str, Any]:
         """The keywords of ``validate.engine.run_text`` and ``validate.folders.validate_files``."""
-        return {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact, "sanitize": self.sanitize}
+        out = {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact, "sanitize": self.sanitize}
+        return {**out, "ranks": self.ranks}
 
     def values_kwargs(self) -> dict[str, Any]:
         """The keywords of the traced runs, which compare values only (``validate.localize``,

@@ -43,6 +43,7 @@ from typing import Any
 import torch
 
 from ..analysis.index_inputs import IndexRange, input_ranges
+from ..analysis.int_inputs import IntRange, integer_ranges
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
@@ -71,7 +72,8 @@ class Reference:
     expected: dict[str, torch.Tensor]
     frontend: Path
     seed: int
-    generated: list[str] = field(default_factory=list)  # parameters taken from [cases.generate]
+    # parameters taken from [cases.generate], and integer inputs drawn from the range their uses allow
+    generated: list[str] = field(default_factory=list)
     cached: bool = False
     seconds: float = 0.0
     given: str | None = None  # the input bundle the reference ran on (an empty expected bundle), else synthesized
@@ -84,7 +86,7 @@ class Reference:
     def describe(self) -> str:
         if self.given is not None:
             return f"{self.frontend.name} run on the inputs of {self.given} (the expected bundle holds no tensors)"
-        gen = f"; from [cases.generate]: {', '.join(self.generated)}" if self.generated else ""
+        gen = f"; from [cases.generate] or the program's use of them: {', '.join(self.generated)}" if self.generated else ""
         return f"{self.frontend.name} run on synthesized inputs (no goldens; seed {self.seed}{gen})"
 
     def to_json(self) -> dict[str, Any]:
@@ -197,6 +199,22 @@ def _from_spec(spec: Any, key: str, shape: list[int], dtype: torch.dtype, gen: t
     raise GenerateError(f"{where}: '{key}' must be {{low = , high = }}, [values], a .pt path or a number, got {spec!r}")
 
 
+def _rank_dims(fn: Any, generate: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A HOST entry (a multi-rank program) takes stacked ``[N_RANKS, ...]`` inputs: a dynamic leading
+    dim nothing gives is the rank count, :data:`pypto_lsp.exec.ranks.DEFAULT_RANKS` (the case's
+    ``ranks`` key sets the world's size when the dump runs)."""
+    from ..exec.ranks import DEFAULT_RANKS
+
+    if (fn.level or "").upper() != "HOST":
+        return generate
+    extra: dict[str, Any] = {}
+    for p in fn.params:
+        t = p.type
+        if isinstance(t, TensorType | TileType) and t.shape and isinstance(t.shape[0], Name) and t.shape[0].id not in generate:
+            extra[t.shape[0].id] = DEFAULT_RANKS
+    return {**generate, **extra} if extra else generate
+
+
 def synthesize(
     program: Program, entry: str, generate: Mapping[str, Any] | None = None, seed: int = DEFAULT_SEED, where: str = "[cases.generate]"
 ) -> tuple[dict[str, torch.Tensor], list[str]]:
@@ -207,10 +225,13 @@ def synthesize(
     generate = generate or {}
     fn = program.function(entry)
     assert fn is not None
+    generate = _rank_dims(fn, generate)
     out: dict[str, torch.Tensor] = {}
     used: list[str] = []
+    inferred: list[str] = []  # integer inputs drawn from the range their uses allow (analysis.int_inputs)
     missing: list[str] = []
-    ranges = input_ranges(program, entry)  # integer inputs the program's gathers/scatters say the range of
+    indices = input_ranges(program, entry)  # integer inputs the program's gathers/scatters say the range of
+    ranges = integer_ranges(program, entry)  # the others: offsets, element indices, loop bounds, data
     for p in fn.params:
         key = SSA_SUFFIX.sub("", p.name)
         t = p.type
@@ -235,12 +256,19 @@ def synthesize(
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
             out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
-        elif p.name in ranges and not isinstance(t, ScalarType):
-            out[key] = from_range(ranges[p.name], shape, dtype, gen)
+        elif p.name in indices and not isinstance(t, ScalarType):
+            out[key] = from_range(indices[p.name], shape, dtype, gen)
+        elif isinstance(ranges.get(p.name), IntRange):
+            r = ranges[p.name]
+            assert isinstance(r, IntRange)
+            out[key] = torch.randint(r.low, r.high + 1, shape, generator=gen, dtype=torch.int64).to(dtype)
+            inferred.append(f"{key} in [{r.low}, {r.high}] ({'; '.join(r.why[:3])})")
         else:
             kind = "scalar" if isinstance(t, ScalarType) else f"tensor {shape}"
             dt = t.dtype.rsplit(".", 1)[-1]
-            missing.append(f"'{p.name}' ({dt} {kind}: integer values cannot be guessed; e.g. {key} = {{low = 0, high = 4}})")
+            why = ranges.get(p.name)
+            reason = why if isinstance(why, str) else "integer values cannot be guessed"
+            missing.append(f"'{p.name}' ({dt} {kind}: {reason}; add to {where}: {key} = {{low = 0, high = 4}})")
     if missing:
         raise GenerateError(
             f"cannot synthesize inputs for '{entry}' without goldens: {'; '.join(missing)}. "
@@ -252,7 +280,7 @@ def synthesize(
                 else '; e.g. a pypto-lsp.toml beside passes_dump/: [[cases]] dumps = "passes_dump", then [cases.generate]'
             )
         )
-    return out, used
+    return out, used + inferred
 
 
 def from_range(r: IndexRange, shape: list[int], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:

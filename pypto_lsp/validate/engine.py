@@ -36,8 +36,8 @@ from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
 
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
-# tensor ops, returned values)
-ENGINE_VERSION = "2"
+# tensor ops, returned values; 3: multi-rank programs run)
+ENGINE_VERSION = "3"
 
 
 def configure_torch() -> None:
@@ -391,11 +391,13 @@ def run(
     observers: Sequence[Observer] = (),
     clone_inputs: bool = False,
     max_alloc: int | None = None,
+    ranks: int | None = None,
 ) -> Outcome:
     """The one way a dump runs: lend the inputs, execute the script in a fresh namespace, call
     the entry under the timeout with every observer watching, settle the inputs, and map an
     exception to its IR line. ``clone_inputs``: every input copied (else only those it writes).
-    ``max_alloc``: the run's allocation budget (None: the default, :func:`pypto_lsp.ir.alloc_budget.budget`)."""
+    ``max_alloc``: the run's allocation budget (None: the default, :func:`pypto_lsp.ir.alloc_budget.budget`).
+    ``ranks``: a multi-rank program's rank count (a case's ``ranks``; None: its stacked inputs say)."""
     from ..exec import context
     from ..exec.observe import RunInfo
     from .lend import lend  # inputs only read are not cloned
@@ -418,6 +420,8 @@ def run(
     for o in observers:
         o.namespace(ns, info)
     exec(comp.code, ns)  # our own generated code, never dump text
+    if "_pl_world_ranks" in ns:  # a multi-rank program (exec.codegen_ranks)
+        ns["_pl_world_ranks"] = ranks
     info.ns = ns
     for o in observers:
         o.started(ns, info)
@@ -470,7 +474,17 @@ def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
 def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
-    for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget"):  # bytes, budget: alloc_budget
+    for attr in (
+        "op",
+        "split",
+        "lane",
+        "role",
+        "queue_depths",
+        "bytes",
+        "budget",
+        "rank",
+        "ranks",
+    ):  # bytes, budget: alloc_budget; rank(s): exec.ranks
         v = getattr(exc, attr, None)
         if v is None and exc.__cause__ is not None:
             v = getattr(exc.__cause__, attr, None)
@@ -500,6 +514,7 @@ def run_text(
     exact: bool = False,
     sanitize: bool | None = None,
     max_alloc: int | None = None,
+    ranks: int | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
 
@@ -546,13 +561,18 @@ def run_text(
         san = _sanitizer(comp) if comp.sanitize else None
         if san is not None:
             observers.append(san)
-        out = run(comp, inputs, timeout=timeout, observers=observers, max_alloc=limit)
+        ranks_obs = _rank_hazards(comp, filename) if san is not None else None
+        if ranks_obs is not None:
+            observers.append(ranks_obs)
+        out = run(comp, inputs, timeout=timeout, observers=observers, max_alloc=limit, ranks=ranks)
         result.call_counts = calls.counts
         if result.memory is not None:
             result.memory["hazards"].extend(mem_obs.findings)
             if san is not None:
                 result.memory["hazards"].extend(comp.static_findings)
                 result.memory["hazards"].extend(san.findings)
+            if ranks_obs is not None:
+                result.memory["hazards"].extend(ranks_obs.findings)
         if out.error is not None:
             result.error = out.error
             return result
@@ -561,7 +581,7 @@ def run_text(
         if san is not None and result.memory is not None:
             races = san.races()
             if races:
-                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, limit)
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, limit, ranks)
             result.memory["hazards"].extend(races)
             if san.tasks and any(t.site.directions is not None for t in san.tasks):
                 result.tasks = san.graph(races)
@@ -631,6 +651,19 @@ def _keep(value: Any, *_rest: Any) -> Any:
     return value
 
 
+def _rank_hazards(comp: Compiled, filename: str) -> Any:
+    """A multi-rank program's cross-rank races and unfenced publishing writes (exec.rank_hazards);
+    the fence check from InsertCommFence on (a program with a fence, or a dump named after it)."""
+    from ..exec.codegen_ranks import is_multi_rank
+    from ..exec.rank_hazards import RankHazards
+
+    assert comp.program is not None
+    if not is_multi_rank(comp.program):
+        return None
+    fenced = "system.fence" in (comp.generated.op_symbols if comp.generated else {}) or "InsertCommFence" in filename
+    return RankHazards(fence_check=fenced)  # (Any: the engine reads its findings)
+
+
 def _other_schedule(
     comp: Compiled,
     race: dict[str, Any],
@@ -639,6 +672,7 @@ def _other_schedule(
     expected: Mapping[str, torch.Tensor],
     timeout: float | None,
     max_alloc: int | None,
+    ranks: int | None = None,
 ) -> None:
     """Run the two racing tasks the other way round (an order the runtime allows) and say in the
     finding how far the outputs move."""
@@ -655,7 +689,7 @@ def _other_schedule(
         from ..exec.trace_hooks import TraceObserver
 
         observers.append(TraceObserver(_keep))
-    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, max_alloc=max_alloc)
+    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, max_alloc=max_alloc, ranks=ranks)
     if out.error is not None:  # the other order may well fail outright: that is the answer too
         race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {out.error.message[:200]}"
         race["other_order"] = {"error": out.error.message[:500]}

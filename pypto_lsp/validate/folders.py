@@ -75,7 +75,7 @@ class ResultCache:
         from .budget import budget
 
         # a smaller budget may stop a run that passed (ir.alloc_budget)
-        mem += f";budget:{s.max_alloc if s.max_alloc is not None else budget()}"
+        mem += f";budget:{s.max_alloc if s.max_alloc is not None else budget()}" + (f";ranks:{s.ranks}" if s.ranks else "")
         for part in (
             ENGINE_VERSION,
             torch.__version__,

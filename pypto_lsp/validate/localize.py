@@ -62,6 +62,11 @@ def _source_name(name: str) -> str:
     return head or name
 
 
+def _where(ctx: context.Ctx) -> Any:
+    """The SPMD block, with the rank of a multi-rank program (each rank's values are its own)."""
+    return ctx.block_idx if ctx.rank is None else (ctx.rank, ctx.block_idx)
+
+
 class _Hook:
     """The trace hooks of one run (:mod:`pypto_lsp.exec.trace_hooks`): each name's assignments,
     each loop's runs and each if's executions counted per role, lane and SPMD block."""
@@ -72,7 +77,7 @@ class _Hook:
     def _occurrence(self, name: str) -> tuple[context.Ctx, int]:
         """Where this assignment runs, and how many of the same name ran there before it."""
         ctx = context.current()
-        where = (name, ctx.role, ctx.lane, ctx.block_idx)
+        where = (name, ctx.role, ctx.lane, _where(ctx))
         n = self.counts.get(where, 0)
         self.counts[where] = n + 1
         return ctx, n
@@ -135,7 +140,7 @@ class _Trace(_Hook):
         self.budget -= size
         if isinstance(snap, torch.Tensor):
             snap = snap.detach().clone()  # the run may still write into it
-        self.records[(name, ctx.role, ctx.lane, ctx.block_idx, n)] = _Record(
+        self.records[(name, ctx.role, ctx.lane, _where(ctx), n)] = _Record(
             name,
             ctx.role,
             ctx.lane,
@@ -151,12 +156,12 @@ class _Trace(_Hook):
     def loop_done(self, c: LoopCounter) -> None:
         if c.key in self.keep and len(self.ran) < _MAX_RAN:
             ctx, k = self._occurrence(_LOOP + c.key)
-            self.ran[(_LOOP + c.key, ctx.role, ctx.lane, ctx.block_idx, k)] = _Ran(c.line, c.n)
+            self.ran[(_LOOP + c.key, ctx.role, ctx.lane, _where(ctx), k)] = _Ran(c.line, c.n)
 
     def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
         if len(self.ran) < _MAX_RAN:
             ctx, k = self._occurrence(_IF + key)
-            where = (_IF + key, ctx.role, ctx.lane, ctx.block_idx)
+            where = (_IF + key, ctx.role, ctx.lane, _where(ctx))
             then = self.then_counts.get(where, 0) + int(taken)
             self.then_counts[where] = then
             self.ran[(*where, k)] = _Ran(line, int(taken), then)
@@ -239,7 +244,7 @@ class _Compare(_Hook):
 
     def _tainted(self, ctx: context.Ctx, ops: tuple[str, ...]) -> bool:
         d = self.differs
-        return any(d.get((o, ctx.role, ctx.lane, ctx.block_idx), False) for o in ops)
+        return any(d.get((o, ctx.role, ctx.lane, _where(ctx)), False) for o in ops)
 
     def _wanted(self, line: int, cause: bool, provisional: bool) -> bool:
         """Whether an event on ``line`` would be kept (worth describing in full)."""
@@ -273,8 +278,8 @@ class _Compare(_Hook):
         if self.stopped:
             raise _Stop  # a kernel of another lane carried on
         ctx, n = self._occurrence(name)
-        key = (name, ctx.role, ctx.lane, ctx.block_idx)
-        other = self.partner.get((self.renamed.get(name, name), ctx.role, ctx.lane, ctx.block_idx, n))
+        key = (name, ctx.role, ctx.lane, _where(ctx))
+        other = self.partner.get((self.renamed.get(name, name), ctx.role, ctx.lane, _where(ctx), n))
         cur = _numeric(value) if other is not None and other.lanes == ctx.lanes else None
         tainted = self._tainted(ctx, ops)  # before this name's own status changes (a yield may read it)
         if ops and ops[-1] == CALL and self.events:
@@ -291,7 +296,7 @@ class _Compare(_Hook):
         self.differs[key] = d is not None and d[2] != "valid"
         if d is None:
             if self.watches and not provisional:
-                self._agrees(name, (ctx.role, ctx.lane, ctx.block_idx))
+                self._agrees(name, (ctx.role, ctx.lane, _where(ctx)))
             return value
         if d[2] != "valid" and self._wanted(line, not tainted, provisional):
             d = _differs(cur, other.value, self.rtol, self.atol)  # again, with the figures
@@ -303,6 +308,7 @@ class _Compare(_Hook):
             lane=ctx.lane,
             lanes=ctx.lanes,
             block=ctx.block_idx,
+            rank=ctx.rank,
             previous_line=other.line,
             max_abs_diff=d[0],
             detail=d[1],
@@ -340,7 +346,7 @@ class _Compare(_Hook):
         ctx = context.current()
         t = self._tainted(ctx, ops)
         for name in names:
-            self.differs[(name, ctx.role, ctx.lane, ctx.block_idx)] = t
+            self.differs[(name, ctx.role, ctx.lane, _where(ctx))] = t
         return value
 
     def _ran(self, key: str, line: int, ops: tuple[str, ...], here: int, before: _Ran, n: int, detail: str, provisional: bool) -> None:
@@ -352,6 +358,7 @@ class _Compare(_Hook):
             lane=ctx.lane,
             lanes=ctx.lanes,
             block=ctx.block_idx,
+            rank=ctx.rank,
             previous_line=before.line,
             max_abs_diff=float(abs(here - before.value)),
             detail=detail,
@@ -366,7 +373,7 @@ class _Compare(_Hook):
         if self.stopped:
             raise _Stop
         ctx, k = self._occurrence(_LOOP + c.key)
-        where = (ctx.role, ctx.lane, ctx.block_idx)
+        where = (ctx.role, ctx.lane, _where(ctx))
         before = self.ran.get((_LOOP + self.renamed.get(c.key, c.key), *where, k))
         if before is not None and before.value != c.n:
             detail = f"loop ran {c.n} time{'s' * (c.n != 1)} here, {before.value} before"
@@ -379,11 +386,11 @@ class _Compare(_Hook):
         if self.stopped:
             raise _Stop
         ctx, k = self._occurrence(_IF + key)
-        where = (_IF + key, ctx.role, ctx.lane, ctx.block_idx)
+        where = (_IF + key, ctx.role, ctx.lane, _where(ctx))
         then = self.then_counts.get(where, 0) + int(taken)
         self.then_counts[where] = then
         prev_key = "if " + self.renamed.get(key[3:], key[3:]) if key.startswith("if ") else self.renamed.get(key, key)
-        before = self.ran.get((_IF + prev_key, ctx.role, ctx.lane, ctx.block_idx, k))
+        before = self.ran.get((_IF + prev_key, ctx.role, ctx.lane, _where(ctx), k))
         if before is not None and before.value != int(taken):
             way = ("then", "else") if taken else ("else", "then")
             detail = f"if took the {way[0]} branch here, the {way[1]} branch before (then-branch taken {then} times here, {before.then_count} before)"

@@ -48,7 +48,7 @@ def json_number(x: float | None) -> float | None:
 
 
 # memory and sanitizer findings that fail a file even when the numbers agree: what the NPU would do differently
-FAILING_FINDINGS = frozenset({"overwrite", "pipe-slot", "race", "uninitialised", "out-of-bounds"})
+FAILING_FINDINGS = frozenset({"overwrite", "pipe-slot", "race", "uninitialised", "out-of-bounds", "fence"})  # fence: exec.rank_hazards
 
 
 @dataclass(slots=True)
@@ -221,6 +221,7 @@ class ValueDivergence:
     kind: str = "value"
     cause: bool = False  # every operand agreed with the previous pass: this statement made the difference
     related: list[ValueDivergence] = field(default_factory=list)  # the next candidates
+    rank: int | None = None  # the rank computing it (multi-rank programs), else None
 
     def describe(self, previous_file: str) -> str:
         where = []
@@ -228,6 +229,8 @@ class ValueDivergence:
             where.append(f"{'run' if self.kind == 'count' else 'assignment'} {self.occurrence + 1}")
         if self.lanes:
             where.append(f"AIV lane {self.lane}")
+        if self.rank is not None:
+            where.append(f"rank {self.rank}")
         if self.block:
             where.append(f"SPMD block {self.block}")
         at = f" ({', '.join(where)})" if where else ""
@@ -239,7 +242,9 @@ class ValueDivergence:
         )
 
     def to_json(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in ValueDivergence.__dataclass_fields__ if k != "related"}
+        d = {
+            k: getattr(self, k) for k in ValueDivergence.__dataclass_fields__ if k != "related" and not (k == "rank" and self.rank is None)
+        }
         return {**d, "max_abs_diff": json_number(self.max_abs_diff), "related": [r.to_json() for r in self.related]}
 
     @staticmethod

@@ -50,24 +50,10 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
 PENDING_COVERAGE: dict[str, str] = {
     case: "op family not executed yet (issue 31)"
     for case in (
-        "dist_allgather_intrinsic_950",
-        "dist_barrier_handrolled",
-        "dist_deferred_completion",
-        "dist_host_allreduce",
-        "dist_host_broadcast",
-        "dist_put_ring_950",
-        "dist_remote_load_ring",
-        "dist_tensor_remote_store_950",
-        "incore_array_round_trip",
         "matmul_mx_fp8_950",
         "mrgsort1",
-        "phase_fence_reset_per_outer",
-        "prefetch_async",
         "random_determ_uint32_950",
         "sort32_gather",
-        "spmd_syncall",
-        "sys_aiv_count_syncall",
-        "task_invalid_branch_chain",
     )
 }
 

@@ -12,6 +12,7 @@ from pypto_lsp.ir.catalogue import (
     EXECUTED_BEYOND_REFERENCE,
     EXECUTOR_EXTRAS,
     GATHER_SCATTER_OPS,
+    LANGUAGE_OPS,
     NOOP_OPS,
     OPS,
     REFERENCE_SUPPORTED,
@@ -20,6 +21,7 @@ from pypto_lsp.ir.catalogue import (
     OpSpec,
     lookup,
 )
+from pypto_lsp.ir.dist_ops import DISTRIBUTED_EXECUTED
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 COVERAGE = FIXTURES.parent / "fixtures-coverage"  # the op families added last (issue 31)
@@ -67,10 +69,20 @@ def test_status_sets() -> None:
     supported = {n for n, s in OPS.items() if s.status == "supported"}
     noop = {n for n, s in OPS.items() if s.status == "noop"}
     assert noop == NOOP_OPS
-    assert supported == (REFERENCE_SUPPORTED - NOOP_OPS) | EXECUTOR_EXTRAS | EXECUTED_BEYOND_REFERENCE | GATHER_SCATTER_OPS
+    assert supported == (
+        (REFERENCE_SUPPORTED - NOOP_OPS)
+        | EXECUTOR_EXTRAS
+        | EXECUTED_BEYOND_REFERENCE
+        | GATHER_SCATTER_OPS
+        | LANGUAGE_OPS
+        | DISTRIBUTED_EXECUTED
+    )
     assert "tensor.view" in supported
     assert OPS["tile.matmul_mx"].status == "unsupported"
-    assert OPS["pld.tile.remote_load"].status == "unsupported"
+    assert OPS["pld.tile.remote_load"].status == "supported"
+    # every distributed row runs, and every distributed kernel has its row
+    dist_rows = {n for n in OPS if n.startswith(("pld.", "builtin.tensor.", "dist."))}
+    assert dist_rows == DISTRIBUTED_EXECUTED
 
 
 def test_selected_rows() -> None:

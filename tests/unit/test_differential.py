@@ -57,10 +57,20 @@ class P:
 
 def test_synthesis_follows_the_declared_types_and_is_seeded() -> None:
     prog = _program(SCALAR_PROG)
+    # n is never used: any small integers do (analysis.int_inputs: data)
+    unused, used = synthesize(prog, "main")
+    assert used == ["n in [-16, 16] (only computed with)"] and unused["n"].dtype == torch.int32
+    # a dimension of a new tensor: no range is read for it, the key is named
+    sized = _program(
+        SCALAR_PROG.replace(
+            "        return c",
+            "        m: pl.Scalar[pl.INT32] = pl.tensor.read(n, [0, 0])\n        t: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.create([m, 8], dtype=pl.FP32)\n        return c",
+        )
+    )
     with pytest.raises(GenerateError) as e:
-        synthesize(prog, "main")
+        synthesize(sized, "main")
     msg = str(e.value)
-    assert msg.count("'n'") == 1 and "INT32" in msg and "[cases.generate]" in msg and "'a'" not in msg
+    assert msg.count("'n'") == 1 and "INT32" in msg and "[cases.generate]: n = {low = 0, high = 4}" in msg and "'a'" not in msg
     ins, used = synthesize(prog, "main", {"n": {"low": 3, "high": 5}}, seed=7)
     assert used == ["n"]
     assert ins["a"].dtype == torch.bfloat16 and list(ins["a"].shape) == [4, 8] and ins["a"].abs().sum() > 0
@@ -145,19 +155,32 @@ def test_reference_is_cached_and_keyed_by_the_frontend(tmp_path: Path, _cache: P
     assert [f.status for f in validate_passes(dumps).files] == ["pass", "fail", "fail", "fail", "fail"]
 
 
-def test_integer_input_needs_a_generate_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """gather_rows has an INT32 index input: without [cases.generate] one clear message naming it; with it, runs."""
+def test_integer_input_drawn_from_its_uses_or_named_for_the_generate_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """gather_rows has an INT32 index input: read from how the program uses it (a row offset into x[64, 128]
+    of a 1-row slice: 0..63), drawn from there; where the program hides it behind arithmetic, one clear
+    message naming the [cases.generate] key; with the table, runs."""
     dumps = _copy_without_goldens("gather_rows", tmp_path)
+    rc, out, err = _run(capsys, "validate", str(dumps), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert [f["status"] for f in d["files"]] == ["pass", "pass"]
+    assert d["compared_with"]["generated"] == ["rows in [0, 63] (offset 0 of tensor.slice at line 13)"]
+    # the index through arithmetic: no use bounds it any more
+    for f in dumps.glob("*.py"):
+        f.write_text(f.read_text().replace("[r, 0])", "[r * i, 0])").replace("[r__ssa_v0, 0])", "[r__ssa_v0 * i__idx_v0, 0])"))
     rc, out, err = _run(capsys, "validate", str(dumps))
     assert rc == 2 and out == ""
-    assert err.count("\n") == 1 and "'rows'" in err and "INT32" in err and "[cases.generate]" in err
-    assert "'x'" not in err and "'out'" not in err
-    shutil.copy(EX / "gather_rows" / "pypto-lsp.toml", dumps.parent / "pypto-lsp.toml")
-    rc, out, err = _run(capsys, "validate", str(dumps), "--json")
-    d = json.loads(out)
+    assert err.count("\n") == 1 and "'rows'" in err and "INT32" in err and "[cases.generate]: rows = {low = 0, high = 4}" in err
+    assert "through arithmetic not followed" in err and "'x'" not in err and "'out'" not in err
+    (dumps.parent / "pypto-lsp.toml").write_text('[[cases]]\ndumps = "passes_dump"\n[cases.generate]\nrows = {low = 0, high = 32}\n')
+    rc, out, err = _run(capsys, "validate", str(dumps), "--json", "--no-cache")
     assert rc == 0, err
-    assert [f["status"] for f in d["files"]] == ["pass", "pass"] and d["compared_with"]["generated"] == ["rows"]
-    # a wrong row index in the later pass is caught against the frontend
+    assert json.loads(out)["compared_with"]["generated"] == ["rows"]
+
+
+def test_wrong_row_index_caught_against_the_frontend(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dumps = _copy_without_goldens("gather_rows", tmp_path)
+    shutil.copy(EX / "gather_rows" / "pypto-lsp.toml", dumps.parent / "pypto-lsp.toml")
     f4 = dumps / "04_after_ConvertToSSA.py"
     f4.write_text(f4.read_text().replace("pl.tensor.read(rows__ssa_v0, [i__idx_v0])", "pl.tensor.read(rows__ssa_v0, [0])"))
     rc, out, _ = _run(capsys, "validate", str(dumps), "--json", "--no-localize")

@@ -760,3 +760,42 @@ def test_a_path_that_depends_on_the_call_is_checked_on_every_call(when: str, mon
     assert frames == 8
     expect = [("overwrite", line(text, "pl.tile.add(x, y)"))] if "48" in when else []
     assert [(h["kind"], h["line"]) for h in hazards(fr)] == expect
+
+
+# ---------------------------------------------------------------------- placeholders before AllocateMemoryAddr
+
+
+def test_a_subview_offset_before_addresses_keeps_bases_apart() -> None:
+    """Before AllocateMemoryAddr an offset is the place inside its own base: a slice at 512 in
+    mem_vec_2 does not turn every base's placeholder 0 into address 0 (x, y and z overlapping)."""
+    half = tile("Vec", "mem_vec_2", 512, size=512, shape="[8, 16]")
+    body = [
+        f"x: {tile('Vec', 'mem_vec_0', 0)} = pl.tile.load(a, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        f"y: {tile('Vec', 'mem_vec_1', 0)} = pl.tile.load(b, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        f"z: {tile('Vec', 'mem_vec_2', 0)} = pl.tile.add(x, y)",
+        f"zs: {half} = pl.tile.slice(z, [8, 16], [8, 0])",
+        f"o1: {T} = pl.tile.store(z, [0, 0], o)",
+        "return o1",
+    ]
+    text = program(kernel(AIV, "k", body, {"mem_vec_0": ("Vec", 1024), "mem_vec_1": ("Vec", 1024), "mem_vec_2": ("Vec", 1024)}), orch())
+    r = parse_text(text, "m.py")
+    assert r.program is not None and not plan_program(r.program).addressed
+    fr = run(text, expected=lambda a, b: a + b)
+    assert hazards(fr) == [] and fr.status == PASS
+
+
+def test_a_user_reserve_buffer_base_before_addresses_keeps_bases_apart() -> None:
+    """``system.reserve_buffer(base=...)`` written by the user is no sign that the other tiles' offsets are addresses."""
+    body = [
+        'ring: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v", size=1024, base=4096)',
+        f"x: {tile('Vec', 'mem_vec_0', 0)} = pl.tile.load(a, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        f"y: {tile('Vec', 'mem_vec_1', 0)} = pl.tile.load(b, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
+        f"z: {tile('Vec', 'mem_vec_2', 0)} = pl.tile.add(x, y)",
+        f"o1: {T} = pl.tile.store(z, [0, 0], o)",
+        "return o1",
+    ]
+    text = program(kernel(AIV, "k", body, {"mem_vec_0": ("Vec", 1024), "mem_vec_1": ("Vec", 1024), "mem_vec_2": ("Vec", 1024)}), orch())
+    r = parse_text(text, "m.py")
+    assert r.program is not None and not plan_program(r.program).addressed
+    fr = run(text, expected=lambda a, b: a + b)
+    assert hazards(fr) == [] and fr.status == PASS

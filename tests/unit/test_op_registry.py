@@ -31,19 +31,6 @@ FIXTURES_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
 # TEMPORARY (issue 31): registered ops without a kernel at this commit. Remove an op's name when its
 # kernel lands; the list must end empty.
 NOT_EXECUTED_YET: frozenset[str] = frozenset(
-    # arrays, system queries, prefetch
-    "array.create array.get_element array.update_element "
-    "system.available_aiv_count system.available_cluster_count system.syncall system.task_invalid system.task_is_valid "
-    "prefetch.async_prefetch prefetch.make_context prefetch.session prefetch.wait "
-    # distributed
-    "builtin.tensor.all_to_all builtin.tensor.all_to_all_v builtin.tensor.allgather builtin.tensor.allreduce "
-    "builtin.tensor.allreduce_ring builtin.tensor.barrier builtin.tensor.broadcast builtin.tensor.reduce_scatter "
-    "dist.future_get dist.make_tensor dist.submit_orchestrator dist.submit_worker dist.tree_reduce "
-    "pld.system.defer_wait pld.system.get_comm_ctx pld.system.notify pld.system.nranks pld.system.rank pld.system.wait "
-    "pld.system.world_size pld.tensor.all_to_all pld.tensor.all_to_all_v pld.tensor.allgather "
-    "pld.tensor.alloc_window_buffer pld.tensor.allreduce pld.tensor.barrier pld.tensor.broadcast pld.tensor.get "
-    "pld.tensor.put pld.tensor.reduce_scatter pld.tensor.remote_store pld.tensor.window pld.tile.get pld.tile.put "
-    "pld.tile.remote_load pld.tile.remote_store "
     # sorts, random, MX matmul
     "tensor.mrgsort_format1 tensor.mrgsort_format2 tensor.random tensor.sort32 tile.mrgsort_format1 "
     "tile.mrgsort_format2 tile.random tile.sort32 tile.matmul_mx tile.matmul_mx_acc tile.matmul_mx_bias "

@@ -19,8 +19,24 @@ the reference torch codegen is marked ``DIVERGENCE``.
 
 from __future__ import annotations
 
-# registration order matters: tensor_valid wraps the kernels the others registered
-from . import cast, compare, crosscore_ops, elementwise, gather_scatter, matmul, movement, noops, reduce, tensor_valid  # noqa: F401
+# registration order matters: tensor_valid wraps the kernels the others registered (arrays, prefetch and
+# system_ops are the on-core and orchestration language ops; distributed the pld.* layer)
+from . import (  # noqa: F401
+    arrays,
+    cast,
+    compare,
+    crosscore_ops,
+    distributed,
+    elementwise,
+    gather_scatter,
+    matmul,
+    movement,
+    noops,
+    prefetch,
+    reduce,
+    system_ops,
+    tensor_valid,
+)
 from .base import KERNELS, MemPtr, ResultType
 from .compare import pack_mask, unpack_mask
 from .noops import NOOPS
