@@ -176,9 +176,10 @@ async def test_protocol_round_trip() -> None:
         "timeout_s": 3,
         "memory": True,
         "backend": "910B",
-        "exact": None,
+        "exact": False,
         "max_alloc": None,
         "sanitize": True,
+        "ranks": None,
     }
     assert msg["params"]["settings"] == settings
     assert P.from_wire(P.ValidateParams, msg["params"]) == params
