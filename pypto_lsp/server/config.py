@@ -254,7 +254,10 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         folder=folder,
         inputs=inputs,
         expected=expected,
-        settings=vconfig.RunSettings(
+        # the case's run settings (a setting without an editor counterpart: the case's value),
+        # with the editor's settings merged in where it has one
+        settings=replace(
+            cs if cs is not None else vconfig.RunSettings(),
             entry=cs.entry if cs is not None else None,
             rtol=pick(cs.rtol if cs else None, vconfig.DEFAULT_RTOL, settings.rtol),
             atol=pick(cs.atol if cs else None, vconfig.DEFAULT_ATOL, settings.atol),
@@ -264,7 +267,6 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
             max_alloc=cs.max_alloc if cs is not None and cs.max_alloc is not None else settings.max_alloc,
             exact=settings.exact or (cs.exact if cs is not None else False),
             sanitize=settings.sanitize and (cs.sanitize if cs is not None else True),
-            ranks=cs.ranks if cs is not None else None,
         ),
         golden_source=source,
         validation=settings.validation,

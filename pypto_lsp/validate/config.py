@@ -153,9 +153,10 @@ class RunSettings:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
     def engine_kwargs(self) -> dict[str, Any]:
-        """The keywords of ``validate.engine.run_text`` and ``validate.folders.validate_files``."""
-        out = {**self.values_kwargs(), "memory": self.memory, "backend": self.backend, "exact": self.exact, "sanitize": self.sanitize}
-        return {**out, "ranks": self.ranks}
+        """The keywords of ``validate.engine.run_text``: every setting by its name (``timeout`` in
+        seconds or None for ``timeout_s``), so a new setting reaches every run as it is added."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "timeout_s"}
+        return {**out, "timeout": time_limit(self.timeout_s)}
 
     def values_kwargs(self) -> dict[str, Any]:
         """The keywords of the traced runs, which compare values only (``validate.localize``,
