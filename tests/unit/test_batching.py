@@ -129,7 +129,7 @@ def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None
     dump.write_text("# pypto.program: P\n")
     cfg = tmp_path / "pypto-lsp.toml"
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = true\n')
-    assert find_case(dump).exact is True
+    assert find_case(dump).settings.exact is True
     assert scfg.resolve(dump, scfg.Settings(), None).settings.exact is True  # the case's key
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\n')
     assert scfg.resolve(dump, scfg.Settings(), None).settings.exact is False
