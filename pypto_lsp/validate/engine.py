@@ -351,6 +351,19 @@ def _dtype_name(d: torch.dtype) -> str:
     return str(d).replace("torch.", "")
 
 
+def over_tolerance(diff: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
+    """**The tolerance test**, per element (``allclose``'s, ``equal_nan=False``): ``diff`` =
+    |actual - expected| (0 where they are equal, so equal infinities pass) over
+    ``atol + rtol * |expected|``; a NaN or infinite difference is always over. Validation,
+    localisation and the error map all judge values by it."""
+    return (diff > expected.abs() * rtol + atol) | torch.isnan(diff) | torch.isinf(diff)
+
+
+def scalars_close(actual: float, expected: float, rtol: float, atol: float) -> bool:
+    """:func:`over_tolerance` for two Python numbers (scalar values a trace records)."""
+    return actual == expected or abs(actual - expected) <= atol + rtol * abs(expected)
+
+
 def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> TensorResult:
     """allclose semantics (|a - e| <= atol + rtol * |e|), in float64, with max abs/rel diff."""
     if expected.dtype == torch.int32 and actual.dtype == torch.int64:
@@ -367,7 +380,7 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: flo
     denom = e.abs()
     nz = denom > 0
     max_rel = float((diff[nz] / denom[nz]).max().item()) if bool(nz.any()) else (0.0 if max_abs == 0 else float("inf"))
-    ok = bool(torch.allclose(a, e, rtol=rtol, atol=atol, equal_nan=False))
+    ok = not bool(over_tolerance(diff, e, rtol, atol).any())
     return TensorResult(max_abs, max_rel, ok, nan_count)
 
 

@@ -35,7 +35,7 @@ from ..exec import context
 from ..exec.codegen import GeneratedCode
 from ..exec.observe import Observer, RunInfo
 from ..exec.values import valid_box
-from .engine import compile_text, run
+from .engine import compile_text, over_tolerance, run
 from .report import json_number
 
 # cells of a map at most (rows x cols), about the pixels of the drawn map (at most 1000 px wide):
@@ -348,15 +348,12 @@ def error_map(
     R, C = view2d_shape(tuple(actual.shape))
     a, e, d, nan = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
     has_nan = bool(nan.any())
-    bad = d > e.abs().mul_(rtol).add_(atol)  # allclose's test: |a - e| > atol + rtol * |e|
+    bad = over_tolerance(d, e, rtol, atol)  # the tolerance test (NaN and infinite differences over it)
     key = d
     if has_nan:
-        bad |= nan
         # NaN sorts above everything: a NaN element is the one a cell shows
         key = torch.where(nan, torch.full((), math.inf, dtype=d.dtype), d)
     dmax = float(key.max()) if key.numel() else 0.0
-    if math.isinf(dmax):
-        bad |= torch.isinf(d)  # an infinity against a finite value: rtol * inf is NaN, the test above misses it
     br = max(1, -(-R // max_rows))
     bc = max(1, -(-C // max_cols))
     if br == 1 and bc == 1:

@@ -28,7 +28,7 @@ from ..exec import context
 from ..exec.trace_hooks import CALL, LoopCounter
 from ..exec.values import DTYPES, valid_box
 from ..ir.model import stmt_targets, walk_stmts
-from .engine import compare, compile_text, run_text
+from .engine import compare, compile_text, over_tolerance, run_text, scalars_close
 from .report import FAIL, PASS, RAN, Report, ValueDivergence
 
 # snapshots kept per traced run; past it, later values are not recorded (and the report says so)
@@ -479,7 +479,8 @@ def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -
         if cur.numel() == 0:
             return None
         if not full:  # the test compare() makes (allclose in float64), without its statistics
-            if torch.allclose(cur.to(torch.float64), prev.to(torch.float64), rtol=rtol, atol=atol, equal_nan=False):
+            c64, p64 = cur.to(torch.float64), prev.to(torch.float64)
+            if not bool(over_tolerance(torch.where(c64 == p64, 0.0, (c64 - p64).abs()), p64, rtol, atol).any()):
                 return None
             return math.nan, "", "value"
         tr = compare(cur, prev, rtol, atol)
@@ -487,7 +488,7 @@ def _differs(cur: Any, prev: Any, rtol: float, atol: float, full: bool = True) -
             return None
         return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{_where_worst(cur, prev)}{'; ' + retyped if retyped else ''}", "value"
     a, b = float(cur), float(prev)
-    if a == b or abs(a - b) <= atol + rtol * abs(b):
+    if scalars_close(a, b, rtol, atol):
         return None
     return abs(a - b), f"{cur!r} instead of {prev!r}", "value"
 
