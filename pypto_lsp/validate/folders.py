@@ -11,6 +11,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Generator, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,10 @@ def cache_dir() -> Path:
     return Path(base) / "pypto-lsp"
 
 
+# the settings ResultCache.key spells out (timeout_s: a result that timed out is never kept)
+_KEYED = frozenset({"rtol", "atol", "entry", "timeout_s", "memory", "backend", "exact", "max_alloc", "sanitize", "ranks"})
+
+
 class ResultCache:
     """On-disk results keyed by everything that determines them; bounded, safe to delete."""
 
@@ -76,6 +81,8 @@ class ResultCache:
 
         # a smaller budget may stop a run that passed (ir.alloc_budget)
         mem += f";budget:{s.max_alloc if s.max_alloc is not None else budget()}" + (f";ranks:{s.ranks}" if s.ranks else "")
+        # a setting added since: in the key when it is not its default (the keys above stay as they were)
+        mem += "".join(f";{f.name}:{getattr(s, f.name)!r}" for f in fields(s) if f.name not in _KEYED and getattr(s, f.name) != f.default)
         for part in (
             ENGINE_VERSION,
             torch.__version__,
