@@ -427,7 +427,8 @@ def _print_summary(report: Any) -> None:
         mark = "" if not fr.cached else " (cached)"
         _say(f"{Path(fr.file).name[:48]:<48} {fr.status:<6} {_fmt(fr.max_abs_diff()):>12} {fr.seconds:>8.3f}{mark}")
     s = report.summary()
-    _say(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error, {s['ran']} ran in {s['seconds']:.2f} s")
+    ran = f", {s['ran']} ran" if s["ran"] else ""  # a returned value run without a comparison: only then
+    _say(f"\n{s['pass']} pass, {s['fail']} fail, {s['error']} error{ran} in {s['seconds']:.2f} s")
     fd = report.first_divergent
     if fd is not None:
         hazards = (fd.memory or {}).get("hazards", [])
@@ -718,14 +719,27 @@ def cmd_memmap(args: Any) -> int:
     """The ``memmap`` subcommand: 0 drawn (red or not), 2 a file that cannot be read or parsed."""
     from .formats import memmap_page
     from .ir.memmap import memory_map_text
-    from .ir.memory import Hazard
+    from .ir.memory import BackendError, Hazard, capacities
+    from .ir.parser import MAX_BYTES, read_dump
 
+    problem = _unwritable(args.html)  # before the work, as validate --report
+    if problem is not None:
+        print(f"pypto-lsp memmap: --html: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        capacities(args.backend)
+    except BackendError as exc:
+        print(f"pypto-lsp memmap: --backend: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     path = Path(args.file)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"pypto-lsp memmap: {exc}", file=sys.stderr)
-        return 2
+        raw = read_dump(path)  # never more than the limit check and validate apply (+1 byte)
+        if len(raw) > MAX_BYTES:
+            raise ValueError(f"{path}: larger than {MAX_BYTES // 2**20} MiB, the most a pass dump may be; not read")
+        text = raw.decode("utf-8-sig")
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        _say(f"pypto-lsp memmap: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     findings: list[Hazard] = []
     note = None
     if args.run:
@@ -737,7 +751,13 @@ def cmd_memmap(args: Any) -> int:
         print(f"pypto-lsp memmap: {path}: {data['error']}", file=sys.stderr)
         return 2
     if args.html:
-        Path(args.html).write_text(memmap_page.render_html(data, path.name), encoding="utf-8")
+        try:
+            out = Path(args.html)
+            out.parent.mkdir(parents=True, exist_ok=True)  # missing folders on its way, as --report
+            out.write_text(memmap_page.render_html(data, path.name), encoding="utf-8")
+        except OSError as exc:
+            _say(f"pypto-lsp memmap: --html: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
     if args.json:
         print(json.dumps(data, indent=1))
     elif not args.html or args.verbose:

@@ -79,7 +79,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for case, label in zip(cases, labels, strict=True):
         node = CaseNode.from_parent(session, name=label, nodeid=label, path=case.dumps or path.parent)
         node.case = case
-        items.extend(node.collect())
+        collected = node.collect()
+        # reported as pytest's own collection reports them: the terminal counts items from these
+        # reports ("collected N items", and --collect-only's "N tests collected")
+        for item in collected:
+            config.hook.pytest_itemcollected(item=item)
+        config.hook.pytest_collectreport(report=pytest.CollectReport(node.nodeid, "passed", None, list(collected)))
+        items.extend(collected)
 
 
 class PassFailed(Exception):

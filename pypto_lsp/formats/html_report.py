@@ -132,7 +132,8 @@ _BOOT = """
 (function () {
   var data = JSON.parse(document.getElementById('pypto-data').textContent);
   var host = document.getElementById('pictures');
-  window.pyptoPictures.renderAll(host, data, { onPassClick: function (d) {
+  // maxWidth: the page's width, so the chart (its last passes, their labels) fits the window
+  window.pyptoPictures.renderAll(host, data, { maxWidth: host.clientWidth, onPassClick: function (d) {
     var row = document.getElementById('pass-' + d.index);
     if (!row) { return; }
     document.querySelectorAll('tr.picked').forEach(function (r) { r.classList.remove('picked'); });
@@ -166,7 +167,9 @@ def render_html(report: Report, data: dict[str, Any], title: str) -> str:
     chart = data["chart"]
     fd = report.first_divergent
     s = report.summary()
-    lead = f"{s['pass']} pass, {s['fail']} fail, {s['error']} error, {s['ran']} ran in {s['seconds']:.2f} s · first divergent pass: " + (
+    # "ran": a returned value run with nothing to compare it with; said only when there is one
+    ran = f", {s['ran']} ran" if s["ran"] else ""
+    lead = f"{s['pass']} pass, {s['fail']} fail, {s['error']} error{ran} in {s['seconds']:.2f} s · first divergent pass: " + (
         html.escape(Path(fd.file).name) if fd is not None else "none"
     )
     maps_note = ""

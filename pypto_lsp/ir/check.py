@@ -12,6 +12,7 @@ from .model import (
     Assign,
     BinOp,
     Const,
+    DictExpr,
     DTypeRef,
     EnumRef,
     Expr,
@@ -25,11 +26,13 @@ from .model import (
     OpCall,
     Program,
     ScalarType,
+    Scope,
     Span,
     Stmt,
     TensorType,
     TileType,
     Type,
+    UnaryOp,
     While,
     entry_function,
     stmt_exprs,
@@ -107,6 +110,20 @@ def _const_int(e: Expr) -> int | None:
     return None
 
 
+def _core_num_problem(e: Expr) -> str | None:
+    """Why ``e`` cannot be a ``core_num`` (the block count of an SPMD call or ``pl.spmd``): a
+    literal that is not an integer, or an integer below 1; None for what only a run knows."""
+    if isinstance(e, UnaryOp) and e.op == "-" and isinstance(e.operand, Const):
+        v = e.operand.value
+        return f"core_num must be a positive integer, got -{v!r}"
+    if isinstance(e, Const) and (not isinstance(e.value, int) or isinstance(e.value, bool)):
+        return f"core_num must be a positive integer, got {e.value!r}"
+    n = _const_int(e)
+    if n is not None and n < 1:
+        return f"core_num must be a positive integer (a block count), got {n}"
+    return None
+
+
 class _FunctionChecker:
     def __init__(self, program: Program, fn: Function, out: list[D.Diagnostic]) -> None:
         self.program = program
@@ -155,6 +172,11 @@ class _FunctionChecker:
             except RecursionError:  # e.g. a 2000-term `a and b and ...` chain: flat in Python, deep in the IR
                 self.add(D.error(s.span, "too-deep", "expression nesting is too deep to check"))
                 continue
+            if isinstance(s, Scope) and s.kind == "spmd":
+                count = s.args[0] if s.args else s.kwargs.get("core_num")
+                problem = _core_num_problem(count) if count is not None else None
+                if count is not None and problem is not None:
+                    self.add(D.error(count.span, "bad-core-num", f"pl.spmd: {problem}"))
             if isinstance(s, While) and s.ssa:
                 self.while_yield(s)
             if isinstance(s, If):
@@ -183,6 +205,7 @@ class _FunctionChecker:
             if callee is None:
                 self.add(D.error(e.name_span, "undefined-function", f"call to undefined function '{e.func}'"))
             else:
+                self.core_num(e)
                 extra = {
                     k
                     for k in e.kwargs
@@ -201,6 +224,18 @@ class _FunctionChecker:
                     )
         elif isinstance(e, Intrinsic) and e.name in ("min", "max") and len(e.args) != 2:
             self.add(D.error(e.span, "wrong-arity", f"pl.{e.name} takes 2 arguments, got {len(e.args)}"))
+
+    def core_num(self, e: FuncCall) -> None:
+        """``attrs={"core_num": N}`` / ``core_num=N`` of a call: a block count, checked here (the
+        run would fail on it with Python's words, or not at all for 0)."""
+        found = [e.kwargs["core_num"]] if "core_num" in e.kwargs else []
+        attrs = e.kwargs.get("attrs")
+        if isinstance(attrs, DictExpr):
+            found += [v for k, v in zip(attrs.keys, attrs.values, strict=False) if isinstance(k, Const) and k.value == "core_num"]
+        for v in found:
+            problem = _core_num_problem(v)
+            if problem is not None:
+                self.add(D.error(v.span, "bad-core-num", f"call to '{e.func}': {problem}"))
 
     def op_call(self, e: OpCall) -> None:
         spec = catalogue.lookup(e.op)

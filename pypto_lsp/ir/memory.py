@@ -101,7 +101,11 @@ DTYPE_BITS: dict[str, int] = {
 }
 
 # ops whose result is their operand's bytes seen another way (when the IR places it there)
-VIEW_OPS = frozenset({"tile.reshape", "tile.move", "tile.transpose_view", "tile.slice", "tile.extract", "tensor.reshape"})
+# tile.tget_scale_addr binds an MX scale tile's address and returns that tile (pypto matmul_mx.cpp:
+# output_reuses_input(0)): its result is the same bytes, not a write.
+VIEW_OPS = frozenset(
+    {"tile.reshape", "tile.move", "tile.transpose_view", "tile.slice", "tile.extract", "tensor.reshape", "tile.tget_scale_addr"}
+)
 
 POP_SPACE = {"tile.tpop_from_aic": "Vec", "tile.tpop_from_aiv": "Mat"}
 _VIRTUAL_ALIGN = 64

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..ir.model import Program, split_lines
 from ..ir.symbols import SymbolIndex
-from ..validate.case_writer import config_for, golden_entry, write_case
+from ..validate.case_writer import config_for, editor_case_problem, golden_entry, write_case
 from ..validate.config import CONFIG_NAMES, GOLDEN_SUFFIXES, dump_folder
 from ..validate.report import FileResult
 from .config import ConfigCache, Settings
@@ -231,7 +231,10 @@ class Core:
         ``pypto-lsp.toml`` up to the workspace root, else a new one beside the dumps; an entry of the
         same folder is updated in place. Returns (the config file, "added" | "updated"); ValueError
         for a file that is not there, ConfigError / OSError, the file unchanged, when it cannot be
-        written. The open dumps are checked again at once."""
+        written. Only in a trusted workspace (validation on), for a folder inside it that holds dumps
+        (:func:`..validate.case_writer.editor_case_problem`). The open dumps are checked again at once."""
+        if not self.config.settings.validation:
+            raise ValueError("the workspace is not trusted (validation is off): no [[cases]] entry is written")
         folder = dump_folder(dumps)
         for what, p, ok in (
             ("the dumps folder", folder, folder.is_dir()),
@@ -241,6 +244,9 @@ class Core:
             if not ok:
                 raise ValueError(f"{what} {p} does not exist")
         config = config_for(folder, self.config.root)
+        problem = editor_case_problem(folder, config, self.config.root)
+        if problem is not None:
+            raise ValueError(problem)
         written = write_case(config, golden_entry(config, folder, inputs, expected, self.config.root), update=True)
         self.log(f"{written} the case of {folder} in {config}")
         self.files_changed([config])

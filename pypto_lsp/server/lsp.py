@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,12 @@ class PyptoServer(LanguageServer):
         self.cancel_hooks: dict[Any, Any] = {}  # request id -> what stops it ($/cancelRequest)
         self._published: set[str] = set()  # uris whose last publish was not empty
         self._lens_refresh: asyncio.TimerHandle | None = None
+        # the lenses last answered per document, and how to make them now (features/code_lens.py):
+        # a refresh that would change none of them is not sent, since VS Code drops the commands
+        # of the lenses it replaces, and a click landing during the swap fails with "Actual
+        # command not found, wanted to execute pypto-lsp.debugPass /N"
+        self._served_lenses: dict[str, list[types.CodeLens]] = {}
+        self.lens_source: Callable[[str], list[types.CodeLens] | None] | None = None
         self._initialized = False
 
     @property
@@ -158,10 +165,32 @@ class PyptoServer(LanguageServer):
 
         def fire() -> None:
             self._lens_refresh = None
+            if self._lenses_unchanged():
+                return
             with contextlib.suppress(Exception):
                 self.workspace_code_lens_refresh(None)
 
         self._lens_refresh = asyncio.get_running_loop().call_later(0.05, fire)
+
+    def lenses_served(self, uri: str, lenses: list[types.CodeLens]) -> None:
+        """Record the lenses answered for ``uri`` (what the client shows until it asks again)."""
+        self._served_lenses[uri] = lenses
+
+    def _lenses_unchanged(self) -> bool:
+        """True when every document's lenses are what the client was last given."""
+        if self.lens_source is None or not self._served_lenses:
+            return self.lens_source is not None  # nothing shown yet: the client asks when it shows some
+        try:
+            for uri, served in list(self._served_lenses.items()):
+                now = self.lens_source(uri)
+                if now is None:  # closed or gone: nothing to refresh there
+                    del self._served_lenses[uri]
+                elif now != served:
+                    return False
+        except Exception:  # never let the comparison cost a refresh
+            log.exception("comparing lenses")
+            return False
+        return True
 
     def file_result(self, payload: dict[str, Any]) -> None:
         self.protocol.notify(C.FILE_RESULT_NOTIFICATION, payload)

@@ -8,7 +8,10 @@ an existing entry for the same dumps folder is updated in place, key by key, eve
 first: ConfigError, and the file unchanged, when the result would not parse or would not read as
 the entry asked for (a pyproject whose ``tool.pypto-lsp.cases`` is an inline array, a key written
 across lines, a value TOML cannot carry ...). The file is replaced whole (a temporary file and
-``os.replace``), never left half-written.
+``os.replace``), never left half-written; created with the mode any new file gets (the umask's),
+an existing file's mode kept. A read-only config is refused, not replaced. Writers of one config
+take turns: an OS file lock (``.<name>.lock`` beside it) is held from the read to the replace, so
+concurrent writers (two editors, ``golden freeze`` in a loop) each keep their entry.
 
 No torch here: the language server writes cases too.
 """
@@ -17,7 +20,10 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
+import secrets
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +96,7 @@ def _entry_chunk(config: Path, values: dict[str, Any]) -> str:
 def case_entry_text(config: Path, entry: dict[str, Any]) -> tuple[str, str]:
     """The file ``config`` with the ``[[cases]]`` table ``entry`` appended: (the text as it is, the
     text to append), checked by reading it back (ConfigError when it would not read as ``entry``)."""
+    _check_writable(_target(config))
     values = {k: v for k, v in entry.items() if v is not None}
     chunk = _entry_chunk(config, values)
     old = _read(config)
@@ -141,18 +148,64 @@ def _updated_text(config: Path, old: str, index: int, values: dict[str, Any]) ->
     return "".join(lines)
 
 
+def _target(config: Path) -> Path:
+    return Path(os.path.realpath(config))  # a symlinked config: its target is written
+
+
+def _check_writable(config: Path) -> None:
+    """ConfigError for a config the user made read-only (no write bit: root could still write it)."""
+    try:
+        st = config.stat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"{config}: cannot write a [[cases]] entry: {exc}") from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"{config}: not a regular file; a [[cases]] entry is not written to it")
+    if not st.st_mode & 0o222 or not os.access(config, os.W_OK):
+        raise ConfigError(f"{config}: it is read-only; the [[cases]] entry is not written (make it writable, or add the entry by hand)")
+
+
+@contextmanager
+def _locked(config: Path) -> Iterator[None]:
+    """Hold the OS lock of ``config`` (a lock file beside it; not the config itself, which the
+    replace swaps for a new inode) for one read-modify-replace."""
+    from filelock import FileLock, Timeout
+
+    target = _target(config)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(target.parent / f".{target.name}.lock"), timeout=60):
+            yield
+    except Timeout as exc:
+        raise ConfigError(f"{config}: another writer has held its lock for a minute; try again") from exc
+    except PermissionError as exc:
+        raise ConfigError(f"{config}: cannot lock it to write a [[cases]] entry: {exc}") from exc
+
+
 def _replace(config: Path, text: str) -> None:
-    config = Path(os.path.realpath(config))  # a symlinked config: its target is written
-    config.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{config.name}.", dir=config.parent)
+    config = _target(config)
+    _check_writable(config)
+    mode = config.stat().st_mode & 0o7777 if config.exists() else None
+    # a temporary file made by os.open with 0o666: the umask applies, as to any new file
+    # (mkstemp would make it 0600 whatever the umask)
+    for _ in range(100):
+        tmp = config.parent / f".{config.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise ConfigError(f"{config}: cannot create a temporary file beside it")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-        if config.exists():
-            os.chmod(tmp, config.stat().st_mode & 0o777)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, config)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -165,6 +218,13 @@ def write_case(config: Path, entry: dict[str, Any], *, update: bool = False) -> 
     when there is none, the entry is appended (``golden freeze`` appends after a ``generate``-only
     case, which :func:`..config.find_case` ranks after it). ConfigError, the file unchanged, when
     the result would not read back as asked."""
+    _check_writable(_target(config))
+    with _locked(config):
+        return _write_case(config, entry, update)
+
+
+def _write_case(config: Path, entry: dict[str, Any], update: bool) -> str:
+    _check_writable(_target(config))
     values = {k: v for k, v in entry.items() if v is not None}
     old = _read(config)
     if update:
@@ -202,6 +262,29 @@ def config_for(dumps: Path, root: Path | None) -> Path:
         if root is None or d == root or root not in d.parents or d.parent == d:
             return start / "pypto-lsp.toml"
         d = d.parent
+
+
+def editor_case_problem(folder: Path, config: Path, root: Path | None) -> str | None:
+    """Why the editor may not write a case for the dump folder ``folder`` into ``config`` (None:
+    it may): a command any client can send, so only a folder inside the workspace ``root`` that
+    holds dumps, with its config inside the workspace too (never ``/pypto-lsp.toml`` for
+    ``dumps: "/"``, nor a file beside some folder elsewhere)."""
+    if root is None:
+        return "no workspace folder is open: a [[cases]] entry is written only inside the workspace"
+    ws = root.resolve()
+    where = folder.resolve()
+    if where != ws and ws not in where.parents:
+        return f"{folder} is outside the workspace {ws}: a [[cases]] entry is written only for dumps inside it"
+    try:
+        holds = any(f.suffix == ".py" and f.is_file() for f in where.iterdir())
+    except OSError as exc:
+        return f"{folder}: cannot list it: {exc}"
+    if not holds:
+        return f"{folder} holds no pass dumps (*.py): no [[cases]] entry is written for it"
+    home = config.resolve().parent
+    if home != ws and ws not in home.parents:
+        return f"the entry would go to {config}, outside the workspace {ws}; add it by hand"
+    return None
 
 
 def golden_entry(config: Path, dumps: Path, inputs: Path, expected: Path, root: Path | None) -> dict[str, str]:

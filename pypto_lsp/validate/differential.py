@@ -44,6 +44,7 @@ import torch
 
 from ..analysis.index_inputs import IndexRange, input_ranges
 from ..analysis.int_inputs import IntRange, integer_ranges
+from ..exec.stored_dtypes import representable
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
@@ -255,7 +256,8 @@ def synthesize(
         elif p.direction == "out" and not isinstance(t, ScalarType):
             out[key] = torch.zeros(shape, dtype=dtype)
         elif dtype.is_floating_point:
-            out[key] = (torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)).to(dtype)
+            drawn = torch.randn(shape, generator=gen, dtype=torch.float32) * _std(shape)
+            out[key] = representable(t.dtype.rsplit(".", 1)[-1].upper(), drawn).to(dtype)  # FP8/FP4/E8M0: values they hold
         elif p.name in indices and not isinstance(t, ScalarType):
             out[key] = from_range(indices[p.name], shape, dtype, gen)
         elif isinstance(ranges.get(p.name), IntRange):

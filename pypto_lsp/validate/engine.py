@@ -20,6 +20,7 @@ import torch
 from ..exec import codegen
 from ..exec.codegen import CodegenError, GeneratedCode
 from ..exec.observe import Observer
+from ..exec.stored_dtypes import decode_stored_args, decode_stored_expected
 from ..ir import diagnostics as D
 from ..ir.check import check_program
 from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
@@ -422,6 +423,7 @@ def run(
     run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=clone_inputs or abandoned_runs() > 0)
     try:
         args = resolve_args(comp.program, gen.entry, run_tensors)
+        decode_stored_args(comp.program, gen.entry, args, run_tensors)  # FP8/FP4/E8M0 storage dtypes
         _check_arg_types(comp.program, gen.entry, args)
     except (KeyError, GoldenError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
@@ -614,6 +616,7 @@ def run_text(
                 result.error = ErrorInfo("golden", f"expected tensor '{key}' is not an entry input/output; keys: {sorted(outputs)}")
                 return result
             act = outputs[key]
+            exp = decode_stored_expected(comp.program, gen.entry, key, exp)
             if tuple(act.shape) != tuple(exp.shape):
                 result.error = ErrorInfo("golden", f"'{key}': golden shape {list(exp.shape)} differs from the output's {list(act.shape)}")
                 return result

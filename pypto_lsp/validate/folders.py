@@ -48,6 +48,21 @@ def normalise(text: str, memory: bool = False) -> str:
     return "\n".join(line for line in lines if memory or not _is_alloc(line))
 
 
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.M)
+
+
+def keyed_text(text: str, memory: bool = False) -> str:
+    """:func:`normalise` with every line it drops kept as an empty one: the result cache's IR
+    part. Two dumps with the same key then have their statements on the same lines, so a reused
+    result's line numbers (errors, hazards, the value to blame) are the reusing file's too; a
+    dump that only adds a comment line runs again rather than point one line off."""
+    t = _COMMENT_LINE.sub("", text)
+    if not memory:
+        t = MEMREF_ITEM.sub("", t)
+    lines = (raw.rstrip(" \t") for raw in t.split("\n"))
+    return "\n".join("" if not memory and _is_alloc(line) else line for line in lines)
+
+
 def cache_dir() -> Path:
     env = os.environ.get("PYPTO_LSP_CACHE_DIR")
     if env:
@@ -92,7 +107,7 @@ class ResultCache:
             repr(s.atol),
             s.entry or "",
             mem,
-            normalise(text, s.memory),
+            keyed_text(text, s.memory),
         ):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")

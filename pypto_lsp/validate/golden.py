@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -113,6 +114,21 @@ def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
     return out
 
 
+def _save_replacing(tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """``torch.save`` into a new file beside ``path``, then renamed onto it: a symlinked (or
+    dangling) ``expected.pt`` is replaced by a file, never written through to where it points,
+    and a failed save leaves the old bundle whole."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(tensors, fh)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def save_golden(
     directory: str | Path,
     inputs: Mapping[str, torch.Tensor],
@@ -169,7 +185,7 @@ def save_golden(
             raise GoldenError(str(exc)) from exc
     d.mkdir(parents=True, exist_ok=True)
     for name, bundle in (("inputs", inputs), ("expected", expected)):
-        torch.save({k: v.detach().cpu().clone() for k, v in bundle.items()}, d / f"{name}.pt")
+        _save_replacing({k: v.detach().cpu().clone() for k, v in bundle.items()}, d / f"{name}.pt")
     if cfg is not None:
         try:
             write_case(cfg, case)

@@ -47,15 +47,8 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
 
 # Coverage cases (../shared/fixtures-coverage) whose op family does not execute yet: case -> why. Their files
 # are tallied as pending, not right; a pending case whose every file reaches its verdict is stale (remove it).
-PENDING_COVERAGE: dict[str, str] = {
-    case: "op family not executed yet (issue 31)"
-    for case in (
-        "matmul_mx_fp8_950",
-        "mrgsort1",
-        "random_determ_uint32_950",
-        "sort32_gather",
-    )
-}
+# Empty: every family of issue 31 executes.
+PENDING_COVERAGE: dict[str, str] = {}
 
 # Real dumps where the sanitizer finds what the NPU would really do (each proven in docs/sanitizer.md,
 # "Findings on the fixtures"): case -> (finding kind, the files it fails, why). The verdict of each such

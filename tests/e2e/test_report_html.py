@@ -59,6 +59,12 @@ CHECKER = """<script>
 (function check() {
   var host = document.getElementById('pictures');
   if (!host || host.getAttribute('data-rendered') !== 'ok') { return setTimeout(check, 20); }
+  // the pass chart: its SVG against the page, and its last x-axis label (the last pass) against the SVG
+  var chart = document.querySelector('.pass-chart'), svgBox = chart.querySelector('svg').getBoundingClientRect();
+  var xLabels = Array.prototype.filter.call(chart.querySelectorAll('g.role-axis-label text'), function (t) { return /^[0-9]+ /.test(t.textContent); });
+  var lastLabel = xLabels.length ? xLabels[xLabels.length - 1].getBoundingClientRect() : null;
+  chart.setAttribute('data-chart-box', JSON.stringify({ page: document.documentElement.clientWidth, svg: [svgBox.left, svgBox.right],
+    label: lastLabel ? [lastLabel.left, lastLabel.right] : null, text: xLabels.length ? xLabels[xLabels.length - 1].textContent : null }));
   document.querySelectorAll('.error-map').forEach(function (map) {
     var img = map.querySelector('g.cells_marks image');
     if (!img) { map.setAttribute('data-check', '{"error": "no image"}'); return; }
@@ -133,6 +139,12 @@ def test_chromium_draws_the_chart_and_the_map(report: tuple[Path, str, Path]) ->
     assert len(_marks(dom, "first_divergent")) == 1
     assert len(_marks(dom, "tolerance")) == 1
     assert _marks(dom, "errors") == [] and _marks(dom, "memory") == []
+    # the chart fits the page and its last label (the last pass) is inside it (issue 35: cut at the right edge)
+    box = re.search(r'data-chart-box="([^"]*)"', dom)
+    assert box is not None, "the checker did not measure the chart"
+    chart = json.loads(box.group(1).replace("&quot;", '"'))
+    assert chart["text"].startswith("32 ") and chart["label"] is not None, chart
+    assert chart["svg"][1] <= chart["page"] and chart["svg"][0] <= chart["label"][0] and chart["label"][1] <= chart["svg"][1], chart
     # the summary table: a row per pass, the divergent one flagged
     assert len(re.findall(r"<tr id=\"pass-\d+\"", dom)) == 5
     assert re.search(r'<tr id="pass-3" class="fail first">', dom)

@@ -17,6 +17,7 @@ from pypto_lsp.ir.catalogue import (
     OPS,
     REFERENCE_SUPPORTED,
     RESULT_RULES,
+    SORT_RANDOM_MX_EXECUTED,
     UNREGISTERED_OPS,
     OpSpec,
     lookup,
@@ -76,9 +77,11 @@ def test_status_sets() -> None:
         | GATHER_SCATTER_OPS
         | LANGUAGE_OPS
         | DISTRIBUTED_EXECUTED
+        | SORT_RANDOM_MX_EXECUTED
     )
     assert "tensor.view" in supported
-    assert OPS["tile.matmul_mx"].status == "unsupported"
+    assert OPS["tile.matmul_mx"].status == "supported"
+    assert OPS["tile.sort32"].status == "supported"
     assert OPS["pld.tile.remote_load"].status == "supported"
     # every distributed row runs, and every distributed kernel has its row
     dist_rows = {n for n in OPS if n.startswith(("pld.", "builtin.tensor.", "dist."))}

@@ -64,14 +64,14 @@ def cli(*args: str, cache: Path) -> Run:
 
 
 def _bad_case(root: Path) -> Path:
-    """A case folder: the elementwise dumps plus one that errors at run time, goldens by absolute path."""
+    """A case folder: the elementwise dumps plus one that errors (an unknown op on line 11), goldens by absolute path."""
     case = root / "bad_case"
     dumps = case / "passes_dump"
     shutil.copytree(EX / "elementwise" / "passes_dump", dumps)
     text = (dumps / "11_after_ConvertTensorToTileOps.py").read_text()
     bad = text.replace(
         "t__tile: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.adds(x_chunk__tile, 1.0)",
-        "t__tile: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.sort32(x_chunk__tile, y_chunk__tile)",
+        "t__tile: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.no_such_op(x_chunk__tile, y_chunk__tile)",
     )
     assert bad != text
     (dumps / "40_after_Broken.py").write_text(bad)
@@ -336,7 +336,7 @@ def test_validate_text_mode_banner_lines_and_summary(runs: dict[str, Run]) -> No
         assert f"{BANNER} {stem} {BANNER}" in lines
     i11 = lines.index(f"{BANNER} 11_after_ConvertTensorToTileOps {BANNER}")
     assert lines[i11 + 1].endswith(", pass: False")
-    assert "3 pass, 2 fail, 0 error, 0 ran" in r.out
+    assert "3 pass, 2 fail, 0 error in" in r.out  # no "0 ran": nothing was run without a comparison
     assert any(ln.startswith("first divergent pass: 11_after_ConvertTensorToTileOps.py") for ln in lines)
     assert any(
         ln.startswith(
@@ -359,7 +359,7 @@ def test_tight_tolerances_make_a_passing_case_fail(runs: dict[str, Run]) -> None
         assert 0 < by[stem]["tensors"]["out"]["max_abs_diff"] < 1e-3
     err = by["40_after_Broken"]
     assert err["status"] == "error" and err["tensors"] == {}
-    assert err["error"]["line"] == 11 and "sort32" in err["error"]["message"]
+    assert err["error"]["line"] == 11 and "no_such_op" in err["error"]["message"]
     assert Path(data["first_divergent"]).stem == "00_frontend"
     assert data["summary"]["error"] == 1
 

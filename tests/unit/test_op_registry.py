@@ -30,12 +30,7 @@ FIXTURES_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
 
 # TEMPORARY (issue 31): registered ops without a kernel at this commit. Remove an op's name when its
 # kernel lands; the list must end empty.
-NOT_EXECUTED_YET: frozenset[str] = frozenset(
-    # sorts, random, MX matmul
-    "tensor.mrgsort_format1 tensor.mrgsort_format2 tensor.random tensor.sort32 tile.mrgsort_format1 "
-    "tile.mrgsort_format2 tile.random tile.sort32 tile.matmul_mx tile.matmul_mx_acc tile.matmul_mx_bias "
-    "tile.tget_scale_addr".split()
-)
+NOT_EXECUTED_YET: frozenset[str] = frozenset()
 
 
 def _executes(name: str) -> bool:

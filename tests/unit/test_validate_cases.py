@@ -79,6 +79,8 @@ def test_exit_status_over_all_and_json(config: Path, capsys: pytest.CaptureFixtu
     # a case that cannot run (an integer input, no table): named, and the whole run exits 2
     config.write_text(text + '\n[[cases]]\nname = "no_table"\ndumps = "gather_rows/passes_dump"\n'.replace("gather_rows/", "g2/"))
     shutil.copytree(config.parent / "gather_rows", config.parent / "g2")
+    for dump in (config.parent / "g2" / "passes_dump").glob("*.py"):  # an offset through another variable: no range
+        dump.write_text(dump.read_text().replace("[r, 0])", "[r * i, 0])").replace("[r__ssa_v0, 0])", "[r__ssa_v0 * i__idx_v0, 0])"))
     rc = cli.main(["validate", "--config", str(config)])
     captured = capsys.readouterr()
     assert rc == 2

@@ -30,10 +30,13 @@ from . import (  # noqa: F401
     elementwise,
     gather_scatter,
     matmul,
+    matmul_mx,
     movement,
     noops,
+    philox,
     prefetch,
     reduce,
+    sorting,
     system_ops,
     tensor_valid,
 )

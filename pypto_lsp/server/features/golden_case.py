@@ -4,8 +4,9 @@ The client picks the files (two dialogs in VS Code); the core decides where the 
 writes it through the one case writer (:mod:`pypto_lsp.validate.case_writer`, see
 :meth:`..core.Core.write_golden_case`). Arguments ``[{"dumps": a dump folder or dump, "inputs":
 file, "expected": file}]`` (file URIs or absolute paths); the answer ``{"config": path, "uri":
-its URI, "written": "added" | "updated"}``; a file that is missing or a config that cannot take
-the entry is an InvalidParams error whose message says why (the file unchanged).
+its URI, "written": "added" | "updated"}``; a file that is missing, a folder outside the workspace
+or holding no dumps, an untrusted workspace, or a config that cannot take the entry is an
+InvalidParams error whose message says why (nothing written).
 """
 
 from __future__ import annotations

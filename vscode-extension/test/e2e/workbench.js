@@ -197,6 +197,26 @@ class Workbench {
         });
         this.page = this.ctx.pages()[0] || (await this.ctx.newPage());
         this.page.on('pageerror', (e) => this.consoleErrors.push(String(e).slice(0, 300)));
+        // every notification message that ever appears (a toast cleared or gone before the next
+        // snapshot included): window.__e2eNotifications, read by seenNotifications()
+        await this.page.addInitScript(() => {
+            const seen = (window.__e2eNotifications = []);
+            const record = (root) => {
+                if (!root || !root.querySelectorAll) return;
+                const items = root.matches && root.matches('.notification-list-item-message') ? [root] : [];
+                for (const el of [...items, ...root.querySelectorAll('.notification-list-item-message')]) {
+                    const text = (el.innerText || el.textContent || '').replace(/\s+/g, ' ').trim();
+                    if (text && !seen.includes(text)) seen.push(text);
+                }
+            };
+            const start = () => new MutationObserver((muts) => {
+                for (const m of muts) {
+                    if (m.type === 'characterData') record(m.target.parentElement);
+                    for (const n of m.addedNodes) record(n.nodeType === 1 ? n : n.parentElement);
+                }
+            }).observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+            if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
+        });
         await this.page.goto(`${url}/?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded', timeout: 60000 });
         await this.page.waitForSelector('.monaco-workbench .part.editor', { timeout: 60000 });
         await this.page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 }).catch(() => {});
@@ -430,6 +450,14 @@ class Workbench {
         };
         if (fs.existsSync(logs)) walk(logs);
         return text;
+    }
+
+    /** Every notification message seen since the page loaded (see start()). */
+    async seenNotifications() {
+        if (!this.page) return [];
+        const live = (await this.snapshot().catch(() => ({ notifications: [] }))).notifications.map((n) => n.message);
+        const seen = await this.page.evaluate(() => window.__e2eNotifications || []).catch(() => []);
+        return [...new Set([...seen, ...live])];
     }
 
     async stop(keep) {
