@@ -313,7 +313,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if config_file is not None:
         for w in cfg.config_warnings(Path(config_file)):
             print(w.format(), file=sys.stderr)
-    from .validate import budget
+    from .ir import alloc_static as budget
 
     env_problem = budget.env_problem()
     if env_problem is not None and args.max_alloc is None and not (case and case.settings.max_alloc):  # the flag, the case win

@@ -65,7 +65,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from .validate import config as cfg
 
     path = _config_file(opt, config.rootpath)
-    from .validate.budget import env_problem
+    from .ir.alloc_budget import env_problem
 
     if env_problem() is not None:  # never silently the default budget
         raise pytest.UsageError(f"--pypto-lsp: {env_problem()}")

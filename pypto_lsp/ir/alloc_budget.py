@@ -7,7 +7,7 @@ physical memory and a cgroup limit); ``PYPTO_LSP_MAX_ALLOC`` (bytes, or ``512M``
 or a run's ``max_alloc`` (the CLI's ``--max-alloc``, a case's ``max_alloc``, the editor's
 ``maxAlloc`` through the worker, all in ``validate.config.RunSettings``) change it: no process global.
 
-Shapes known before the run are checked statically (:mod:`pypto_lsp.validate.budget`). A shape
+Shapes known before the run are checked statically (:mod:`pypto_lsp.ir.alloc_static`). A shape
 that depends on a runtime value (a dim bound from an input tensor, a scalar parameter) is checked
 by ``_pl_ab.check``, which :mod:`pypto_lsp.exec.codegen` emits right before each such allocating statement only
 (the runner hands in a :class:`Guard` of the run's budget as ``_pl_ab``; the standalone script imports
@@ -15,7 +15,7 @@ this module, whose :func:`check` uses the default):
 statically sized sites cost nothing, a dynamic one a few integer multiplications.
 
 Pure Python, so it lives on the lowest floor: the executor's generated code, the static check
-(:mod:`pypto_lsp.validate.budget`) and the language server's settings (``maxAlloc``) all read it.
+(:mod:`pypto_lsp.ir.alloc_static`) and the language server's settings (``maxAlloc``) all read it.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ class DaskExecutor:
 
         from distributed import as_completed
 
-        from .budget import budget
+        from ..ir.alloc_budget import budget
 
         client = self.client
         # torch.save bytes, not tensors: Dask's own tensor serializer needs numpy, which torch does not

@@ -22,13 +22,13 @@ from ..exec.codegen import CodegenError, GeneratedCode
 from ..exec.observe import Observer
 from ..exec.stored_dtypes import decode_stored_args, decode_stored_expected
 from ..ir import diagnostics as D
+from ..ir.alloc_budget import KIND as ALLOC_KIND
+from ..ir.alloc_budget import budget as alloc_budget
+from ..ir.alloc_static import over_budget
 from ..ir.check import check_program
 from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
 from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
 from ..ir.parser import parse_text
-from .budget import KIND as ALLOC_KIND
-from .budget import budget as alloc_budget
-from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL, time_limit
 from .golden import GoldenError
 from .lend import uint32_golden, uint32_keys

@@ -92,7 +92,7 @@ class ResultCache:
         h = hashlib.blake2b(digest_size=20)
         mem = (f"memory:{s.backend or '*'}" if s.memory else "values") + (":sanitize" if s.sanitize else "")
         mode = "exact" if s.exact else "batched"  # batched loops differ by rounding (exec.batching)
-        from .budget import budget
+        from ..ir.alloc_budget import budget
 
         # a smaller budget may stop a run that passed (ir.alloc_budget)
         mem += f";budget:{s.max_alloc if s.max_alloc is not None else budget()}" + (f";ranks:{s.ranks}" if s.ranks else "")

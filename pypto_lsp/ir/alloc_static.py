@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.alloc_budget import (
+from .alloc_budget import (
     ENV,
     KIND,
     budget,
@@ -33,8 +33,8 @@ from ..ir.alloc_budget import (
     message,
     parse_size,
 )
-from ..ir.catalogue import lookup
-from ..ir.model import (
+from .catalogue import lookup
+from .model import (
     ArrayType,
     Assign,
     BinOp,
