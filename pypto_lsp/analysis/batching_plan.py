@@ -52,6 +52,7 @@ from ..ir.model import (
     TensorType,
     TileType,
     Yield,
+    int_literal,
     stmt_exprs,
     stmt_targets,
     walk_expr,
@@ -125,7 +126,8 @@ def affine_in(e: Expr, affine: dict[str, tuple[int, int]]) -> tuple[int, int] | 
 
 
 def const_int(e: Expr) -> int | None:
-    return e.value if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool) else None
+    """An integer literal, unsigned (:func:`pypto_lsp.ir.model.int_literal`): what a plan may rely on."""
+    return int_literal(e, signed=False)
 
 
 def const_ints(e: Expr) -> list[int] | None:
