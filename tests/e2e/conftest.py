@@ -303,6 +303,7 @@ def client_fixture(
     setup: Setup,
     *,
     params: list[Any] | None = None,
+    ids: Any = None,
     preset: str | Callable[[Any], str] = VSCODE,
     options: dict[str, Any] | None = None,
     ready: Callable[[LanguageClient], Any] | None = None,
@@ -312,7 +313,7 @@ def client_fixture(
     (``preset``: the client's capabilities, or a function of the param), ``ready`` awaited (open a
     dump, wait for its result ...), and the session shut down after the module."""
 
-    @pytest_lsp.fixture(config=make_config(), scope="module", params=params)
+    @pytest_lsp.fixture(config=make_config(), scope="module", params=params, ids=ids)
     async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
         param = getattr(request, "param", None)
         root = setup(lsp_client, param, tmp_path_factory)
