@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _write_json(doc: Any) -> None:
+    """``doc`` on stdout as indented JSON in one write: ``json.dump`` writes it in ~20,000 pieces,
+    each a system call when stdout is unbuffered (``PYTHONUNBUFFERED``, a CI log)."""
+    sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -216,8 +222,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             for d in diags:
                 print(d.format(str(f)))
     if args.json:
-        json.dump({"files": out}, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _write_json({"files": out})
     elif not any_error:
         print(f"{len(files)} file(s) checked, no errors", file=sys.stderr)
     return EXIT_FAIL if any_error else EXIT_OK
@@ -250,6 +255,8 @@ def _print_banner(fr: Any) -> None:
     for h in (fr.memory or {}).get("hazards", []):
         label = "sanitizer" if h["kind"] in ("race", "uninitialised", "out-of-bounds") else "memory"
         _say(f"{label} {h['kind']} (line {h['line']}): {h['message']}")
+        if h.get("related"):
+            _say(f"  path: line {h['line']} -> " + " -> ".join(f"line {n}" for n in h["related"]))
     sys.stdout.flush()
 
 
@@ -412,8 +419,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"pypto-lsp validate: --report: cannot write {args.report}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
     if args.json:
-        json.dump({**report.to_json(), "compared_with": compared.to_json()}, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _write_json({**report.to_json(), "compared_with": compared.to_json()})
     else:
         _print_summary(report)
         print(f"compared with: {compared.label}")
@@ -614,12 +620,7 @@ def cmd_validate_cases(args: argparse.Namespace, validate_one: Any) -> int:
     elif any(r["exit"] != EXIT_OK for r in rows):
         status = EXIT_FAIL
     if args.json:
-        json.dump(
-            {"cases": docs, "summary": {"cases": len(rows), "exit": status, "seconds": round(time.perf_counter() - t0, 6)}},
-            sys.stdout,
-            indent=1,
-        )
-        sys.stdout.write("\n")
+        _write_json({"cases": docs, "summary": {"cases": len(rows), "exit": status, "seconds": round(time.perf_counter() - t0, 6)}})
     else:
         print(f"\n{'case':<28} {'pass':>5} {'fail':>5} {'error':>5} {'ran':>5}  {'first divergent':<40} {'compared with':<26} exit")
         for r in rows:

@@ -32,6 +32,10 @@ def kchunk(inits: tuple[Any, ...], specs: tuple[tuple[Any, ...], ...], chunks: i
     """
     import torch
 
+    from . import sanitizer
+
+    if any(sanitizer.undefined_in((init, s[0], s[3])) for init, s in zip(inits, specs, strict=True)):
+        return None  # undefined elements are followed kernel by kernel (exec.definedness)
     out = []
     for init, (a, a_off, a_shape, b, b_off, b_shape) in zip(inits, specs, strict=True):
         if not isinstance(init, torch.Tensor) or init.dtype != torch.float32 or getattr(init, "_pl_valid", None) is not None:

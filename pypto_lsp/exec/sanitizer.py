@@ -25,9 +25,10 @@ the run, two tasks that touch overlapping elements, one of them writing, with no
 them, are a ``race`` (RAW, WAR or WAW). Inside one task, the SPMD blocks of a launch and the AIV
 lanes run at the same time: two of them writing overlapping elements is a race too.
 
-**Uninitialised.** ``tensor.create`` without ``init_value`` holds whatever the buffer held: a
-``tile.load`` (or ``read``) of elements that no store wrote since is ``uninitialised``. (Tiles are
-checked from the IR: :mod:`pypto_lsp.ir.initcheck`.)
+**Uninitialised.** ``tensor.create`` without ``init_value`` holds whatever the buffer held. Its
+elements carry "undefined" through every kernel (:mod:`.definedness`); a finding is raised only where
+such a value matters: an output or returned value at the end of the run, or a scalar read back (a
+branch, a bound, an index). (Tiles are checked from the IR: :mod:`pypto_lsp.ir.initcheck`.)
 
 **Out of bounds.** A window whose valid part reaches past its tensor's (or tile's) extent reads or
 writes neighbouring memory on the device; here it is clipped. Parts outside the requested valid
@@ -47,10 +48,12 @@ import torch
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
 from . import context, spmd
+from .definedness import Definedness, Shadow
 from .observe import Observer, RunInfo
+from .race_index import AccessIndex, past
 from .ranks import current_rank
 
-__all__ = ["Sanitizer", "active", "Box", "Reorder"]
+__all__ = ["Sanitizer", "active", "suspend", "resume", "undefined_in", "Box", "Reorder"]
 
 # a task with more boxes than this on one buffer keeps their bounding box (conservative)
 _MAX_BOXES = 64
@@ -94,8 +97,6 @@ class _Root:
     line: int = 0  # where it was created (0: an entry argument)
     name: str = ""
     manual_dep: bool = False
-    written: torch.Tensor | None = None  # bool mask of written elements; None: all initialised
-    uninit_reported: bool = False
 
     def to_flat(self, b: Box) -> Box:
         if b.flat:
@@ -154,6 +155,25 @@ def active() -> Sanitizer | None:
     return getattr(_local, "san", None)
 
 
+def suspend() -> Sanitizer | None:
+    """Switch the sanitizer off on this thread (a kernel run on a shadow is no access); :func:`resume`."""
+    san = active()
+    _local.san = None
+    return san
+
+
+def resume(san: Sanitizer | None) -> None:
+    _local.san = san
+
+
+def undefined_in(values: Sequence[Any]) -> bool:
+    """Any of ``values`` holds an undefined element (a batched path then runs as written, kernel by kernel)."""
+    san = active()
+    if san is None or not san.defined.shadows:
+        return False
+    return any(san.defined.undefined(v) for v in values)
+
+
 class Sanitizer(Observer):
     """Watches one run (an :class:`~pypto_lsp.exec.observe.Observer`); ``findings`` are
     ``memory.hazards``-shaped dicts."""
@@ -178,6 +198,21 @@ class Sanitizer(Observer):
         # accesses matter for races only where the runtime orders tasks by their directions (from
         # DeriveCallDirections on); before, only the uninitialised tensors' reads and writes do
         self.ordering = any(s.directions is not None for s in self.sites)
+        self.defined = Definedness(self.caller_line, self._uninitialised)
+        self.defined.suspend, self.defined.resume = suspend, resume
+        self._reported: set[int] = set()  # creation lines already reported
+        self.deadline: float | None = None  # time.monotonic() past which the analysis stops
+
+    def started(self, ns: dict[str, Any], run: RunInfo) -> None:
+        symbols = dict(run.gen.op_symbols)
+
+        def install() -> None:  # once the first undefined buffer exists: every kernel carries shadows
+            for op, sym in symbols.items():
+                k = ns.get(sym)
+                if callable(k):
+                    ns[sym] = self.defined.wrap(op, k)
+
+        self.defined.on_first_shadow(install)
 
     # -- the run (observer hooks) --------------------------------------------------------------
 
@@ -192,6 +227,8 @@ class Sanitizer(Observer):
                     self._root(a)
             out = invoke()
             self._flush()
+            if self.defined.shadows:
+                self._outputs(run, out)
             return out
         finally:
             _local.san = None
@@ -201,8 +238,8 @@ class Sanitizer(Observer):
         if isinstance(t, torch.Tensor):
             r = self._root(t, line=line, name=name)
             r.manual_dep = manual_dep
-            if not manual_dep and t.numel():
-                r.written = torch.zeros(r.shape, dtype=torch.bool)
+            if not manual_dep:
+                self.defined.create(t, line, name)
         return t
 
     def created(self, t: Any, line: int, name: str, manual_dep: bool = False) -> Any:
@@ -366,13 +403,13 @@ class Sanitizer(Observer):
         t = self.current
         split = _lanes_split() if context.lane_count() > 1 else False
         part = t is not None and kind == "w" and context.role() != "aic" and (context.block_num() > 1 or split)
-        if root.written is None and not part and (t is None or not self.ordering):
-            return  # nothing to learn: initialised, no task order to check, no parallel parts
+        if self.defined.shadows:
+            self._definedness(kind, v, offs, sizes, op)
+        if not part and (t is None or not self.ordering):
+            return  # nothing to learn: no task order to check, no parallel parts
         box = self._view_box(root, v, offs, sizes)
         if box is None or box.empty():
             return
-        if root.written is not None:
-            self._initcheck(root, kind, box, op)
         if t is None:
             return
         if self.ordering:
@@ -394,43 +431,66 @@ class Sanitizer(Observer):
                 if len(pb) > _MAX_BOXES:
                     pb[:] = [_bound(pb)]
 
-    def _initcheck(self, root: _Root, kind: str, box: Box, op: str) -> None:
-        m = root.written
-        assert m is not None
-        flat = box.flat or len(box.lo) != m.dim()
-        view = m.view(-1)[box.lo[0] : box.hi[0]] if flat else m[tuple(slice(a, b) for a, b in zip(box.lo, box.hi, strict=True))]
+    def _definedness(self, kind: str, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int], op: str) -> None:
+        """A write defines its window (a store's source shadow is moved in after); a scalar ``read``
+        of an undefined element is where the value matters."""
+        if len(offs) != v.dim() or len(sizes) != v.dim() or any(int(n) <= 0 for n in sizes):
+            return
+        win = v[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offs, sizes, strict=True))]
         if kind == "w":
-            view.fill_(True)
-            if bool(m.all()):
-                root.written = None
+            self.defined.clear(win)
+        elif op == "read":
+            self.defined.sink(win, "a scalar read back (a branch, a bound, an index or a value of the orchestration)", self.caller_line())
+
+    def _outputs(self, run: RunInfo, out: Any) -> None:
+        """The end of the run: an undefined element in an output or a returned value is a finding."""
+        names = {id(t): k for k, t in run.tensors.items()}
+        for a in run.args:
+            if isinstance(a, torch.Tensor):
+                self.defined.sink(a, f"the output '{names.get(id(a), 'output')}'")
+        vals = out if isinstance(out, tuple | list) else (out,)
+        for i, v in enumerate(vals):
+            self.defined.sink(v, "the returned value" if len(vals) == 1 else f"returned value {i}")
+
+    def _uninitialised(self, e: Shadow, where: str, sh: torch.Tensor, line: int | None) -> None:
+        if e.line in self._reported:
             return
-        if root.uninit_reported or bool(view.all()):
-            return
-        root.uninit_reported = True
-        line = self.caller_line()
-        t = self.current
-        who = f" by '{t.site.callee}' (task at line {t.site.line})" if t is not None else ""
-        n_bad = int((~view).sum())
+        self._reported.add(e.line)
+        n = int(sh.sum())
+        nz = sh.nonzero()
+        box = Box(tuple(int(x) for x in nz.min(0).values), tuple(int(x) + 1 for x in nz.max(0).values)) if sh.dim() and len(nz) else None
+        first = e.first_read
+        related = [x for x in ([first[0]] if first else []) + e.path + ([line] if line else []) if x]
+        related = list(dict.fromkeys(related))
+        via = f", flows through line{'s' if len(related) > 1 else ''} {', '.join(map(str, related))}" if related else ""
+        read = f" is read first at line {first[0]} ({first[1]})" if first else " is read"
         self.add(
             "uninitialised",
-            root.line or line or 0,
-            root.name or "tensor",
-            line,
-            op or "read",
-            f"'{root.name}' is created without init_value and {op or 'read'} at line {line} reads {n_bad} of its elements "
-            f"({box.text()}) before anything wrote them{who}: on the NPU they hold whatever the buffer held",
-            tensor=root.name,
-            region=box.text(),
+            e.line,
+            e.name or "tensor",
+            first[0] if first else line,
+            first[1] if first else "read",
+            f"'{e.name or 'tensor'}' is created without init_value and{read}{via} and reaches {where}: "
+            f"{n} element{'s' if n != 1 else ''}{' ' + box.text() if box else ''} hold whatever the buffer held on the NPU",
+            tensor=e.name,
+            region=box.text() if box else "",
+            related=related,
         )
 
-    def window(self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str) -> None:
-        """Out of bounds: the valid window ``offs + sizes`` against ``extent`` (a tensor's or tile's shape)."""
+    def window(
+        self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str, v: Any = None, clamp_hint: bool = False
+    ) -> None:
+        """Out of bounds: the valid window ``offs + sizes`` against ``extent`` (a tensor's or tile's shape).
+        For a view ``v`` of a global buffer the judge is the allocation: a window leaving the view but
+        staying inside its root buffer (or the tensor handed in from the host) reads the buffer's own bytes."""
         bad = [
             (d, int(o), int(n), int(e))
             for d, (o, n, e) in enumerate(zip(offs, sizes, extent, strict=False))
             if int(n) > 0 and (int(o) < 0 or int(o) + int(n) > int(e))
         ]
         if not bad:
+            return
+        if isinstance(v, torch.Tensor) and self._inside_allocation(v, offs, sizes):
             return
         line = self.caller_line()
         key = ("oob", line, op)
@@ -446,8 +506,34 @@ class Sanitizer(Observer):
             None,
             f"{op} window [{o}, {o + n}) on dim {d} reaches past the {what}'s extent {e} "
             f"(offsets {list(map(int, offs))}, valid sizes {list(map(int, sizes))}, shape {list(map(int, extent))}): "
-            f"on the NPU it {'writes' if op.endswith(('store', 'assemble', 'write')) else 'reads'} neighbouring memory",
+            f"on the NPU it {'writes' if op.endswith(('store', 'assemble', 'write')) else 'reads'} neighbouring memory"
+            + (
+                " (pl.load without clamp=True: its contract asserts offsets + valid_shape stay inside the source; "
+                "clamp=True cuts the request at the edge)"
+                if clamp_hint
+                else ""
+            ),
         )
+
+    def _inside_allocation(self, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int]) -> bool:
+        root = self.roots.get(v.untyped_storage().data_ptr())
+        if root is None or v.element_size() != root.tensor.element_size() or len(offs) != v.dim() or len(sizes) != v.dim():
+            return False
+        base = int(v.storage_offset())
+        if root.contiguous and tuple(v.stride()) == root.strides:
+            start: list[int] = []
+            rem = base
+            for st in root.strides:
+                q, rem = divmod(rem, st) if st else (0, rem)
+                start.append(q)
+            return all(
+                0 <= a + int(o) and a + int(o) + int(n) <= size
+                for a, o, n, size in zip(start, offs, sizes, root.shape, strict=True)
+                if int(n) > 0
+            )
+        lo = base + sum(int(o) * int(st) for o, st in zip(offs, v.stride(), strict=True))
+        hi = lo + sum((int(n) - 1) * int(st) for n, st in zip(sizes, v.stride(), strict=True))
+        return lo >= 0 and hi < v.untyped_storage().nbytes() // max(1, v.element_size())
 
     # -- findings -----------------------------------------------------------------------------
 
@@ -479,29 +565,34 @@ class Sanitizer(Observer):
             )
         )
 
-    def races(self) -> list[Hazard]:
-        """Pairs of tasks (and parts of one task) touching overlapping elements with no order between them."""
+    def races(self, deadline: float | None = None) -> list[Hazard]:
+        """Tasks (and parts of one task) touching overlapping elements with no order between them:
+        one finding per racing pair of call sites and buffer (:mod:`.race_index`: near-linear).
+        Past ``deadline`` (``time.monotonic()``) a ``TimeoutError``, as the run's own."""
         out: list[Hazard] = []
-        by_root: dict[int, list[_Task]] = {}
-        for t in self.tasks:
-            for key in t.access:
-                by_root.setdefault(key, []).append(t)
+        indexes: dict[tuple[int, Any], AccessIndex] = {}
         seen: set[tuple[int, int, int]] = set()
-        for key, ts in by_root.items():
-            root = self.roots[key]
-            for j, b in enumerate(ts):
-                for a in ts[:j]:
-                    if (b.reach >> a.index) & 1 or a.rank != b.rank:  # across ranks: signals order them (exec.rank_hazards)
-                        continue
-                    hit = _conflict(root, a.access[key], b.access[key])
-                    if hit is None:
-                        continue
-                    ka, kb, region = hit
-                    sig = (a.site.index, b.site.index, key)
-                    if sig in seen:
-                        continue
-                    seen.add(sig)
-                    out.append(self._race(root, a, b, ka, kb, region))
+
+        def ordered(a: _Task, b: _Task) -> bool:
+            return bool((b.reach >> a.index) & 1)
+
+        for n, t in enumerate(self.tasks):
+            if not n % 64 and past(deadline):
+                raise TimeoutError(f"the race analysis did not finish within the run's timeout ({n} of {len(self.tasks)} tasks)")
+            for key, boxes in t.access.items():
+                # per rank: across ranks signals order the tasks (exec.rank_hazards)
+                idx = indexes.get((key, t.rank))
+                if idx is None:
+                    idx = indexes[(key, t.rank)] = AccessIndex(self.roots[key], overlap, covers)
+                hit = idx.first_race(t, boxes, ordered)
+                if hit is not None:
+                    a, ka, kb, q = hit
+                    sig = (a.site.index, t.site.index, key)
+                    if sig not in seen:
+                        seen.add(sig)
+                        region = _region(self.roots[key], a.access[key].get(ka, ()), q)
+                        out.append(self._race(self.roots[key], a, t, ka, kb, region))
+                idx.add(t, boxes, ordered)
         for t in self.tasks:  # inside one task: its SPMD blocks / split lanes at the same time
             for key in t.parts:
                 f = self._part_race(self.roots[key], t)
@@ -602,13 +693,12 @@ def _lanes_split() -> bool:
     return bool(context.split_mode()) or (rt is not None and bool(getattr(rt, "split", 0)))
 
 
-def _conflict(root: _Root, a: dict[str, list[Box]], b: dict[str, list[Box]]) -> tuple[str, str, Box] | None:
-    for ka, kb in (("w", "r"), ("w", "w"), ("r", "w")):
-        for x in a.get(ka, ()):
-            for y in b.get(kb, ()):
-                if overlap(root, x, y):
-                    return ka, kb, intersect(root, x, y)
-    return None
+def _region(root: _Root, boxes: Sequence[Box], q: Box) -> Box:
+    """Where ``q`` meets the first of ``boxes`` it overlaps."""
+    for x in boxes:
+        if overlap(root, x, q):
+            return intersect(root, x, q)
+    return q
 
 
 def _arg_name(t: _Task, root: _Root) -> str:

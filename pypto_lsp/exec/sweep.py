@@ -5,7 +5,9 @@ What a sweep is and why its results are the loop's: :mod:`pypto_lsp.analysis.swe
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -24,23 +26,25 @@ class Ix:
         self.v = v
 
     def _map(self, other: Any, f: Callable[[int, int], int]) -> Ix:
+        # map() over operator functions: a sweep's index arithmetic runs per op, thousands of times
         if isinstance(other, Ix):
-            return Ix(tuple(f(a, b) for a, b in zip(self.v, other.v, strict=True)))
-        o = int(other)
-        return Ix(tuple(f(a, o) for a in self.v))
+            if len(other.v) != len(self.v):
+                raise ValueError(f"Ix of {len(self.v)} and {len(other.v)} iterations")
+            return Ix(tuple(map(f, self.v, other.v)))
+        return Ix(tuple(map(f, self.v, itertools.repeat(int(other), len(self.v)))))
 
     def __add__(self, o: Any) -> Ix:
-        return self._map(o, lambda a, b: a + b)
+        return self._map(o, operator.add)
 
     __radd__ = __add__
 
     def __mul__(self, o: Any) -> Ix:
-        return self._map(o, lambda a, b: a * b)
+        return self._map(o, operator.mul)
 
     __rmul__ = __mul__
 
     def __sub__(self, o: Any) -> Ix:
-        return self._map(o, lambda a, b: a - b)
+        return self._map(o, operator.sub)
 
     def __rsub__(self, o: Any) -> Ix:
         return self._map(o, lambda a, b: b - a)
@@ -103,8 +107,11 @@ class Batch:
         return self.t
 
 
+_VARYING = (Batch, Ix)  # a tuple, not ``Batch | Ix``: isinstance of a tensor against a union is ~10x slower
+
+
 def _varies(a: Any) -> bool:
-    if isinstance(a, Batch | Ix):
+    if isinstance(a, _VARYING):
         return True
     if type(a) is list or type(a) is tuple:
         return any(_varies(x) for x in a)
@@ -145,6 +152,8 @@ class Sweep:
         reads shares storage with one it writes (else the caller runs the loop as written)."""
         import torch
 
+        if sanitizer.undefined_in(reads):
+            return False  # undefined elements are followed kernel by kernel (exec.definedness)
         targets = []
         for dst, offs, shape in writes:
             if not isinstance(dst, torch.Tensor) or dst.dim() != len(offs) or len(shape) != len(offs):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.diagnostics import printable
-from ..validate.report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Hazard, Report, hazards_of, writes_for
+from ..validate.report import ERROR, FAIL, FAILING_FINDINGS, RAN, FileResult, Hazard, Report, hazards_of, related_lines, writes_for
 
 Run = tuple[str, Report, dict[str, Any]]  # (the PATH validated, its report, what it was compared with)
 
@@ -269,13 +269,17 @@ def sarif_log(runs: Iterable[Run], root: str | Path | None = None) -> dict[str, 
                     add("numeric-mismatch", "error", msg, fr.file, _region(line), properties={"tensor": tensor, "comparedWith": label})
                 for h in findings(fr):
                     rel: dict[str, Any] = {}
-                    if h.get("other_line"):
+                    lines = related_lines(h)
+                    if lines:
                         rel["relatedLocations"] = [
                             {
-                                "id": 0,
-                                "physicalLocation": {"artifactLocation": _artifact(fr.file, base), "region": _region(h["other_line"])},
-                                "message": {"text": f"'{h.get('other_name')}'"},
+                                "id": i,
+                                "physicalLocation": {"artifactLocation": _artifact(fr.file, base), "region": _region(ln)},
+                                "message": {
+                                    "text": f"'{h.get('other_name')}'" if ln == h.get("other_line") else "the value flows through here"
+                                },
                             }
+                            for i, ln in enumerate(lines)
                         ]
                     add(finding_rule(str(h["kind"])), "error", str(h["message"]), fr.file, _region(h.get("line")), **rel)
             elif fr.status == ERROR and fr.error is not None:

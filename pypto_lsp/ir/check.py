@@ -77,9 +77,11 @@ def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
     for fn in program.functions:
         _FunctionChecker(program, fn, out).run()
     _check_groups(program, out)
+    from .depcheck import check_deps
     from .pipecheck import check_pipes
 
     out.extend(check_pipes(program))
+    out.extend(check_deps(program))
     return out
 
 

@@ -135,7 +135,8 @@ class Hazard(TypedDict, total=False):
 
     Every finding has ``kind``, ``line``, ``name``, ``other_line``, ``other_name``, ``space``, ``core``,
     ``range`` and ``message``; a race adds ``tensor``, ``region``, ``race`` (RAW/WAR/WAW), ``tasks``,
-    ``calls``, ``direction`` and ``other_order``."""
+    ``calls``, ``direction`` and ``other_order``; an ``uninitialised`` value's path adds ``related``
+    (the lines it flowed through, first read first)."""
 
     kind: str  # overwrite | pipe-slot | capacity | bounds | race | uninitialised | out-of-bounds
     line: int
@@ -153,6 +154,7 @@ class Hazard(TypedDict, total=False):
     calls: list[str]
     direction: str
     other_order: dict[str, Any]
+    related: list[int]
 
 
 @dataclass(frozen=True, slots=True)

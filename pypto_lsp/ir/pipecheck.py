@@ -5,7 +5,10 @@
 other core through ``system.import_peer_buffer``). A ring needs at least one slot of at least one
 byte, and its ``N * S`` bytes must fit in the reserved buffer; otherwise the first push or pop of
 the pipe waits forever or writes past the buffer. Each such ``initialize_pipe`` is an error on its
-line (code ``pipe-protocol``). A push into a ring whose slots are all taken while nobody will pop
+line (code ``pipe-protocol``). So is a reserved buffer (or a ring) larger than the memory it lives
+in on its core: the consumer's Vec (UB) on an AIV core, its Mat (L1) on the AIC, capacities from
+PyPTO's backend descriptions (:data:`pypto_lsp.ir.memory.CAPACITIES`; the largest over the backends,
+as ``check`` knows no backend). A push into a ring whose slots are all taken while nobody will pop
 it is found while the dump runs (:meth:`pypto_lsp.exec.crosscore.Runtime.set_ring`).
 """
 
@@ -33,10 +36,37 @@ def _reserves(program: Program) -> dict[tuple[str, str], int]:
     return out
 
 
+def _core_space(kind: str) -> tuple[str, int]:
+    """The on-chip memory a ring buffer of a function of ``kind`` lives in, and its capacity."""
+    from .memory import capacities
+
+    caps = capacities()
+    if kind == "AIC":
+        return "Mat", caps["Mat"]
+    if kind == "AIV":
+        return "Vec", caps["Vec"]
+    space = max(("Mat", "Vec"), key=lambda k: caps[k])
+    return space, caps[space]
+
+
 def check_pipes(program: Program) -> list[D.Diagnostic]:
     out: list[D.Diagnostic] = []
     reserves = _reserves(program)
     for fn in program.functions:
+        space, cap = _core_space(fn.kind)
+        for s in walk_stmts(fn.body):
+            if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "system.reserve_buffer":
+                size_e = s.value.kwargs.get("size")
+                size = int_literal(size_e)
+                if size is not None and size > cap:
+                    out.append(
+                        D.error(
+                            (size_e or s.value).span,
+                            "pipe-protocol",
+                            f"reserve_buffer: size={size} bytes cannot exist on the core: its {space} holds {cap} bytes",
+                            "a ring buffer lives in the consumer core's on-chip memory (Vec on an AIV core, Mat on the AIC)",
+                        )
+                    )
         buffers: dict[str, int] = {}  # local name -> reserved bytes
         for s in walk_stmts(fn.body):
             if isinstance(s, Assign) and isinstance(s.value, OpCall):
@@ -51,7 +81,7 @@ def check_pipes(program: Program) -> list[D.Diagnostic]:
                         buffers[s.target.name] = reserves[(peer.value, key)]
             for e in _exprs(s):
                 if isinstance(e, OpCall) and e.op in _INIT:
-                    out.extend(_check_init(e, buffers))
+                    out.extend(_check_init(e, buffers, space, cap))
     return out
 
 
@@ -64,7 +94,7 @@ def _exprs(s: object) -> list[Expr]:
     return found
 
 
-def _check_init(e: OpCall, buffers: dict[str, int]) -> list[D.Diagnostic]:
+def _check_init(e: OpCall, buffers: dict[str, int], space: str, cap: int) -> list[D.Diagnostic]:
     out: list[D.Diagnostic] = []
     num_e, size_e = e.kwargs.get("slot_num"), e.kwargs.get("slot_size")
     num, size = int_literal(num_e), int_literal(size_e)
@@ -76,6 +106,17 @@ def _check_init(e: OpCall, buffers: dict[str, int]) -> list[D.Diagnostic]:
     if size is not None and size < 1:
         out.append(D.error((size_e or e).span, "pipe-protocol", f"{where}: slot_size={size}: a slot needs at least one byte"))
     if out or num is None or size is None:
+        return out
+    if not any(isinstance(a, Name) and a.id in buffers for a in e.args[:2]):
+        space, cap = _core_space("")  # the ring may live on the peer core: the larger of its memories
+    if num * size > cap and not any(isinstance(a, Name) and a.id in buffers for a in e.args[:2]):
+        out.append(
+            D.error(
+                e.span,
+                "pipe-protocol",
+                f"{where}: {num} slots of {size} bytes ({num * size} bytes) cannot exist on the core: its {space} holds {cap} bytes",
+            )
+        )
         return out
     for a in e.args[:2]:
         if isinstance(a, Name) and a.id in buffers and num * size > buffers[a.id]:

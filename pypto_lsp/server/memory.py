@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from ..ir.memory import MemoryPlan, Site, plan_program
 from ..ir.model import Program
-from ..validate.report import FileResult, Hazard, hazards_of
+from ..validate.report import FileResult, Hazard, hazards_of, related_lines
 from . import results as R
 
 CODE_PREFIX = "memory-"
@@ -23,7 +23,7 @@ SANITIZER_KINDS = ("race", "uninitialised", "out-of-bounds", "fence")  # fence: 
 _RELATED = {
     "overwrite": "overwritten here",
     "race": "the other task",
-    "uninitialised": "read here before anything wrote it",
+    "uninitialised": "reads the undefined value first here",
     "fence": "the notify that releases it",
 }
 
@@ -50,13 +50,13 @@ def memory_diagnostics(fr: FileResult, lines: list[str], uri: str, encoding: str
             continue
         related = None
         other = h.get("other_line")
-        if isinstance(other, int) and 0 < other <= len(lines):
-            what = _RELATED.get(str(h.get("kind")), "reserved here")
-            related = [
-                types.DiagnosticRelatedInformation(
-                    types.Location(uri, R.statement_range(lines, other, other, encoding)), f"'{h.get('other_name')}' {what}"
-                )
-            ]
+        what = _RELATED.get(str(h.get("kind")), "reserved here")
+        for ln in related_lines(h):
+            if 0 < ln <= len(lines):
+                text = f"'{h.get('other_name')}' {what}" if ln == other else "the undefined value flows through here"
+                related = (related or []) + [
+                    types.DiagnosticRelatedInformation(types.Location(uri, R.statement_range(lines, ln, ln, encoding)), text)
+                ]
         out.append(
             types.Diagnostic(
                 range=R.statement_range(lines, line, line, encoding),

@@ -559,10 +559,10 @@ def run_text(
         gen = comp.generated
         assert gen.entry is not None
         result.writes = {k: [[s.line, s.end_line] for s in v] for k, v in gen.output_writes.items()}
-        limit = alloc_budget(max_alloc)
-        big = over_budget(comp.program, limit)  # before anything is allocated
+        alloc_limit = alloc_budget(max_alloc)
+        big = over_budget(comp.program, alloc_limit)  # before anything is allocated
         if big is not None:
-            result.error = _span_error(ALLOC_KIND, big.message(limit), big.span, bytes=big.bytes, budget=limit)
+            result.error = _span_error(ALLOC_KIND, big.message(alloc_limit), big.span, bytes=big.bytes, budget=alloc_limit)
             return result
         from ..exec.memory import MemoryObserver
         from ..exec.observe import CallCounter
@@ -579,7 +579,9 @@ def run_text(
         ranks_obs = _rank_hazards(comp, filename) if san is not None else None
         if ranks_obs is not None:
             observers.append(ranks_obs)
-        out = run(comp, inputs, timeout=timeout, observers=observers, max_alloc=limit, ranks=ranks)
+        limit = time_limit(timeout)
+        deadline = time.monotonic() + limit if limit is not None else None  # bounds every phase, analysis included
+        out = run(comp, inputs, timeout=timeout, observers=observers, max_alloc=alloc_limit, ranks=ranks)
         result.call_counts = calls.counts
         if result.memory is not None:
             result.memory["hazards"].extend(mem_obs.findings)
@@ -594,9 +596,14 @@ def run_text(
         run_tensors = out.tensors
         returned, new = settle_returned(returned_tensors(out.value), out.lent, run_tensors)
         if san is not None and result.memory is not None:
-            races = san.races()
-            if races:
-                _other_schedule(comp, races[0], inputs, run_tensors, expected, timeout, limit, ranks)
+            try:
+                races = san.races(deadline)
+            except TimeoutError as exc:
+                result.error = _error_info(exc, gen)
+                return result
+            left = deadline - time.monotonic() if deadline is not None else timeout
+            if races and (left is None or left > 0):
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, left, alloc_limit, ranks)
             result.memory["hazards"].extend(races)
             if san.tasks and any(t.site.directions is not None for t in san.tasks):
                 result.tasks = san.graph(races)
@@ -706,6 +713,9 @@ def _other_schedule(
 
         observers.append(TraceObserver(_keep))
     out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, max_alloc=max_alloc, ranks=ranks)
+    if isinstance(out.exception, TimeoutError):
+        race["message"] += "; not run in the other order: the run's timeout left no time for it"
+        return
     if out.error is not None:  # the other order may well fail outright: that is the answer too
         race["message"] += f"; run in the other order ('{race['calls'][1]}' first) it fails: {out.error.message[:200]}"
         race["other_order"] = {"error": out.error.message[:500]}

@@ -126,6 +126,7 @@ class FileResult:
     call_counts: dict[str, int] = field(default_factory=dict)
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     # {"checked": bool, "hazards": [{"kind", "line", "name", "other_line", "other_name", "space", "core", "range", "message"}]}
+    # (an uninitialised value's path: "related", the lines it flowed through)
     memory: MemoryResult | None = None
     # the runtime's tasks (exec.sanitizer.Sanitizer.graph): {"nodes", "edges", "races", "truncated"}; None: no tasks
     tasks: dict[str, Any] | None = None
@@ -290,4 +291,25 @@ class Report:
         return {"files": files, "first_divergent": fd.file if fd else None, "summary": self.summary()}
 
 
-__all__ = ["PASS", "FAIL", "ERROR", "RAN", "TensorResult", "ErrorInfo", "FileResult", "ValueDivergence", "Report", "asdict"]
+__all__ = [
+    "PASS",
+    "FAIL",
+    "ERROR",
+    "RAN",
+    "TensorResult",
+    "ErrorInfo",
+    "FileResult",
+    "ValueDivergence",
+    "Report",
+    "asdict",
+    "related_lines",
+]
+
+
+def related_lines(h: Any) -> list[int]:
+    """The lines a finding points at besides its own: ``other_line`` then the path (``related``), once each."""
+    out: list[int] = []
+    for x in [h.get("other_line"), *(h.get("related") or [])]:
+        if isinstance(x, int) and not isinstance(x, bool) and x > 0 and x != h.get("line") and x not in out:
+            out.append(x)
+    return out

@@ -18,31 +18,8 @@ COVERAGE = FIXTURES.parent / "fixtures-coverage"
 
 # Verdicts we deliberately do not reach, with the reason. Each is checked to still disagree
 # exactly as described, so an entry cannot silently go stale. Empty: every verdict is reached.
-_FLASH_EARLY_WHY = (
-    "the verdict is right (the uninitialised mi_102 reaches the output from 00_frontend on: "
-    "`pl.tensor.create([64, 1])` then `pl.tensor.maximum(mi_102, row_max)`), but before tile ops appear (file 11) "
-    "the sanitizer follows tile.create only; definedness propagation through tensor-level ops (issue 34) flags it"
-)
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], tuple[str, str, str]] = {
     # (case, file): (verdict, our status, why)
-    **{
-        ("example_flash_attention", f"{n:02d}_{name}.py"): ("fail", "ran", _FLASH_EARLY_WHY)
-        for n, name in enumerate(
-            [
-                "frontend",
-                "after_InlineFunctions",
-                "after_UnrollLoops",
-                "after_CtrlFlowTransform",
-                "after_ConvertToSSA",
-                "after_Simplify",
-                "after_NormalizeStmtStructure",
-                "after_FlattenCallExpr",
-                "after_OutlineHierarchyScopes",
-                "after_OutlineIncoreScopes",
-                "after_OutlineClusterScopes",
-            ]
-        )
-    },
 }
 
 # Coverage cases (../shared/fixtures-coverage) whose op family does not execute yet: case -> why. Their files
@@ -64,7 +41,7 @@ _OOB_WHY = (
     "on the NPU the load reads and the store writes 28 rows of neighbouring global memory"
 )
 KNOWN_FINDINGS: dict[str, tuple[str, set[str] | None, str]] = {
-    "example_flash_attention": ("uninitialised", {f"{n:02d}_" for n in range(11, 22)}, _FLASH_WHY),
+    "example_flash_attention": ("uninitialised", {f"{n:02d}_" for n in range(22)}, _FLASH_WHY),
     "ops/dm_partial_rows_static": ("out-of-bounds", None, _OOB_WHY),
 }
 # the kinds of finding each hand-broken kind must show on its edited lines

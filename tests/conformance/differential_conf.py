@@ -18,18 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 try:
-    from .conformance import _FLASH_EARLY_WHY, FIXTURES, KNOWN_DISAGREEMENTS, known_finding, load_verdicts
+    from .conformance import FIXTURES, known_finding, load_verdicts
 except ImportError:  # run as a script: this folder is on sys.path
-    from conformance import _FLASH_EARLY_WHY, FIXTURES, KNOWN_DISAGREEMENTS, known_finding, load_verdicts  # type: ignore[no-redef]
+    from conformance import FIXTURES, known_finding, load_verdicts  # type: ignore[no-redef]
 
 # (a) files whose verdict the frontend-as-reference does not reach, with why: (case, file) -> (want, got, why).
 # Each is checked to still disagree exactly so, so an entry cannot go stale.
-FRONTEND_AS_GOLDEN: dict[tuple[str, str], tuple[str, str, str]] = {
-    # flash attention 00-10: the same known disagreement as with goldens (its returned value compares here)
-    key: ("fail", "pass", _FLASH_EARLY_WHY)
-    for key in KNOWN_DISAGREEMENTS
-    if key[0] == "example_flash_attention"
-}
+FRONTEND_AS_GOLDEN: dict[tuple[str, str], tuple[str, str, str]] = {}
 
 # (b) broken/ cases (and tolerance) whose first divergent pass synthesized inputs cannot find, with why.
 SYNTHESIZED: dict[tuple[str, float], str] = {}

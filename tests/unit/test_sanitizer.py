@@ -148,6 +148,82 @@ def test_uninitialised_tensor_read_is_found_at_its_creation():
     assert hazards(run(orch(body2), A), "uninitialised") == []
 
 
+# the paged-attention accumulator: created without init_value, an "init" kernel that writes nothing, an
+# update kernel that loads it and, on the first block, stores the new values without using what it loaded
+PAGED = f"""    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k_init(acc: pl.Out[{T}]) -> {T}:
+        return acc
+    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k_update(x: {T}, acc: pl.InOut[{T}]) -> {T}:
+        old: {TILE} = pl.tile.load(acc, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        t: {TILE} = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        s: {T} = pl.tile.store(t, [0, 0], acc)
+        return acc
+"""
+# lines 18-26: PAGED (the loads at 22, 23); 27-28: main; 29: acc; 30: init; 31: update; 32: the consumer (c = 2 * acc)
+PAGED_MAIN = f"""    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        acc: {T} = pl.tensor.create([16, 16], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        acc1: {T} = self.k_init(acc, attrs={{"arg_directions": [pl.adir.output_existing]}})
+        acc2: {T} = self.k_update(a, acc1, attrs={{"arg_directions": [pl.adir.input, pl.adir.inout]}})
+        c1: {T} = self.k_scale(acc2, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        return c1
+"""
+
+
+def test_an_uninitialised_read_whose_value_is_never_used_is_no_finding():
+    text = HEAD + KERNELS + PAGED + PAGED_MAIN
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>")
+    assert r.error is None and r.status == "pass", r.error
+    assert hazards(r) == []
+
+
+def test_an_uninitialised_value_that_reaches_the_output_is_found_at_its_creation_with_its_path():
+    # the update uses what it loaded (line 25: old + t; the loads move to 23, 24), so acc's undefined elements reach c
+    used = PAGED.replace(
+        "        s: " + T + " = pl.tile.store(t, [0, 0], acc)\n",
+        "        u: " + TILE + " = pl.tile.add(old, t)\n        s: " + T + " = pl.tile.store(u, [0, 0], acc)\n",
+    )
+    text = HEAD + KERNELS + used + PAGED_MAIN
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>")
+    (h,) = hazards(r, "uninitialised")
+    assert (h["line"], h["name"], h["other_line"]) == (30, "acc", 23)  # created at 30, first read by the load at 23
+    assert 23 in h["related"] and 25 in h["related"]  # the load, the add: the path to the output
+    assert "reaches the output 'c'" in h["message"] and "[0:16, 0:16]" in h["message"]
+    assert r.status == "fail"
+    # the path travels: SARIF relatedLocations and the editor's related information, first read first
+    from pypto_lsp.formats.ci_formats import sarif_log
+    from pypto_lsp.server.memory import memory_diagnostics
+    from pypto_lsp.validate.report import Report, related_lines
+
+    assert related_lines(h)[0] == 23 and 25 in related_lines(h)
+    r.file = "/tmp/x/29_after_Paged.py"
+    (res,) = [x for x in sarif_log([("/tmp/x", Report([r]), {})], "/tmp/x")["runs"][0]["results"] if "uninitialised" in x["ruleId"]]
+    assert [loc["physicalLocation"]["region"]["startLine"] for loc in res["relatedLocations"]] == related_lines(h)
+    (d,) = memory_diagnostics(r, text.splitlines(), "file:///x.py", "utf-16", include_static=True)
+    assert d.related_information is not None
+    assert [ri.location.range.start.line + 1 for ri in d.related_information] == related_lines(h)
+
+
+def test_tensor_level_ops_carry_undefined_values_to_the_returned_value():
+    # example_flash_attention's 00_frontend: mi = tensor.create (no init_value); tensor.maximum(mi, x) returned
+    body = f"""        mi: pl.Tensor[[16, 1], pl.FP32] = pl.tensor.create([16, 1], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        rm: pl.Tensor[[16, 1], pl.FP32] = pl.tensor.row_max(a)
+        m: pl.Tensor[[16, 1], pl.FP32] = pl.tensor.maximum(mi, rm)
+        d: {T} = pl.tensor.sub(a, m)
+        e: {T} = pl.tensor.exp(d)
+        return e
+"""
+    text = orch(body)
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>")
+    (h,) = hazards(r, "uninitialised")
+    assert (h["line"], h["name"], h["other_line"]) == (20, "mi", 22)
+    assert h["related"][:3] == [22, 23, 24] and "returned value" in h["message"]
+    # what is read but goes nowhere is no finding
+    quiet = body.replace("        d: " + T + " = pl.tensor.sub(a, m)\n", "        d: " + T + " = pl.tensor.sub(a, rm)\n")
+    assert hazards(run_text(orch(quiet), {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>")) == []
+
+
 def test_uninitialised_tile_is_found_from_the_ir():
     # mirrors the lost zero fill of broken/qwen3_910b_sq_sum_uninitialised: an accumulator from tile.create
     kern = KERNELS.replace(
@@ -336,3 +412,141 @@ def test_a_manual_dep_tensor_is_never_looked_up():
     body = PIPELINE.format(T=T, tag="input").replace("layout=pl.TensorLayout.ND)", "layout=pl.TensorLayout.ND, manual_dep=True)", 1)
     (h,) = hazards(run(orch(body), A), "race")
     assert (h["line"], h["other_line"]) == (22, 21)
+
+
+def many_tasks(n: int, tag: str) -> str:
+    """An orchestration loop submitting ``n`` tasks that all write ``c`` (issue 34's repro)."""
+    return (
+        HEAD
+        + KERNELS
+        + f"""    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        for i, (acc,) in pl.range({n}, init_values=(c,)):
+            c1: {T} = self.k_scale(a, acc, attrs={{"arg_directions": [pl.adir.input, pl.adir.{tag}]}})
+            c2: {T} = pl.yield_(c1)
+        return c2
+"""
+    )
+
+
+@pytest.mark.parametrize("tag", ["output_existing", "inout"])
+def test_2400_tasks_on_one_buffer_finish_or_stop_with_a_timeout_error(tag: str):
+    # output_existing: every task races with the others (one finding per pair of call sites); inout: a chain
+    r = run_text(many_tasks(2400, tag), {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>", timeout=3.0)
+    if r.error is not None:
+        assert "timeout" in r.error.message or "within" in r.error.message, r.error.message
+        return
+    races = hazards(r, "race")
+    assert len(races) == (1 if tag == "output_existing" else 0)
+    if races:
+        assert races[0]["race"] == "WAW" and races[0]["line"] == 21  # the call in the loop
+
+
+def test_the_race_analysis_stops_at_the_deadline():
+    import time
+
+    from pypto_lsp.exec.sanitizer import Sanitizer
+
+    sites = task_sites(parse_text(many_tasks(3, "inout")).program)
+    san = Sanitizer(sites, "<gen>", lambda n: None)
+    a, c = A.clone(), torch.zeros(16, 16)
+    for _ in range(100):
+        san.task(0, (a, c), lambda x, y: y)
+    assert san.races(time.monotonic() + 60) == []
+    with pytest.raises(TimeoutError, match="race analysis"):
+        san.races(time.monotonic() - 1)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "what"),
+    [
+        ("size=16384", f"size={1024 * 1024}", 21, "cannot exist on the core: its Vec holds"),  # 1 MiB buffer
+        ("size=16384", f"size={2**62}", 21, "cannot exist on the core"),
+        ("size=16384", f"size={1024 * 1024}", 10, "do not fit in the reserved buffer"),  # with 512 KiB slots
+    ],
+)
+def test_a_pipe_buffer_larger_than_its_core_is_an_error_on_its_line(old, new, line, what):
+    text, _inputs, _expected = _mixed()
+    bad = text.replace(old, new)
+    if line == 10:  # the 1 MiB buffer with 512 KiB slots: the buffer cannot exist, and 2 slots do not fit in it either
+        bad = bad.replace("slot_size=8192", f"slot_size={512 * 1024}").replace(f"size={1024 * 1024}", f"size={1024 * 1024 - 1}")
+    diags = [d for d in check_program(parse_text(bad).program) if d.code == "pipe-protocol"]
+    assert any(d.span.line == 21 and "cannot exist on the core" in d.message for d in diags)
+    assert any(d.span.line == line and what in d.message for d in diags), [(d.span.line, d.message) for d in diags]
+
+
+@pytest.mark.parametrize(
+    ("deps", "fence", "what"),
+    [
+        ("deps=[-1], ", "", "-1 is a literal"),
+        ("deps=['t1'], ", "", "'t1' is a literal"),
+        ("deps=[mid], ", "", "'mid' is a tensor"),
+        ("deps=[t2], ", "", "'t2' is the id of this very task"),
+        ("deps=[t1], ", "            f1: pl.Scalar[pl.INDEX] = pl.system.task_dummy(deps=[f1])\n", "'f1' is the id of this very task"),
+    ],
+)
+def test_deps_that_name_no_earlier_task_are_static_errors_on_their_line(deps, fence, what):
+    text = orch(MANUAL.format(T=T, deps=deps, fence=fence))
+    (d,) = [d for d in check_program(parse_text(text).program) if d.code == "task-deps"]
+    assert d.span.line == 23  # the submit (or the task_dummy before it)
+    assert what in d.message
+    r = run(text, A)
+    assert r.status == "error" and r.error.kind == "static:task-deps" and r.error.line == d.span.line
+    assert _manual("deps=[t1], ") == []  # a task id of an earlier task: no diagnostic, no race
+
+
+def test_a_window_leaving_a_view_but_inside_its_buffer_is_in_bounds():
+    # issue 34: a kernel typed [16, 16] called with tensor.slice(a, [16, 8], [0, 0]) of a [16, 16] buffer; its
+    # tile.load of 16 columns leaves the view, not the buffer (pl.load's valid-region cut says what is read)
+    body = f"""        s: pl.Tensor[[16, 8], pl.FP32] = pl.tensor.slice(a, [16, 8], [0, 0])
+        c1: {T} = self.k_scale(s, c, attrs={{"arg_directions": [pl.adir.input, pl.adir.output_existing]}})
+        return c1
+"""
+    r = run_text(orch(body), {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>")
+    assert r.error is None, r.error
+    assert hazards(r, "out-of-bounds") == []
+    # past the buffer itself (the view at column 8 of the 16): out of bounds, naming clamp
+    past = body.replace("pl.tensor.slice(a, [16, 8], [0, 0])", "pl.tensor.slice(a, [16, 8], [0, 8])")
+    (h,) = hazards(run_text(orch(past), {"a": A.clone(), "c": torch.zeros(16, 16)}, {}, filename="<san>"), "out-of-bounds")
+    assert h["line"] == 8 and "clamp=True" in h["message"]
+
+
+# -- definedness rules, kernel by kernel (the registry's kernels, wrapped as a run wraps them)
+
+
+def _definedness():
+    from pypto_lsp.exec.definedness import Definedness
+
+    found: list[tuple[str, int]] = []
+    d = Definedness(lambda: 7, lambda e, where, sh, line: found.append((where, int(sh.sum()))))
+    return d, found
+
+
+def test_rules_by_kernel_family_reduce_over_their_axes_and_matmul_over_k():
+    from pypto_lsp.exec.kernels import KERNELS
+
+    d, _found = _definedness()
+    x = torch.zeros(4, 8)
+    d.create(x, 1, "x")
+    d.clear(x[1:])  # only row 0 undefined
+    rows = d.wrap("tile.row_sum", KERNELS["tile.row_sum"])(x, torch.zeros(4, 8))
+    assert d.shadow(rows).reshape(-1).tolist() == [True, False, False, False]  # any over the reduced axis
+    y = d.wrap("tile.matmul", KERNELS["tile.matmul"])(x, torch.ones(8, 3))
+    assert d.shadow(y)[:, 0].tolist() == [True, False, False, False]  # row 0 of lhs: row 0 of the product
+    z = d.wrap("tile.adds", KERNELS["tile.adds"])(x, 1.0)
+    assert int(d.shadow(z).sum()) == 8  # elementwise
+    t = d.wrap("tile.load", KERNELS["tile.load"])(x, [1, 0], [2, 8], [2, 8])
+    assert d.shadow(t) is None  # the window moved like the data: rows 1-2 are defined
+
+
+def test_a_scatter_defines_what_it_writes_and_keeps_the_rest():
+    from pypto_lsp.exec.kernels import KERNELS
+
+    d, found = _definedness()
+    out = torch.zeros(2, 4)
+    d.create(out, 1, "out")
+    scatter = d.wrap("tile.mscatter", KERNELS["tile.mscatter"])
+    scatter(torch.ones(1, 4), torch.arange(4, dtype=torch.int32).reshape(1, 4), out)
+    assert d.shadow(out)[0].tolist() == [False] * 4 and d.shadow(out)[1].all()
+    scatter(torch.ones(1, 4), torch.arange(4, 8, dtype=torch.int32).reshape(1, 4), out)
+    assert d.shadow(out) is None and not d.sink(out, "the output") and found == []

@@ -319,3 +319,21 @@ def test_a_stacked_batch_carries_one_valid_region_for_all_its_items() -> None:
     assert sw.chk(out, (16, 64), torch.float32, None, "t") is out  # no annotation: the region stays
     whole = sw.chk(out, (16, 64), torch.float32, (16, 64), "t")  # the whole tile: no region
     assert isinstance(whole, Batch) and whole.valid is None and whole.stacked() is b.t
+
+
+def test_ix_arithmetic_is_per_iteration() -> None:
+    """A sweep's index values: each operation applies per iteration, with an int on either side."""
+    import pytest
+
+    from pypto_lsp.exec.sweep import Ix
+
+    i, j = Ix((0, 1, 2)), Ix((10, 20, 30))
+    assert (i + j).v == (10, 21, 32)
+    assert (i * 4 + 1).v == (1, 5, 9)
+    assert (2 * i).v == (0, 2, 4)
+    assert (j - i).v == (10, 19, 28)
+    assert (j - 5).v == (5, 15, 25)
+    assert (100 - i).v == (100, 99, 98)
+    assert (i + torch.tensor(3)).v == (3, 4, 5)  # a scalar tensor is an int here
+    with pytest.raises(ValueError):
+        i + Ix((1, 2))  # nests of different sizes never mix

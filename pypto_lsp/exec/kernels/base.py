@@ -255,7 +255,7 @@ def write_region(
         raise ValueError(f"store/assemble: {len(offs)} offsets for a {src.dim()}-D source and a {dst.dim()}-D target")
     san = sanitizer.active()
     if san is not None:
-        san.window(op, list(dst.shape), offs, v, "tensor" if dst.dim() and san.is_global(dst) else "tile")
+        san.window(op, list(dst.shape), offs, v, "tensor" if dst.dim() and san.is_global(dst) else "tile", dst)
         if mask is None:
             starts = [max(o, 0) for o in offs]
             san.access(
@@ -273,6 +273,8 @@ def write_region(
         src_sl.append(slice(start - o, start - o + count))
     region = src[tuple(src_sl)].to(dst.dtype)
     window = dst[tuple(dst_sl)]
+    if san is not None and san.defined.shadows:  # the window takes the source's definedness
+        san.defined.moved(window, src[tuple(src_sl)], None if mask is None else mask[tuple(src_sl)], atomic)
     if mask is not None:
         m = mask[tuple(src_sl)]
         if atomic:

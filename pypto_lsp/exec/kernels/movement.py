@@ -51,7 +51,7 @@ def load(
     """
     san = sanitizer.active()
     if san is not None:
-        _sanitize_load(san, tensor, offsets, shapes, valid_shape)
+        _sanitize_load(san, tensor, offsets, shapes, valid_shape, clamp)
     # fast path: the common in-bounds, fully valid window of the same rank
     if (
         type(offsets) is list
@@ -92,7 +92,7 @@ def load(
     return with_valid(tile, out_valid)
 
 
-def _sanitize_load(san: Any, tensor: torch.Tensor, offsets: Any, shapes: Any, valid_shape: Any) -> None:
+def _sanitize_load(san: Any, tensor: torch.Tensor, offsets: Any, shapes: Any, valid_shape: Any, clamp: Any = None) -> None:
     """The read of a ``tile.load`` (its valid window) and whether it reaches past the tensor."""
     try:
         offs = as_ints(offsets)
@@ -105,7 +105,8 @@ def _sanitize_load(san: Any, tensor: torch.Tensor, offsets: Any, shapes: Any, va
             shp = [min(a, b) for a, b in zip(vs, shp, strict=True)]
     if len(offs) != tensor.dim() or len(shp) != tensor.dim():
         return
-    san.window("tile.load", list(tensor.shape), offs, shp, "tensor")
+    if not (clamp is True or (isinstance(clamp, int) and clamp)):  # clamp=True: the request is cut at the edge
+        san.window("tile.load", list(tensor.shape), offs, shp, "tensor", tensor, clamp_hint=True)
     avail = [max(0, min(n, size - max(o, 0))) for o, n, size in zip(offs, shp, tensor.shape, strict=True)]
     san.access("r", tensor, [max(o, 0) for o in offs], avail, "tile.load")
 
@@ -214,7 +215,7 @@ def read(t: torch.Tensor, indices: Any, *_extra: Any, **_kw: Any) -> Any:
         idx = idx[len(idx) - t.dim() :]
     san = sanitizer.active()
     if san is not None:
-        san.window("read", list(t.shape), list(idx), [1] * len(idx), "tensor")
+        san.window("read", list(t.shape), list(idx), [1] * len(idx), "tensor", t)
         san.access("r", t, list(idx), [1] * len(idx), "read")
     return t[idx].item()
 
@@ -227,7 +228,7 @@ def write(t: torch.Tensor, indices: Any, value: Any, *_extra: Any, **_kw: Any) -
         idx = (0,) * (t.dim() - len(idx)) + idx
     san = sanitizer.active()
     if san is not None:
-        san.window("write", list(t.shape), list(idx), [1] * len(idx), "tensor")
+        san.window("write", list(t.shape), list(idx), [1] * len(idx), "tensor", t)
         san.access("w", t, list(idx), [1] * len(idx), "write")
     t[idx] = as_scalar(value)
     return t
@@ -272,7 +273,7 @@ def _slice_impl(
     if san is not None and (avail != shp or any(o < 0 for o in offs)):
         vs0 = as_ints(valid_shape) if valid_shape is not None else []
         want = [min(a, b) for a, b in zip(vs0, shp, strict=True)] if len(vs0) == len(shp) else shp
-        san.window("tensor.slice" if min_rank == 1 else "tile.slice", list(x.shape), offs, want, "tensor" if min_rank == 1 else "tile")
+        san.window("tensor.slice" if min_rank == 1 else "tile.slice", list(x.shape), offs, want, "tensor" if min_rank == 1 else "tile", x)
     if avail == shp and all(o >= 0 for o in offs):
         out = x[tuple(slice(o, o + s) for o, s in zip(offs, shp, strict=True))]  # a view: writes reach x
     else:

@@ -52,7 +52,7 @@ def _async_prefetch(src: Any = None, *_args: Any, **_kw: Any) -> AsyncEvent:
     san = sanitizer.active()
     if san is not None and isinstance(src, torch.Tensor) and src.dim() > 0:
         root = san.roots.get(src.untyped_storage().data_ptr())
-        if root is not None and root.written is None:  # initialised: the read is a task access
+        if root is not None:  # the read is a task access (an undefined element read is no finding by itself)
             san.access("r", src, [0] * src.dim(), list(src.shape), "prefetch.async_prefetch")
     return AsyncEvent(src)
 
