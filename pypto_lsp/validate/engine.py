@@ -489,17 +489,8 @@ def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
 def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
-    for attr in (
-        "op",
-        "split",
-        "lane",
-        "role",
-        "queue_depths",
-        "bytes",
-        "budget",
-        "rank",
-        "ranks",
-    ):  # bytes, budget: alloc_budget; rank(s): exec.ranks
+    # bytes, budget: alloc_budget; rank(s): exec.ranks
+    for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget", "rank", "ranks"):
         v = getattr(exc, attr, None)
         if v is None and exc.__cause__ is not None:
             v = getattr(exc.__cause__, attr, None)
