@@ -320,14 +320,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if config_file is not None:
         for w in cfg.config_warnings(Path(config_file)):
             print(w.format(), file=sys.stderr)
-    from .validate import budget
+    from .ir import alloc_static as budget
 
     env_problem = budget.env_problem()
-    if env_problem is not None and args.max_alloc is None and not (case and case.max_alloc):  # the flag, the case win
+    if env_problem is not None and args.max_alloc is None and not (case and case.settings.max_alloc):  # the flag, the case win
         print(f"pypto-lsp validate: {env_problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        budget.set_budget(budget.parse_size(args.max_alloc) if args.max_alloc is not None else (case.max_alloc if case else None))
+        max_alloc = budget.parse_size(args.max_alloc) if args.max_alloc is not None else None
     except ValueError as exc:
         print(f"pypto-lsp validate: --max-alloc: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -342,20 +342,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     # torch and the engine load here, after argument checks (fast failures stay fast)
     from .validate.engine import configure_torch
     from .validate.folders import AUTO_JOBS, ResultCache, validate_files
-    from .validate.golden import GoldenError, load_bundle
 
     configure_torch()
-    exact = bool(args.exact or (case.exact if case else False))  # --exact or the case's 'exact'
-    from .analysis import batching_plan as batching
+    exact = bool(args.exact or (case.settings.exact if case else False))  # --exact or the case's 'exact'
 
-    batching.set_exact(exact)  # also for the reference and localisation runs of this case
-
-    from .validate import differential as dif
-
-    inputs_path = args.inputs or (case.inputs if case else None)
-    expected_path = args.expected or (case.expected if case else None)
     # the case's settings, with what the command line says instead
-    settings = (case.settings() if case else cfg.RunSettings()).override(
+    settings = (case.settings if case else cfg.RunSettings()).override(
         rtol=args.rtol,
         atol=args.atol,
         entry=args.entry,
@@ -363,46 +355,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
         memory=args.memory == "on" if args.memory is not None else None,
         exact=exact,
         sanitize=args.sanitize == "on" if args.sanitize is not None else None,
+        max_alloc=max_alloc,
     )
-    reference = None
-    if case is not None and (args.differential or not case.has_goldens):
-        # no goldens: the folder's earliest dump, run on synthesized inputs, is the reference
-        reference = _reference("validate", cfg.discover_dumps(cfg.dump_folder(files[0])), case, settings, not args.no_cache, args.seed)
-        if isinstance(reference, int):
-            return reference
-        inputs, expected = reference.inputs, reference.expected
-        inputs_path = expected_path = None
-        compared = reference.to_json()
-        if not args.json:
-            print(f"compared with: {reference.describe()}")
-    else:
-        assert inputs_path is not None and expected_path is not None
-        try:
-            inputs = load_bundle(inputs_path)
-            expected = load_bundle(expected_path)
-        except GoldenError as exc:
-            _say(f"pypto-lsp validate: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        compared = dif.goldens_json(inputs_path, expected_path)
-        if not expected:
-            # nothing to compare with: the earliest dump, run on these inputs, is the reference (docs/goldens.md)
-            print(f"pypto-lsp validate: note: the expected bundle {expected_path} holds no tensors: differential mode", file=sys.stderr)
-            try:
-                reference = dif.on_inputs(
-                    cfg.discover_dumps(cfg.dump_folder(files[0])),
-                    inputs,
-                    str(inputs_path),
-                    entry=settings.entry,
-                    timeout=settings.timeout_s,
-                )
-            except (OSError, ValueError, dif.DifferentialError) as exc:
-                print(f"pypto-lsp validate: {exc}", file=sys.stderr)
-                return EXIT_FAIL
-            expected = reference.expected
-            inputs_path = expected_path = None  # results are cached by the tensors, not by the empty bundle
-            compared = reference.to_json()
-            if not args.json:
-                print(f"compared with: {reference.describe()}")
+    compared = _compared(
+        "validate",
+        args.path,
+        case,
+        settings,
+        inputs=args.inputs,
+        expected=args.expected,
+        differential=args.differential and case is not None,
+        seed=args.seed,
+        use_cache=not args.no_cache,
+    )
+    if isinstance(compared, int):
+        return compared
+    if compared.note is not None:
+        print(f"pypto-lsp validate: note: {compared.note}", file=sys.stderr)
+    if compared.differential and not args.json:
+        print(f"compared with: {compared.describe()}")
+    inputs, expected = compared.inputs, compared.expected
     progress = sys.stderr.isatty() and not args.json
     done = [0]
 
@@ -425,7 +397,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         jobs=args.jobs if args.jobs is not None else AUTO_JOBS,
         use_cache=not args.no_cache,
         on_result=on_result,
-        bundle_paths=(str(inputs_path), str(expected_path)) if inputs_path and expected_path else None,
+        bundle_paths=compared.bundle_paths,
         cache=ResultCache(case.cache_dir) if case is not None and case.cache_dir and not args.no_cache else None,
         executor=executor,
     )
@@ -447,11 +419,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"pypto-lsp validate: --report: cannot write {args.report}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
     if args.json:
-        _write_json({**report.to_json(), "compared_with": compared})
+        _write_json({**report.to_json(), "compared_with": compared.to_json()})
     else:
         _print_summary(report)
-        print(f"compared with: {compared['label']}" if reference is None else f"compared with: {reference.label}")
-    return after_validate(args, report, compared, EXIT_OK if report.ok else EXIT_FAIL)
+        print(f"compared with: {compared.label}")
+    return after_validate(args, report, compared.to_json(), EXIT_OK if report.ok else EXIT_FAIL)
 
 
 def _print_summary(report: Any) -> None:
@@ -511,19 +483,21 @@ def _add_ci_and_golden_arguments(sub: Any, validate: argparse.ArgumentParser) ->
     f.add_argument("--force", action="store_true", help="overwrite an existing bundle")
 
 
-def _reference(command: str, files: list[Path], case: Case, settings: RunSettings, use_cache: bool, seed: int | None) -> Any:
-    """The differential reference of ``files`` (the earliest dump on synthesized inputs), or the
-    exit status after saying why: 2 when inputs cannot be synthesized, 1 when the reference fails."""
+def _compared(command: str, path: str, case: Case | None, settings: RunSettings, **how: Any) -> Any:
+    """What ``path`` is compared with (:func:`validate.reference.resolve`), or the exit status after
+    saying why: 2 when a bundle cannot be loaded or inputs cannot be synthesized, 1 when the
+    earliest dump cannot be the reference."""
     from .validate import differential as dif
+    from .validate.reference import resolve
 
     try:
-        return dif.for_case(files, case, entry=settings.entry, timeout=settings.timeout_s, use_cache=use_cache, seed=seed)
-    except dif.GenerateError as exc:
-        print(f"pypto-lsp {command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return resolve(path, case, settings, **how)
     except dif.DifferentialError as exc:
         print(f"pypto-lsp {command}: {exc}", file=sys.stderr)
         return EXIT_FAIL
+    except dif.GoldenError as exc:  # a bundle that cannot be loaded, inputs that cannot be synthesized
+        _say(f"pypto-lsp {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def cmd_golden(args: argparse.Namespace) -> int:
@@ -548,10 +522,12 @@ def cmd_golden(args: argparse.Namespace) -> int:
     from .validate.golden import GoldenError, save_golden
 
     configure_torch()
-    settings = case.settings().override(entry=args.entry)
-    ref = _reference("golden freeze", files, case, settings, False, args.seed)
-    if isinstance(ref, int):
-        return ref
+    settings = case.settings.override(entry=args.entry)
+    compared = _compared("golden freeze", str(folder), case, settings, differential=True, seed=args.seed, use_cache=False)
+    if isinstance(compared, int):
+        return compared
+    ref = compared.reference
+    assert ref is not None
     config = Path(args.config) if args.config else None
     written = config or out.parent / "pypto-lsp.toml"
     # the same seed and table in the new case: `validate --differential` still synthesizes the same inputs

@@ -65,7 +65,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from .validate import config as cfg
 
     path = _config_file(opt, config.rootpath)
-    from .validate.budget import env_problem
+    from .ir.alloc_budget import env_problem
 
     if env_problem() is not None:  # never silently the default budget
         raise pytest.UsageError(f"--pypto-lsp: {env_problem()}")
@@ -176,22 +176,18 @@ class CaseRun:
         from .validate import differential as dif
         from .validate.engine import configure_torch
         from .validate.folders import ResultCache
-        from .validate.golden import GoldenError, load_bundle
+        from .validate.golden import GoldenError
 
         configure_torch()
         self.cache = ResultCache()
         c = self.case
         try:
-            if c.has_goldens:
-                self.inputs, self.expected = load_bundle(c.inputs), load_bundle(c.expected)
-                self.bundle_paths: tuple[str, str] | None = (str(c.inputs), str(c.expected))
-                self.label = "goldens"
-            else:
-                from .validate.budget import scoped_budget
+            from .validate.reference import resolve
 
-                with scoped_budget(c.max_alloc):  # the case's budget for the reference run too
-                    ref = dif.for_case(self.files, c, entry=c.entry, timeout=c.timeout_s)
-                self.inputs, self.expected, self.bundle_paths, self.label = ref.inputs, ref.expected, None, ref.label
+            compared = resolve(self.files[0], c, c.settings)  # the case's budget for a reference run too
+            self.inputs, self.expected = compared.inputs, compared.expected
+            self.bundle_paths: tuple[str, str] | None = compared.bundle_paths
+            self.label = compared.label
         except (GoldenError, dif.GenerateError, dif.DifferentialError) as exc:
             self.problem = str(exc)
 
@@ -204,7 +200,7 @@ class CaseRun:
                 [self.files[i]],
                 self.inputs,
                 self.expected,
-                settings=c.settings(),
+                settings=c.settings,
                 jobs=1,
                 cache=self.cache,
                 bundle_paths=self.bundle_paths,
@@ -233,7 +229,7 @@ class CaseRun:
             from .validate.localize import localize_report
 
             c = self.case
-            localize_report(report, self.inputs, **c.settings().values_kwargs())
+            localize_report(report, self.inputs, **c.settings.values_kwargs())
         try:
             from .ir.parser import read_dump  # never more than the size limit
 

@@ -29,8 +29,8 @@ loop nests whose iterations are independent (a window swept across a tensor): :m
 Before ConvertToSSA the loop has no iter_args and the body rebinds its accumulator
 (``acc = pl.tensor.add(acc, pl.tensor.matmul(a, b))``): the same plan, with the accumulator's name.
 ``exact`` turns batching off: a run setting (the CLI's ``--exact``, the case key ``exact``, the
-editor setting ``pypto-lsp.exact``) handed to :func:`pypto_lsp.validate.engine.run_text`;
-:func:`set_exact` sets the process default a run without the setting uses.
+editor setting ``pypto-lsp.exact``) that travels in ``validate.config.RunSettings`` down to
+:func:`pypto_lsp.analysis.lowering.lower_program`; there is no process default.
 """
 
 from __future__ import annotations
@@ -52,26 +52,14 @@ from ..ir.model import (
     TensorType,
     TileType,
     Yield,
+    int_literal,
     stmt_exprs,
     stmt_targets,
     walk_expr,
     walk_stmts,
 )
 
-__all__ = ["set_exact", "exact", "has_placements", "Window", "Accumulation", "loop_range", "plan_loop", "used_after"]
-
-_exact = False
-
-
-def set_exact(on: bool) -> None:
-    """``True``: by default, run every loop tile by tile (a run's own ``exact`` setting wins)."""
-    global _exact
-    _exact = bool(on)
-
-
-def exact(setting: bool | None = None) -> bool:
-    """The run's ``exact`` setting, else the process default (:func:`set_exact`)."""
-    return _exact if setting is None else bool(setting)
+__all__ = ["has_placements", "Window", "Accumulation", "loop_range", "plan_loop", "used_after"]
 
 
 def has_placements(program: Program) -> bool:
@@ -138,7 +126,8 @@ def affine_in(e: Expr, affine: dict[str, tuple[int, int]]) -> tuple[int, int] | 
 
 
 def const_int(e: Expr) -> int | None:
-    return e.value if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool) else None
+    """An integer literal, unsigned (:func:`pypto_lsp.ir.model.int_literal`): what a plan may rely on."""
+    return int_literal(e, signed=False)
 
 
 def const_ints(e: Expr) -> list[int] | None:

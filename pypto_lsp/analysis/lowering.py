@@ -46,11 +46,11 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Options:
     """What the run asks for: ``trace`` (localisation: every value through the tracer, every loop
-    as written), ``exact`` (every loop as written; None: the process default), ``check_shapes``,
+    as written), ``exact`` (every loop as written), ``check_shapes``,
     ``sanitize`` (task calls through the sanitizer)."""
 
     trace: bool = False
-    exact: bool | None = None
+    exact: bool = False
     check_shapes: bool = True
     sanitize: bool = False
 
@@ -104,10 +104,8 @@ class FunctionLowering:
     types: dict[str, Type]  # IR types by name: parameters and annotated targets
     lanes: int | None  # an outlined split region: run once per AIV lane with this split mode; else None
     cube: frozenset[str]  # in such a region: the names only lane 0 computes (ir.cube_side)
-    traced: bool
     memory: FunctionMemory | None  # the tiles of this function in the arenas (None: values only)
     same_path: bool  # with memory: every call takes the same path, a frame may stop checking
-    sanitized: bool
     loops: dict[int, LoopStrategy] = field(default_factory=dict)  # id(For) -> strategy; absent: as written
 
     def loop(self, s: For) -> LoopStrategy:
@@ -185,7 +183,7 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
     """The :class:`Lowering` of ``program`` for a run with ``options``; ``memory``: its memory
     plan when the memory model is on (kept only when it places something)."""
     placed = memory if memory is not None and memory.placed else None
-    exact = batching_plan.exact(options.exact)
+    exact = bool(options.exact)
     # batched loops: never traced, never exact, never with the memory model on placed tiles (the
     # memory model on a program whose plan places nothing leaves the script values-only)
     batching = not options.trace and not exact and placed is None
@@ -202,10 +200,8 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
             types=_types(fn),
             lanes=lanes,
             cube=frozenset(cube_names(fn)) if lanes is not None else frozenset(),
-            traced=options.trace,
             memory=mem,
             same_path=mem is not None and sweeps and same_path_every_call(fn),
-            sanitized=options.sanitize,
         )
         for s in walk_stmts(fn.body):
             if isinstance(s, For):

@@ -57,7 +57,8 @@ def read_text(path: Path) -> str:
 def prepare(args: dict[str, Any]) -> Prepared:
     """Resolve a launch request's arguments (raises :class:`LaunchError` with the reason)."""
     from ..validate import differential as dif
-    from ..validate.golden import GoldenError, load_bundle
+    from ..validate.golden import GoldenError
+    from ..validate.reference import resolve
 
     program = _path(args.get("program"), "program")
     if program is None:
@@ -82,29 +83,26 @@ def prepare(args: dict[str, Any]) -> Prepared:
         case = cfg.find_case(program, config)
     except (cfg.ConfigError, ValueError, OSError) as exc:
         raise LaunchError(f"launch: {exc}") from exc
-    settings = case.settings().override(entry=entry)
+    settings = case.settings.override(entry=entry)
     try:
         folder = cfg.dump_folder(program)
         files = cfg.discover_dumps(folder)
     except (FileNotFoundError, ValueError, OSError):
         files = [program]
     notes: list[str] = []
-    if inputs_p is None and case.has_goldens:
-        inputs_p, expected_p = case.inputs, case.expected
-    if inputs_p is not None and expected_p is not None:
-        try:
-            inputs = load_bundle(inputs_p)
-            expected = load_bundle(expected_p)
-        except GoldenError as exc:
-            raise LaunchError(f"launch: {exc}") from exc
-        compared = f"goldens {inputs_p.name} / {expected_p.name}"
+    try:
+        compared = resolve(program, case, settings, inputs=inputs_p, expected=expected_p)
+    except (dif.DifferentialError, dif.GenerateError) as exc:  # the synthesized reference
+        raise LaunchError(f"launch: no goldens, and {exc}") from exc
+    except GoldenError as exc:
+        raise LaunchError(f"launch: {exc}") from exc
+    inputs, expected = compared.inputs, compared.expected
+    if compared.bundle_paths is not None:
+        compared_label = "goldens " + " / ".join(Path(p).name for p in compared.bundle_paths)
     else:
-        try:
-            ref = dif.for_case(files, case, entry=settings.entry, timeout=settings.timeout_s or None)
-        except GoldenError as exc:  # GenerateError, DifferentialError
-            raise LaunchError(f"launch: no goldens, and {exc}") from exc
-        inputs, expected = ref.inputs, ref.expected
-        compared = ref.label
+        compared_label = compared.label
+    if compared.note is not None:
+        notes.append(compared.note)
     previous = None
     order = [f.resolve() for f in files]
     if program in order and order.index(program) > 0:
@@ -134,7 +132,7 @@ def prepare(args: dict[str, Any]) -> Prepared:
             prev_text = read_text(previous)
         except (OSError, UnicodeDecodeError):
             prev_text = None
-    return Prepared(program, text, inputs, expected, settings, compared, previous, prev_text, comp, notes)
+    return Prepared(program, text, inputs, expected, settings, compared_label, previous, prev_text, comp, notes)
 
 
 def launch_filters(args: dict[str, Any]) -> set[str]:

@@ -744,7 +744,7 @@ def generate(
     trace: bool = False,
     memory: bool = True,
     memory_plan: MemoryPlan | None = None,
-    exact: bool | None = None,
+    exact: bool = False,
     sanitize: bool = False,
     lowering: Lowering | None = None,
 ) -> GeneratedCode:
@@ -755,7 +755,7 @@ def generate(
     ``memory``: when the dump places tiles (from InitMemRef on), run them in per-core byte
     arenas where the IR puts them and check every read (:mod:`pypto_lsp.exec.memory`); the
     runner may replace ``_pl_mem_session`` to collect the findings.
-    ``exact``: every loop as written (no batched loops, :mod:`.batching`); None: the process default.
+    ``exact``: every loop as written (no batched loops, :mod:`.batching`).
     ``sanitize``: every task call and global buffer goes through ``_pl_san``, the run's
     :class:`~pypto_lsp.exec.sanitizer.Sanitizer` (the runner puts it in the namespace).
     ``lowering``: the decisions made already (:func:`pypto_lsp.analysis.lowering.lower_program`);

@@ -72,7 +72,7 @@ class MemoryLowering:
     def alloc_guard(self, s: Assign, ind: int) -> None:
         """Before an op allocating a result whose shape depends on runtime values (dynamic dims,
         scalar parameters): the budget check of :mod:`pypto_lsp.ir.alloc_budget`. Static shapes were checked
-        before the run (validate.budget) and get nothing here."""
+        before the run (ir.alloc_static) and get nothing here."""
         v = s.value
         if not isinstance(v, OpCall) or v.op in WRITES_INTO or v.op in VIEW_OPS or v.op in NO_NEW_BUFFER:
             return

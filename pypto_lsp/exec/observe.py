@@ -1,12 +1,14 @@
 """Observers of a run: the one interface every watcher of a dump's execution implements.
 
-A dump runs one way (:func:`pypto_lsp.validate.execute.run`): its generated script is executed in
+A dump runs one way (:func:`pypto_lsp.validate.engine.run`): its generated script is executed in
 a fresh namespace and its entry called with the inputs. What watches the run is an
 :class:`Observer`, the way torch.fx separates the graph from the ``Interpreter`` subclasses that
-run it: localisation's tracer (every assigned value), the error map's write recorder (every store),
-the memory model's session (every placed tile), the sanitizer (every task and global access), the
-debugger (every line), call counting, a per-line timer. None of them needs a change in the code
-generator: an observer
+run it: the trace hooks (:class:`pypto_lsp.exec.trace_hooks.TraceObserver`, which hand every
+assigned value to localisation's tracer or to the debugger), the error map's write recorder (every
+store), the memory model (:class:`pypto_lsp.exec.memory.MemoryObserver`, every placed tile), the
+sanitizer (every task and global access), the cross-rank hazards of multi-rank programs
+(:mod:`pypto_lsp.exec.rank_hazards`) and call counting (:class:`CallCounter`). None of them needs
+a change in the code generator: an observer
 
 * puts what the script calls into its namespace (:meth:`Observer.namespace`: ``_pl_tr`` and the
   trace hooks, ``_pl_mem_session``, ``_pl_san``);

@@ -340,3 +340,34 @@ def group_launcher(name: str, aic: Callable[..., Any], aiv: Callable[..., Any], 
         return run_group(name, aic, aiv, args, split=split, dual_aiv_dispatch=dual_aiv_dispatch)
 
     return launch
+
+
+import builtins as _builtins  # noqa: E402
+
+# The builtins the generated module is given (validate.engine.run); dump text never reaches them anyway.
+SAFE_BUILTINS = {
+    n: getattr(_builtins, n)
+    for n in (
+        "range",
+        "min",
+        "max",
+        "abs",
+        "int",
+        "float",
+        "bool",
+        "len",
+        "isinstance",
+        "tuple",
+        "list",
+        "dict",
+        "None",
+        "True",
+        "False",
+        "__import__",
+        "Exception",
+        "RuntimeError",
+        "TypeError",
+        "ValueError",
+    )
+    if hasattr(_builtins, n)
+}

@@ -40,12 +40,12 @@ def run_findings(path: Path, config: str | None = None) -> tuple[list[Hazard], s
         load_bundle(case.inputs),
         load_bundle(case.expected),
         filename=str(path),
-        rtol=case.rtol,
-        atol=case.atol,
-        entry=case.entry,
-        timeout=case.timeout_s,
+        rtol=case.settings.rtol,
+        atol=case.settings.atol,
+        entry=case.settings.entry,
+        timeout=case.settings.timeout_s,
         memory=True,
-        backend=case.backend,
+        backend=case.settings.backend,
     )
     return list(hazards_of(fr)), None
 

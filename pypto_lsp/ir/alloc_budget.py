@@ -4,24 +4,24 @@ The budget is per allocation: the bytes one op may ask for, its result plus the 
 its kernel makes on the way (the catalogue's ``temp_bytes`` per result element,
 :mod:`pypto_lsp.ir.catalogue`). By default a quarter of the machine's memory (the smaller of
 physical memory and a cgroup limit); ``PYPTO_LSP_MAX_ALLOC`` (bytes, or ``512M``, ``4G`` ...)
-or :func:`set_budget` (the CLI's ``--max-alloc``, a case's ``max_alloc``, the editor's
-``maxAlloc`` through the worker) change it.
+or a run's ``max_alloc`` (the CLI's ``--max-alloc``, a case's ``max_alloc``, the editor's
+``maxAlloc`` through the worker, all in ``validate.config.RunSettings``) change it: no process global.
 
-Shapes known before the run are checked statically (:mod:`pypto_lsp.validate.budget`). A shape
+Shapes known before the run are checked statically (:mod:`pypto_lsp.ir.alloc_static`). A shape
 that depends on a runtime value (a dim bound from an input tensor, a scalar parameter) is checked
-by :func:`check`, which :mod:`pypto_lsp.exec.codegen` emits right before each such allocating statement only:
+by ``_pl_ab.check``, which :mod:`pypto_lsp.exec.codegen` emits right before each such allocating statement only
+(the runner hands in a :class:`Guard` of the run's budget as ``_pl_ab``; the standalone script imports
+this module, whose :func:`check` uses the default):
 statically sized sites cost nothing, a dynamic one a few integer multiplications.
 
 Pure Python, so it lives on the lowest floor: the executor's generated code, the static check
-(:mod:`pypto_lsp.validate.budget`) and the language server's settings (``maxAlloc``) all read it.
+(:mod:`pypto_lsp.ir.alloc_static`) and the language server's settings (``maxAlloc``) all read it.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
@@ -50,12 +50,8 @@ ITEMSIZE = {
 }
 DEFAULT_ITEMSIZE = 4  # float32: the fallback of the dtypes torch has no equivalent of
 
-_override: int | None = None
 _machine: list[int | None] = []  # machine_memory(), read once
 _env_cache: tuple[str, int | None] = ("", None)
-# the last answer of budget(): what the guard compares with (a run resolves the budget once, in its
-# static check, before the guard can run; resolving it per guard call would cost microseconds)
-_last: int | None = None
 
 
 def itemsize(dtype: str) -> int:
@@ -123,35 +119,13 @@ def machine_memory() -> int | None:
     return _machine[0]
 
 
-def set_budget(n: int | None) -> None:
-    """Bytes allowed per allocation (None: back to the environment / the default)."""
-    global _override, _last
-    _override = n
-    _last = None
-
-
-@contextmanager
-def scoped_budget(n: int | None) -> Iterator[None]:
-    """Within the block, ``n`` bytes per allocation (None: leave the budget as it is); restored after."""
-    global _override, _last
-    if n is None:
-        yield
-        return
-    before = _override
-    set_budget(n)
-    try:
-        yield
-    finally:
-        _override, _last = before, None
-
-
-def budget() -> int:
-    """Bytes allowed per allocation: :func:`set_budget`, else ``PYPTO_LSP_MAX_ALLOC``, else a
-    quarter of the machine's memory (4 GiB when that is unknown)."""
-    global _env_cache, _last
-    if _override is not None:
-        _last = _override
-        return _override
+def budget(n: int | None = None) -> int:
+    """Bytes allowed per allocation: ``n`` (a run's ``max_alloc``: the CLI's ``--max-alloc``, a
+    case's ``max_alloc``, the editor's ``maxAlloc``, carried by ``validate.config.RunSettings``),
+    else ``PYPTO_LSP_MAX_ALLOC``, else a quarter of the machine's memory (4 GiB when that is unknown)."""
+    global _env_cache
+    if n is not None:
+        return n
     env = os.environ.get(ENV)
     if env:
         if env != _env_cache[0]:
@@ -160,11 +134,9 @@ def budget() -> int:
             except ValueError:
                 _env_cache = (env, None)
         if _env_cache[1] is not None:
-            _last = _env_cache[1]
-            return _last
+            return _env_cache[1]
     mem = machine_memory()
-    _last = mem // 4 if mem else 4 << 30
-    return _last
+    return mem // 4 if mem else 4 << 30
 
 
 def fmt_bytes(n: int) -> str:
@@ -194,22 +166,34 @@ class AllocBudgetError(RuntimeError):
         self.budget = limit
 
 
-def check(shape: tuple[Any, ...], site: tuple[int, str, str, int]) -> None:
-    """Before an allocation of ``shape`` (runtime values); ``site`` = (bytes per element with the
-    kernel's temporaries, what, dtype, temporaries per element), a constant of the script."""
-    n = site[0]
-    try:
-        for d in shape:
+class Guard:
+    """The runtime check of one run, with its budget resolved once (per guard call it would cost
+    microseconds): the ``_pl_ab`` the runner hands the script."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def check(self, shape: tuple[Any, ...], site: tuple[int, str, str, int]) -> None:
+        """Before an allocation of ``shape`` (runtime values); ``site`` = (bytes per element with the
+        kernel's temporaries, what, dtype, temporaries per element), a constant of the script."""
+        limit = self.limit
+        n = site[0]
+        try:
+            for d in shape:
+                n *= d
+            if not n > limit:
+                return
+            dims = [int(d) for d in shape]
+        except (TypeError, ValueError, OverflowError, RuntimeError):
+            return  # not integers: the op itself reports it
+        if min(dims) < 0:
+            return  # a negative dim: the op reports it
+        n = site[0]
+        for d in dims:
             n *= d
-        limit = _last if _last is not None else budget()
-        if not n > limit:
-            return
-        dims = [int(d) for d in shape]
-    except (TypeError, ValueError, OverflowError, RuntimeError):
-        return  # not integers: the op itself reports it
-    if min(dims) < 0:
-        return  # a negative dim: the op reports it
-    n = site[0]
-    for d in dims:
-        n *= d
-    raise AllocBudgetError(message(n, site[1], dims, site[2], site[3], limit), n, limit)
+        raise AllocBudgetError(message(n, site[1], dims, site[2], site[3], limit), n, limit)
+
+
+def check(shape: tuple[Any, ...], site: tuple[int, str, str, int]) -> None:
+    """The standalone script's guard: the default budget (:func:`budget`)."""
+    Guard(budget()).check(shape, site)

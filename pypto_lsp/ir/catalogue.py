@@ -41,7 +41,7 @@ class OpSpec:
     # bytes of temporaries our kernel (exec/kernels) holds per element of the result at its peak,
     # beyond the result itself, in its most expensive dtype case (a wide product before the cast,
     # float64 rounding neighbours, unpacked mask bits); the allocation budget counts them, before
-    # the run (validate/budget) and at runtime-sized sites (ir/alloc_budget). 0: the kernel
+    # the run (ir/alloc_static) and at runtime-sized sites (ir/alloc_budget). 0: the kernel
     # allocates its result and nothing the size of it. Copies of operands are not counted (an
     # operand already fit the budget)
     temp_bytes: int = 0

@@ -10,7 +10,6 @@ from . import catalogue
 from . import diagnostics as D
 from .model import (
     Assign,
-    BinOp,
     Const,
     DictExpr,
     DTypeRef,
@@ -35,6 +34,7 @@ from .model import (
     UnaryOp,
     While,
     entry_function,
+    fold_int,
     stmt_exprs,
     stmt_targets,
     trailing_yield,
@@ -88,28 +88,11 @@ def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
 def _static_dims(dims: list[Expr]) -> list[int] | None:
     out = []
     for d in dims:
-        v = _const_int(d)
+        v = fold_int(d)
         if v is None:
             return None
         out.append(v)
     return out
-
-
-def _const_int(e: Expr) -> int | None:
-    if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
-        return e.value
-    if isinstance(e, BinOp) and e.op in ("+", "-", "*", "//"):
-        a, b = _const_int(e.left), _const_int(e.right)
-        if a is None or b is None:
-            return None
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        return a // b if b else None
-    return None
 
 
 def _core_num_problem(e: Expr) -> str | None:
@@ -120,7 +103,7 @@ def _core_num_problem(e: Expr) -> str | None:
         return f"core_num must be a positive integer, got -{v!r}"
     if isinstance(e, Const) and (not isinstance(e.value, int) or isinstance(e.value, bool)):
         return f"core_num must be a positive integer, got {e.value!r}"
-    n = _const_int(e)
+    n = fold_int(e)
     if n is not None and n < 1:
         return f"core_num must be a positive integer (a block count), got {n}"
     return None

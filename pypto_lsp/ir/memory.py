@@ -45,6 +45,7 @@ from .model import (
     TileType,
     Type,
     While,
+    int_literal,
     stmt_targets,
     walk_stmts,
 )
@@ -283,12 +284,6 @@ class MemoryPlan:
         return any(f.sites for f in self.functions.values())
 
 
-def _int(e: object) -> int | None:
-    if isinstance(e, Const) and type(e.value) is int:
-        return e.value
-    return None
-
-
 def footprint(t: TileType) -> int | None:
     """Bytes a tile occupies: its static shape times its dtype's size (None if not static)."""
     bits = DTYPE_BITS.get(t.dtype)
@@ -296,7 +291,7 @@ def footprint(t: TileType) -> int | None:
         return None
     n = 1
     for d in t.shape:
-        v = _int(d)
+        v = int_literal(d, signed=False)
         if v is None:
             return None
         n *= v
@@ -304,7 +299,7 @@ def footprint(t: TileType) -> int | None:
 
 
 def _shape(t: TileType) -> tuple[int, ...]:
-    return tuple(_int(d) or 0 for d in t.shape)
+    return tuple(int_literal(d, signed=False) or 0 for d in t.shape)
 
 
 def _kw_int(op: OpCall, key: str) -> int | None:
@@ -337,7 +332,7 @@ def _is_addressed(program: Program) -> bool:
                 m = s.target.type.memref
                 if m is None or m.base is None or m.offset is None:
                     continue
-                off = _int(m.offset)
+                off = int_literal(m.offset, signed=False)
                 if off is None:
                     continue
                 key = (fn.name, m.base)
@@ -371,7 +366,7 @@ def _plan_function(fn: Function, addressed: bool, caps: dict[str, int], findings
         if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op in ("tile.alloc", "tensor.alloc"):
             args = s.value.args
             space = args[0].member if args and isinstance(args[0], EnumRef) else None
-            size = _int(args[1]) if len(args) > 1 else None
+            size = int_literal(args[1], signed=False) if len(args) > 1 else None
             if space is not None:
                 allocs[s.target.name] = (space, size, s.span)
     # iter_args have no annotation: they take their init value's type
@@ -456,10 +451,10 @@ def _plan_function(fn: Function, addressed: bool, caps: dict[str, int], findings
         if space not in ON_CHIP:
             continue
         nb = footprint(t)
-        off = _int(m.offset) if m.offset is not None else 0
+        off = int_literal(m.offset, signed=False) if m.offset is not None else 0
         if nb is None or off is None:
             continue
-        msize = _int(m.size) if m.size is not None else None
+        msize = int_literal(m.size, signed=False) if m.size is not None else None
         if addressed:
             start = off
         else:

@@ -521,3 +521,40 @@ def stmt_targets(s: Stmt) -> list[Target]:
     if isinstance(s, Scope) and s.as_name is not None:
         return [s.as_name]
     return []
+
+
+# ---------------------------------------------------------------------- integer constants
+
+
+def int_literal(e: Any, signed: bool = True) -> int | None:
+    """An integer literal's value (a bool is none), or with ``signed`` a negated one (``-3``); else None."""
+    if isinstance(e, Const) and type(e.value) is int:
+        return e.value
+    if signed and isinstance(e, UnaryOp) and e.op in ("-", "USub") and isinstance(e.operand, Const) and type(e.operand.value) is int:
+        return -e.operand.value
+    return None
+
+
+def fold_int(e: Any, depth: int = 0) -> int | None:
+    """**The one integer constant folding**: the value of a constant integer expression (literals,
+    negation, ``+ - * //`` of them), else None; operands past 2**64 or nesting past 32 are not folded."""
+    if depth > 32:
+        return None
+    if isinstance(e, Const):
+        v = e.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(e, UnaryOp) and e.op == "-":
+        v = fold_int(e.operand, depth + 1)
+        return -v if v is not None else None
+    if isinstance(e, BinOp) and e.op in ("+", "-", "*", "//"):
+        a, b = fold_int(e.left, depth + 1), fold_int(e.right, depth + 1)
+        if a is None or b is None or abs(a) > 1 << 64 or abs(b) > 1 << 64:
+            return None
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        return a // b if b else None
+    return None

@@ -15,20 +15,12 @@ it is found while the dump runs (:meth:`pypto_lsp.exec.crosscore.Runtime.set_rin
 from __future__ import annotations
 
 from . import diagnostics as D
-from .model import Assign, Const, Expr, Name, OpCall, Program, UnaryOp, walk_expr, walk_stmts
+from .model import Assign, Const, Expr, Name, OpCall, Program, int_literal, walk_expr, walk_stmts
 
 __all__ = ["check_pipes"]
 
 _INIT = ("system.aic_initialize_pipe", "system.aiv_initialize_pipe")
 _INT32_MAX = 2**31 - 1
-
-
-def _int(e: Expr | None) -> int | None:
-    if isinstance(e, Const) and type(e.value) is int:
-        return e.value
-    if isinstance(e, UnaryOp) and e.op in ("-", "USub") and isinstance(e.operand, Const) and type(e.operand.value) is int:
-        return -e.operand.value
-    return None
 
 
 def _reserves(program: Program) -> dict[tuple[str, str], int]:
@@ -38,7 +30,7 @@ def _reserves(program: Program) -> dict[tuple[str, str], int]:
         for s in walk_stmts(fn.body):
             if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "system.reserve_buffer":
                 name = s.value.kwargs.get("name")
-                size = _int(s.value.kwargs.get("size"))
+                size = int_literal(s.value.kwargs.get("size"))
                 if isinstance(name, Const) and isinstance(name.value, str) and size is not None:
                     out[(fn.name, name.value)] = size
     return out
@@ -65,7 +57,7 @@ def check_pipes(program: Program) -> list[D.Diagnostic]:
         for s in walk_stmts(fn.body):
             if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "system.reserve_buffer":
                 size_e = s.value.kwargs.get("size")
-                size = _int(size_e)
+                size = int_literal(size_e)
                 if size is not None and size > cap:
                     out.append(
                         D.error(
@@ -105,7 +97,7 @@ def _exprs(s: object) -> list[Expr]:
 def _check_init(e: OpCall, buffers: dict[str, int], space: str, cap: int) -> list[D.Diagnostic]:
     out: list[D.Diagnostic] = []
     num_e, size_e = e.kwargs.get("slot_num"), e.kwargs.get("slot_size")
-    num, size = _int(num_e), _int(size_e)
+    num, size = int_literal(num_e), int_literal(size_e)
     where = e.op.split(".")[-1]
     if num is not None and num < 1:
         out.append(D.error((num_e or e).span, "pipe-protocol", f"{where}: slot_num={num}: a ring needs at least one slot"))

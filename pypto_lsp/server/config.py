@@ -160,24 +160,15 @@ class Resolved:
     folder: Path
     inputs: Path | None
     expected: Path | None
-    entry: str | None
-    rtol: float
-    atol: float
-    timeout_s: float
+    settings: vconfig.RunSettings  # how a dump of this folder is run and compared (what every worker request carries)
     golden_source: str  # a config file, a folder, "settings" or "none"
     validation: bool
     run_on: str
     use_cache: bool
     error: str | None = None  # a config file that cannot be used
-    memory: bool = True  # the setting and the case's 'memory' both on
-    backend: str | None = None  # the case's 'backend' (memory capacities)
-    exact: bool = False  # the setting or the case's 'exact': no batched loops
     notes: tuple[str, ...] = field(default_factory=tuple)
     # no goldens: the folder's earliest dump (its stem) on synthesized inputs is the reference
     reference: str | None = None
-    max_alloc: int | None = None  # the case's 'max_alloc', else the 'maxAlloc' setting; None: the default
-    sanitize: bool = True  # the setting and the case's 'sanitize' both on
-    ranks: int | None = None  # the case's 'ranks' (a multi-rank program's rank count)
 
     @property
     def has_goldens(self) -> bool:
@@ -191,12 +182,12 @@ class Resolved:
 
     def run_settings(self) -> vconfig.RunSettings:
         """How a dump of this folder is run and compared (what every worker request carries)."""
-        return vconfig.RunSettings.of(self)
+        return self.settings
 
     def key(self) -> tuple[Any, ...]:
-        """What makes two results comparable (goldens, tolerances, entry)."""
-        key = (str(self.inputs), str(self.expected), self.entry, self.rtol, self.atol, self.reference, self.memory, self.backend)
-        return key + (self.max_alloc, self.exact, self.sanitize, self.ranks)  # a smaller budget may stop a run that passed
+        """What makes two results comparable: the goldens and every run setting but the timeout (a
+        smaller budget may stop a run that passed; a result that timed out is never kept)."""
+        return (str(self.inputs), str(self.expected), self.reference, replace(self.settings, timeout_s=0))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -204,16 +195,16 @@ class Resolved:
             "golden": {"inputs": str(self.inputs) if self.inputs else None, "expected": str(self.expected) if self.expected else None},
             "golden_source": self.golden_source,
             "compared_with": self.compared_label or ("goldens" if self.inputs is not None else None),
-            "entry": self.entry,
-            "rtol": self.rtol,
-            "atol": self.atol,
-            "timeout_s": self.timeout_s,
+            "entry": self.settings.entry,
+            "rtol": self.settings.rtol,
+            "atol": self.settings.atol,
+            "timeout_s": self.settings.timeout_s,
             "validation": self.validation,
             "runOn": self.run_on,
             "cache": self.use_cache,
             "error": self.error,
             "notes": list(self.notes),
-            "maxAlloc": self.max_alloc,
+            "maxAlloc": self.settings.max_alloc,
         }
 
 
@@ -247,10 +238,12 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
 
     reference = None
     if (inputs is None or expected is None) and error is None:
-        # differential mode: the earliest dump of the folder is the reference
-        dumps = sorted(f.name for f in folder.glob("*.py")) if folder.is_dir() else []
-        reference = Path(dumps[0]).stem if dumps else None
+        # differential mode: the earliest dump of the folder is the reference (validate.reference runs it)
+        dumps = list(folder.glob("*.py")) if folder.is_dir() else []
+        reference = vconfig.earliest_dump(dumps).stem if dumps else None
         source = source if source != "none" else "differential"
+
+    cs = case.settings if case is not None else None  # the case's run settings
 
     def pick(case_value: float | None, default: float, setting: float | None) -> float:
         if from_file and case_value is not None and case_value != default:
@@ -261,10 +254,20 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         folder=folder,
         inputs=inputs,
         expected=expected,
-        entry=case.entry if case is not None else None,
-        rtol=pick(case.rtol if case else None, vconfig.DEFAULT_RTOL, settings.rtol),
-        atol=pick(case.atol if case else None, vconfig.DEFAULT_ATOL, settings.atol),
-        timeout_s=pick(case.timeout_s if case else None, vconfig.DEFAULT_TIMEOUT_S, settings.timeout_s),
+        # the case's run settings (a setting without an editor counterpart: the case's value),
+        # with the editor's settings merged in where it has one
+        settings=replace(
+            cs if cs is not None else vconfig.RunSettings(),
+            entry=cs.entry if cs is not None else None,
+            rtol=pick(cs.rtol if cs else None, vconfig.DEFAULT_RTOL, settings.rtol),
+            atol=pick(cs.atol if cs else None, vconfig.DEFAULT_ATOL, settings.atol),
+            timeout_s=pick(cs.timeout_s if cs else None, vconfig.DEFAULT_TIMEOUT_S, settings.timeout_s),
+            memory=settings.memory and (cs.memory if cs is not None else True),
+            backend=cs.backend if cs is not None else None,
+            max_alloc=cs.max_alloc if cs is not None and cs.max_alloc is not None else settings.max_alloc,
+            exact=settings.exact or (cs.exact if cs is not None else False),
+            sanitize=settings.sanitize and (cs.sanitize if cs is not None else True),
+        ),
         golden_source=source,
         validation=settings.validation,
         run_on=settings.run_on,
@@ -272,12 +275,6 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         error=error,
         notes=notes,
         reference=reference,
-        memory=settings.memory and (case.memory if case is not None else True),
-        backend=case.backend if case is not None else None,
-        max_alloc=case.max_alloc if case is not None and case.max_alloc is not None else settings.max_alloc,
-        exact=settings.exact or (case.exact if case is not None else False),
-        sanitize=settings.sanitize and (case.sanitize if case is not None else True),
-        ranks=case.ranks if case is not None else None,
     )
 
 

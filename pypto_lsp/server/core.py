@@ -133,7 +133,7 @@ class Core:
         text, version = st.text, st.version
         h = text_hash(text)
         if st.parsed_hash != h:
-            entry = self.config.get(st.path).entry if st.path is not None else None
+            entry = self.config.get(st.path).settings.entry if st.path is not None else None
             loop = asyncio.get_running_loop()
             program, diags = await loop.run_in_executor(None, parse_and_check, text, str(st.path) if st.path else uri, entry)
             if st.version != version or not st.is_open:

@@ -304,14 +304,16 @@ class Validator:
     def _static_result(snap: Snapshot, st: DocState | None) -> FileResult | None:
         """A parse/static error known in-process: no need to bother the worker."""
         if snap.static_error is not None:
-            return FileResult(str(snap.path), ERROR, error=snap.static_error, rtol=snap.resolved.rtol, atol=snap.resolved.atol)
+            return FileResult(
+                str(snap.path), ERROR, error=snap.static_error, rtol=snap.resolved.settings.rtol, atol=snap.resolved.settings.atol
+            )
         if st is None or not st.is_open or st.parsed_hash != snap.hash:
             return None
         errors = [d for d in st.parse_diags if d.severity == "error"]
         if not errors:
             return None
         err = ErrorInfo.from_diagnostic(errors[0])
-        return FileResult(str(snap.path), ERROR, error=err, rtol=snap.resolved.rtol, atol=snap.resolved.atol)
+        return FileResult(str(snap.path), ERROR, error=err, rtol=snap.resolved.settings.rtol, atol=snap.resolved.settings.atol)
 
     async def _run(self, uri: str, reason: str) -> FileResult | None:
         try:
@@ -339,12 +341,16 @@ class Validator:
                 raw = await self.worker.validate(params)
                 fr = FileResult.from_json(raw)
             except P.WorkerError as exc:
-                fr = FileResult(str(snap.path), ERROR, error=ErrorInfo(exc.kind, exc.message), rtol=r.rtol, atol=r.atol)
+                fr = FileResult(str(snap.path), ERROR, error=ErrorInfo(exc.kind, exc.message), rtol=r.settings.rtol, atol=r.settings.atol)
                 self.client.log(f"validate {snap.path.name}: {exc}", logging.WARNING)
             except (KeyError, TypeError, ValueError) as exc:  # a malformed answer: say so, do not hang the lens
                 log.exception("bad worker answer")
                 fr = FileResult(
-                    str(snap.path), ERROR, error=ErrorInfo(P.E_INTERNAL, f"unreadable worker answer: {exc!r}"), rtol=r.rtol, atol=r.atol
+                    str(snap.path),
+                    ERROR,
+                    error=ErrorInfo(P.E_INTERNAL, f"unreadable worker answer: {exc!r}"),
+                    rtol=r.settings.rtol,
+                    atol=r.settings.atol,
                 )
             except asyncio.CancelledError:
                 if self._runs.get(uri) is None or self._runs.get(uri) is asyncio.current_task():

@@ -79,14 +79,16 @@ class DaskExecutor:
 
         from distributed import as_completed
 
-        from .budget import budget
+        from ..ir.alloc_budget import budget
 
         client = self.client
         # torch.save bytes, not tensors: Dask's own tensor serializer needs numpy, which torch does not
         token, blob = goldens_blob(inputs, expected)
         scattered = client.scatter({"goldens": blob}, broadcast=True, hash=False)
         g = scattered if isinstance(scattered, dict) else dict(scattered)
-        options = {"budget": budget(), "cache_dir": cache_dir}
+        # the budget this machine resolves (its default when the run sets none), not each worker's
+        settings = settings.override(max_alloc=budget(settings.max_alloc))
+        options = {"cache_dir": cache_dir}
         futures = {}
         for key, (text, filename) in todo.items():
             fut = client.submit(
@@ -174,13 +176,10 @@ def run_on_worker(
     engine, as a local run does; returns the result and this worker's address."""
     from distributed import get_worker
 
-    from ..analysis import batching_plan as batching
-    from .budget import scoped_budget
     from .engine import run_text
     from .folders import ResultCache, cacheable
 
     inputs, expected = _goldens(token, blob)
-    batching.set_exact(bool(settings.exact))
     cache_dir = options.get("cache_dir")
     cache = ResultCache(Path(cache_dir), enabled=True) if cache_dir else None
     address = str(get_worker().address)
@@ -188,8 +187,8 @@ def run_on_worker(
         hit = cache.get(key)
         if hit is not None:
             return {**hit, "file": filename}, address
-    with scoped_budget(options.get("budget")):
-        value = run_text(text, inputs, expected, filename=filename, **settings.engine_kwargs()).to_json()
+    # exact and the allocation budget travel in the settings, like everything else the run needs
+    value = run_text(text, inputs, expected, filename=filename, **settings.engine_kwargs()).to_json()
     if cache is not None and cacheable(value):
         cache.put(key, value)
     return value, address

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import errno
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,136 +39,6 @@ def time_limit(timeout_s: float | None) -> float | None:
 
 class ConfigError(Exception):
     """A config file that cannot be used; the message names the file and the key."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunSettings:
-    """How a dump is run and compared, whatever asks: built once from the resolved
-    configuration (:meth:`Case.settings`, the editor's settings, command-line flags) and
-    handed on as one value -- to the engine (:meth:`engine_kwargs`), and to the worker
-    inside every request (``worker.protocol``)."""
-
-    rtol: float = DEFAULT_RTOL
-    atol: float = DEFAULT_ATOL
-    entry: str | None = None  # None: the program's entry function
-    timeout_s: float = DEFAULT_TIMEOUT_S  # per run; 0, inf or >= NO_LIMIT_FROM_S: none (time_limit)
-    memory: bool = True  # run tiles where the IR places them and check for memory hazards
-    backend: str | None = None  # memory capacities of this PyPTO backend; None: the largest
-    exact: bool | None = None  # every loop tile by tile (exec.batching); None: the process default
-    # bytes one allocation may take (ir.alloc_budget); None: the default. Not an engine
-    # keyword: whoever runs sets it once per run (validate.budget.set_budget)
-    max_alloc: int | None = None
-    sanitize: bool = True  # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
-    ranks: int | None = None  # a multi-rank program's rank count; None: its HOST entry's stacked inputs say (exec.ranks)
-
-    @classmethod
-    def of(cls, c: Any) -> RunSettings:
-        """From anything with these fields by name (a :class:`Case`, the server's resolved
-        configuration); its ``exact = False`` leaves the process default (``exec.batching``)."""
-        fields = (c.rtol, c.atol, c.entry, c.timeout_s, c.memory, c.backend, c.exact or None, c.max_alloc, getattr(c, "sanitize", True))
-        return cls(*fields, getattr(c, "ranks", None))
-
-    def override(self, **values: Any) -> RunSettings:
-        """These settings with the values that are not None (command-line flags) put in."""
-        return replace(self, **{k: v for k, v in values.items() if v is not None})
-
-    def engine_kwargs(self) -> dict[str, Any]:
-        """The keywords of ``validate.engine.run_text`` and ``validate.folders.validate_files``."""
-        return {
-            **self.values_kwargs(),
-            "memory": self.memory,
-            "backend": self.backend,
-            "exact": self.exact,
-            "sanitize": self.sanitize,
-            "ranks": self.ranks,
-        }
-
-    def values_kwargs(self) -> dict[str, Any]:
-        """The keywords of the traced runs, which compare values only (``validate.localize``,
-        ``validate.errormap``)."""
-        return {"rtol": self.rtol, "atol": self.atol, "entry": self.entry, "timeout": time_limit(self.timeout_s)}
-
-
-@dataclass(slots=True)
-class Case:
-    """The goldens and tolerances that apply to one dump folder."""
-
-    dumps: Path | None
-    inputs: Path | None
-    expected: Path | None
-    entry: str | None = None
-    rtol: float = DEFAULT_RTOL
-    atol: float = DEFAULT_ATOL
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_alloc: int | None = None  # bytes per allocation (see validate/budget); None: the default
-    memory: bool = True  # run tiles where the IR places them and check for memory hazards
-    backend: str | None = None  # memory capacities of this PyPTO backend ("910B", "950"); default: the largest
-    exact: bool = False  # every loop tile by tile (no batched loops, pypto_lsp.exec.batching)
-    sanitize: bool = True  # the device's sanitizer (pypto_lsp.exec.sanitizer)
-    ranks: int | None = None  # a multi-rank program's rank count (pypto_lsp.exec.ranks); None: from its inputs
-    source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
-    notes: list[str] = field(default_factory=list)
-    # without goldens (differential mode, validate.differential): values for parameters that
-    # cannot be synthesized, by name (string values are absolute paths), and the seed
-    generate: dict[str, Any] = field(default_factory=dict)
-    seed: int | None = None
-    cluster: str | None = None  # a Dask scheduler's address (validate --cluster)
-    cache_dir: Path | None = None  # the result cache's folder (else PYPTO_LSP_CACHE_DIR, else the user's cache)
-
-    @property
-    def has_goldens(self) -> bool:
-        return self.inputs is not None and self.expected is not None
-
-    def settings(self) -> RunSettings:
-        return RunSettings.of(self)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "dumps": str(self.dumps) if self.dumps else None,
-            "inputs": str(self.inputs) if self.inputs else None,
-            "expected": str(self.expected) if self.expected else None,
-            "entry": self.entry,
-            "rtol": self.rtol,
-            "atol": self.atol,
-            "timeout_s": self.timeout_s,
-            "memory": self.memory,
-            "backend": self.backend,
-            "exact": self.exact,
-            "sanitize": self.sanitize,
-            "ranks": self.ranks,
-            "source": self.source,
-            "notes": self.notes,
-        }
-
-
-def dump_folder(path: Path) -> Path:
-    """The folder holding the dumps for a dump file or folder argument."""
-    path = path.resolve()
-    if path.is_file():
-        return path.parent
-    if (path / "passes_dump").is_dir():
-        return path / "passes_dump"
-    return path
-
-
-def discover_dumps(path: str | Path) -> list[Path]:
-    """Dump files for PATH: a file, a ``passes_dump/`` folder, or an output folder holding one.
-
-    Every ``*.py`` directly inside the folder in pipeline order: by the numeric prefix
-    (``00_frontend.py`` first, ``89_after_Y.py`` before ``1001_after_X.py``), then by name.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"no such file or folder: {p}")
-    if p.is_file():
-        if p.suffix != ".py":
-            raise ValueError(f"a pass dump is a .py file: {p}")
-        return [p]
-    folder = p / "passes_dump" if (p / "passes_dump").is_dir() else p
-    files = sorted((f for f in folder.iterdir() if f.suffix == ".py" and f.is_file()), key=lambda f: dump_order_key(f.name))
-    if not files:
-        raise ValueError(f"no .py dumps in {folder}")
-    return files
 
 
 # ---------------------------------------------------------------------- [[cases]] keys
@@ -256,26 +126,132 @@ def _label(v: Any, key: str, where: str, base: Path) -> Any:
     return v  # a case's name in tables and reports (see ci_formats.case_labels)
 
 
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """How a dump is run and compared, whatever asks: built once from the resolved
+    configuration (:meth:`Case.settings`, the editor's settings, command-line flags) and
+    handed on as one value -- to the engine (:meth:`engine_kwargs`), and to the worker
+    inside every request (``worker.protocol``)."""
+
+    # each field's ``toml`` metadata: the check of its [[cases]] key (the key is the field's name)
+    rtol: float = field(default=DEFAULT_RTOL, metadata={"toml": _number})
+    atol: float = field(default=DEFAULT_ATOL, metadata={"toml": _number})
+    entry: str | None = field(default=None, metadata={"toml": _entry})  # None: the program's entry function
+    # per run; 0, inf or >= NO_LIMIT_FROM_S: none (time_limit)
+    timeout_s: float = field(default=DEFAULT_TIMEOUT_S, metadata={"toml": _number})
+    # run tiles where the IR places them and check for memory hazards
+    memory: bool = field(default=True, metadata={"toml": _flag})
+    backend: str | None = field(default=None, metadata={"toml": _backend})  # memory capacities of this PyPTO backend; None: the largest
+    exact: bool = field(default=False, metadata={"toml": _flag})  # every loop tile by tile (exec.batching)
+    # bytes one allocation may take (ir.alloc_budget); None: the default
+    max_alloc: int | None = field(default=None, metadata={"toml": _size})
+    # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
+    sanitize: bool = field(default=True, metadata={"toml": _flag})
+    # a multi-rank program's rank count (exec.ranks); None: its HOST entry's stacked inputs say
+    ranks: int | None = field(default=None, metadata={"toml": _ranks})
+
+    def override(self, **values: Any) -> RunSettings:
+        """These settings with the values that are not None (command-line flags) put in."""
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The keywords of ``validate.engine.run_text``: every setting by its name (``timeout`` in
+        seconds or None for ``timeout_s``), so a new setting reaches every run as it is added."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "timeout_s"}
+        return {**out, "timeout": time_limit(self.timeout_s)}
+
+    def values_kwargs(self) -> dict[str, Any]:
+        """The keywords of the traced runs, which compare values only (``validate.localize``,
+        ``validate.errormap``)."""
+        return {
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "entry": self.entry,
+            "timeout": time_limit(self.timeout_s),
+            "max_alloc": self.max_alloc,
+        }
+
+
+@dataclass(slots=True)
+class Case:
+    """The goldens and tolerances that apply to one dump folder."""
+
+    dumps: Path | None
+    inputs: Path | None
+    expected: Path | None
+    settings: RunSettings = field(default_factory=RunSettings)  # how its dumps run and compare: the TOML keys of RunSettings
+    source: str = "default"  # where it came from: a config file path, "golden/ folder", "settings", ...
+    notes: list[str] = field(default_factory=list)
+    # without goldens (differential mode, validate.differential): values for parameters that
+    # cannot be synthesized, by name (string values are absolute paths), and the seed
+    generate: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    cluster: str | None = None  # a Dask scheduler's address (validate --cluster)
+    cache_dir: Path | None = None  # the result cache's folder (else PYPTO_LSP_CACHE_DIR, else the user's cache)
+
+    @property
+    def has_goldens(self) -> bool:
+        return self.inputs is not None and self.expected is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dumps": str(self.dumps) if self.dumps else None,
+            "inputs": str(self.inputs) if self.inputs else None,
+            "expected": str(self.expected) if self.expected else None,
+            **asdict(self.settings),
+            "source": self.source,
+            "notes": self.notes,
+        }
+
+
+def dump_folder(path: Path) -> Path:
+    """The folder holding the dumps for a dump file or folder argument."""
+    path = path.resolve()
+    if path.is_file():
+        return path.parent
+    if (path / "passes_dump").is_dir():
+        return path / "passes_dump"
+    return path
+
+
+def discover_dumps(path: str | Path) -> list[Path]:
+    """Dump files for PATH: a file, a ``passes_dump/`` folder, or an output folder holding one.
+
+    Every ``*.py`` directly inside the folder in pipeline order: by the numeric prefix
+    (``00_frontend.py`` first, ``89_after_Y.py`` before ``1001_after_X.py``), then by name.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no such file or folder: {p}")
+    if p.is_file():
+        if p.suffix != ".py":
+            raise ValueError(f"a pass dump is a .py file: {p}")
+        return [p]
+    folder = p / "passes_dump" if (p / "passes_dump").is_dir() else p
+    files = sorted((f for f in folder.iterdir() if f.suffix == ".py" and f.is_file()), key=lambda f: dump_order_key(f.name))
+    if not files:
+        raise ValueError(f"no .py dumps in {folder}")
+    return files
+
+
+def earliest_dump(files: list[Path]) -> Path:
+    """The dump differential mode takes as the reference: the first by name (``00_frontend.py``).
+    No torch: the server names it in lenses (:mod:`.reference` runs it)."""
+    return min(files, key=lambda f: f.name)
+
+
 _CASE_KEYS: dict[str, Any] = {  # in the order they are checked
     "dumps": _path_string,
     "inputs": _path_string,
     "expected": _path_string,
-    "entry": _entry,
-    "memory": _flag,
-    "exact": _flag,
-    "sanitize": _flag,
-    "backend": _backend,
+    **{f.name: f.metadata["toml"] for f in fields(RunSettings)},  # every run setting, by its name
     "generate": _generate,
     "seed": _seed,
-    "rtol": _number,
-    "atol": _number,
-    "timeout_s": _number,
-    "max_alloc": _size,
-    "ranks": _ranks,
     "name": _label,
     "cluster": _address,  # validate on this Dask scheduler (validate.cluster)
     "cache_dir": _path_string,  # the result cache's folder, may be shared by many machines
 }
+_SETTINGS_KEYS = frozenset(f.name for f in fields(RunSettings))
 CASE_KEYS = frozenset(_CASE_KEYS)
 
 
@@ -291,16 +267,7 @@ def _case(c: dict[str, Any], where: str, base: Path, source: str) -> Case:
         dumps=v["dumps"],
         inputs=v.get("inputs"),
         expected=v.get("expected"),
-        entry=v.get("entry"),
-        rtol=v.get("rtol", DEFAULT_RTOL),
-        atol=v.get("atol", DEFAULT_ATOL),
-        timeout_s=v.get("timeout_s", DEFAULT_TIMEOUT_S),
-        max_alloc=v.get("max_alloc"),
-        memory=v.get("memory", True),
-        backend=v.get("backend"),
-        exact=v.get("exact", False),
-        sanitize=v.get("sanitize", True),
-        ranks=v.get("ranks"),
+        settings=RunSettings(**{k: x for k, x in v.items() if k in _SETTINGS_KEYS}),
         source=source,
         generate=v.get("generate", {}),
         seed=v.get("seed"),

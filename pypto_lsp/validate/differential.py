@@ -48,9 +48,9 @@ from ..exec.stored_dtypes import representable
 from ..exec.values import DTYPES
 from ..ir.model import Const, Name, Program, ScalarType, TensorType, TileType
 from ..ir.parser import read_dump
-from . import config as cfg
+from .config import earliest_dump
 from .engine import ENGINE_VERSION, SSA_SUFFIX, compile_text, run_text
-from .folders import bundle_identity, cache_dir, normalise
+from .folders import cache_dir, normalise
 from .golden import GoldenError
 from .returned import is_return_key
 
@@ -306,7 +306,7 @@ def _cache_path(key: str) -> Path:
     return cache_dir() / "reference" / f"{key}.pt"
 
 
-def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -> str:
+def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any], exact: bool = False) -> str:
     files = []
     for v in generate.values():
         if isinstance(v, str):
@@ -325,6 +325,7 @@ def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -
         json.dumps(generate, sort_keys=True, default=str),
         "|".join(files),
         normalise(text),
+        *(("exact",) if exact else ()),  # batched loops round differently (keys without it stay as they were)
     ):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
@@ -332,19 +333,26 @@ def _key(text: str, entry: str | None, seed: int, generate: Mapping[str, Any]) -
 
 
 def frontend_outputs(
-    frontend: Path, inputs: Mapping[str, torch.Tensor], *, entry: str | None = None, timeout: float | None = None, text: str | None = None
+    frontend: Path,
+    inputs: Mapping[str, torch.Tensor],
+    *,
+    entry: str | None = None,
+    timeout: float | None = None,
+    text: str | None = None,
+    exact: bool = False,
+    max_alloc: int | None = None,
 ) -> dict[str, torch.Tensor]:
     """Run ``frontend`` on ``inputs``: the entry's ``pl.Out``/``pl.InOut`` parameters and any
     parameter the run changed, after it (the expected values of every later pass)."""
     if text is None:
         text = read_dump(frontend).decode("utf-8-sig", errors="replace")
-    comp = compile_text(text, str(frontend), entry)
+    comp = compile_text(text, str(frontend), entry, exact=exact)
     if comp.error is not None or comp.program is None or comp.generated is None or comp.generated.entry is None:
         err = comp.error
         at = f" (line {err.line})" if err is not None and err.line else ""
         raise DifferentialError(f"{frontend.name} cannot be the reference{at}: {err.message if err is not None else 'no entry function'}")
     after: dict[str, torch.Tensor] = {}
-    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after)
+    fr = run_text(text, inputs, {}, filename=str(frontend), entry=entry, timeout=timeout, keep=after, exact=exact, max_alloc=max_alloc)
     if fr.error is not None:
         at = f" (line {fr.error.line})" if fr.error.line else ""
         raise DifferentialError(f"{frontend.name} cannot be the reference: it does not run{at}: {fr.error.message}")
@@ -373,14 +381,16 @@ def reference(
     timeout: float | None = None,
     use_cache: bool = True,
     where: str = "[cases.generate]",
+    exact: bool = False,
+    max_alloc: int | None = None,
 ) -> Reference:
     """Synthesize inputs for the earliest dump of ``files`` and run it once: its outputs are expected."""
     t0 = time.perf_counter()
     generate = dict(generate or {})
     seed = DEFAULT_SEED if seed is None else seed
-    frontend = sorted(files, key=lambda f: f.name)[0]
+    frontend = earliest_dump(files)
     text = read_dump(frontend).decode("utf-8-sig", errors="replace")
-    key = _key(text, entry, seed, generate)
+    key = _key(text, entry, seed, generate, exact)
     path = _cache_path(key)
     if use_cache and path.is_file():
         try:
@@ -390,14 +400,14 @@ def reference(
             )
         except Exception:  # a torn or foreign file: compute again
             pass
-    comp = compile_text(text, str(frontend), entry)
+    comp = compile_text(text, str(frontend), entry, exact=exact)
     if comp.error is not None or comp.program is None or comp.generated is None or comp.generated.entry is None:
         err = comp.error
         at = f" (line {err.line})" if err is not None and err.line else ""
         msg = err.message if err is not None else "no entry function"
         raise DifferentialError(f"{frontend.name} cannot be the reference without goldens{at}: {msg}")
     inputs, used = synthesize(comp.program, comp.generated.entry, generate, seed, where)
-    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, text=text)
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, text=text, exact=exact, max_alloc=max_alloc)
     ref = Reference(inputs, expected, frontend, seed, used, False, 0.0)
     if use_cache:
         try:
@@ -412,18 +422,33 @@ def reference(
 
 
 def on_inputs(
-    files: list[Path], inputs: dict[str, torch.Tensor], given: str, *, entry: str | None = None, timeout: float | None = None
+    files: list[Path],
+    inputs: dict[str, torch.Tensor],
+    given: str,
+    *,
+    entry: str | None = None,
+    timeout: float | None = None,
+    exact: bool = False,
+    max_alloc: int | None = None,
 ) -> Reference:
     """The earliest dump of ``files`` run on golden ``inputs`` (from ``given``): the reference when the
     expected bundle beside them holds no tensors (a program that returns its result, say)."""
     t0 = time.perf_counter()
-    frontend = sorted(files, key=lambda f: f.name)[0]
-    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout)
+    frontend = earliest_dump(files)
+    expected = frontend_outputs(frontend, inputs, entry=entry, timeout=timeout, exact=exact, max_alloc=max_alloc)
     return Reference(dict(inputs), expected, frontend, DEFAULT_SEED, seconds=time.perf_counter() - t0, given=given)
 
 
 def for_case(
-    files: list[Path], case: Any, *, entry: str | None, timeout: float | None, use_cache: bool = True, seed: int | None = None
+    files: list[Path],
+    case: Any,
+    *,
+    entry: str | None,
+    timeout: float | None,
+    use_cache: bool = True,
+    seed: int | None = None,
+    exact: bool = False,
+    max_alloc: int | None = None,
 ) -> Reference:
     """The reference for a :class:`.config.Case` (its ``generate`` table and ``seed``, unless ``seed`` is given)."""
     where = f"{case.source} [cases.generate]" if str(case.source).endswith(".toml") else "[cases.generate]"
@@ -435,27 +460,6 @@ def for_case(
         timeout=timeout,
         use_cache=use_cache,
         where=where,
+        exact=exact,
+        max_alloc=max_alloc,
     )
-
-
-_WORKER_MEMO: dict[tuple[Any, ...], tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]] = {}
-
-
-def worker_reference(folder: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]:
-    """(inputs, expected, identity) for the language server's worker: the reference of ``folder``
-    with its case's table, seed and entry; kept in memory until the earliest dump or the case changes."""
-    try:
-        files = cfg.discover_dumps(folder)
-        case = cfg.find_case(files[0])
-        st = files[0].stat()
-    except (OSError, ValueError, cfg.ConfigError) as exc:
-        raise DifferentialError(f"no reference for {folder}: {exc}") from exc
-    key = (str(files[0]), st.st_mtime_ns, st.st_size, json.dumps(case.generate, sort_keys=True, default=str), case.seed, case.entry)
-    hit = _WORKER_MEMO.get(key)
-    if hit is None:
-        ref = for_case(files, case, entry=case.entry, timeout=case.timeout_s)
-        hit = (ref.inputs, ref.expected, "differential:" + bundle_identity(None, ref.inputs, ref.expected))
-        if len(_WORKER_MEMO) > 8:
-            _WORKER_MEMO.clear()
-        _WORKER_MEMO[key] = hit
-    return hit

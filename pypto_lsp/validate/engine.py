@@ -20,15 +20,16 @@ import torch
 from ..exec import codegen
 from ..exec.codegen import CodegenError, GeneratedCode
 from ..exec.observe import Observer
+from ..exec.runtime import SAFE_BUILTINS
 from ..exec.stored_dtypes import decode_stored_args, decode_stored_expected
 from ..ir import diagnostics as D
+from ..ir.alloc_budget import KIND as ALLOC_KIND
+from ..ir.alloc_budget import budget as alloc_budget
+from ..ir.alloc_static import over_budget
 from ..ir.check import check_program
 from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
 from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
 from ..ir.parser import parse_text
-from .budget import KIND as ALLOC_KIND
-from .budget import budget as alloc_budget
-from .budget import over_budget
 from .config import DEFAULT_ATOL, DEFAULT_RTOL, time_limit
 from .golden import GoldenError
 from .lend import uint32_golden, uint32_keys
@@ -118,22 +119,20 @@ def compile_text(
     trace: bool = False,
     memory: bool = True,
     backend: str | None = None,
-    exact: bool | None = None,
+    exact: bool = False,
     sanitize: bool = False,
 ) -> Compiled:
     """Parse + static checks + codegen + ``compile``; cached by text hash.
 
     ``memory``: plan where the IR places tiles, check it statically (capacity of ``backend``,
     bounds, pipe slots) and run tiles in their bytes (see :mod:`pypto_lsp.exec.memory`).
-    ``exact``: every loop tile by tile (:mod:`pypto_lsp.exec.batching`); None: the process default.
+    ``exact``: every loop tile by tile (:mod:`pypto_lsp.exec.batching`).
     ``sanitize``: task calls and global buffers go through the run's sanitizer (:mod:`pypto_lsp.exec.sanitizer`);
     uninitialised tiles are found from the IR (:mod:`pypto_lsp.ir.initcheck`)."""
     # comments cannot change the program: blank them (keeping every line where it is) before
     # hashing, so a comment-only edit re-uses the compiled script
     digest = hashlib.blake2b(_blank_comments(text).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    from ..analysis import batching_plan as batching
-
-    exact = batching.exact(exact)
+    exact = bool(exact)
     key = (digest, entry, check_shapes, trace, memory, backend, exact, sanitize)
     with _COMPILED_LOCK:
         hit = _COMPILED.get(key)
@@ -354,6 +353,19 @@ def _dtype_name(d: torch.dtype) -> str:
     return str(d).replace("torch.", "")
 
 
+def over_tolerance(diff: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
+    """**The tolerance test**, per element (``allclose``'s, ``equal_nan=False``): ``diff`` =
+    |actual - expected| (0 where they are equal, so equal infinities pass) over
+    ``atol + rtol * |expected|``; a NaN or infinite difference is always over. Validation,
+    localisation and the error map all judge values by it."""
+    return (diff > expected.abs() * rtol + atol) | torch.isnan(diff) | torch.isinf(diff)
+
+
+def scalars_close(actual: float, expected: float, rtol: float, atol: float) -> bool:
+    """:func:`over_tolerance` for two Python numbers (scalar values a trace records)."""
+    return actual == expected or abs(actual - expected) <= atol + rtol * abs(expected)
+
+
 def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> TensorResult:
     """allclose semantics (|a - e| <= atol + rtol * |e|), in float64, with max abs/rel diff."""
     if expected.dtype == torch.int32 and actual.dtype == torch.int64:
@@ -370,7 +382,7 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: flo
     denom = e.abs()
     nz = denom > 0
     max_rel = float((diff[nz] / denom[nz]).max().item()) if bool(nz.any()) else (0.0 if max_abs == 0 else float("inf"))
-    ok = bool(torch.allclose(a, e, rtol=rtol, atol=atol, equal_nan=False))
+    ok = not bool(over_tolerance(diff, e, rtol, atol).any())
     return TensorResult(max_abs, max_rel, ok, nan_count)
 
 
@@ -393,11 +405,13 @@ def run(
     timeout: float | None = None,
     observers: Sequence[Observer] = (),
     clone_inputs: bool = False,
+    max_alloc: int | None = None,
     ranks: int | None = None,
 ) -> Outcome:
     """The one way a dump runs: lend the inputs, execute the script in a fresh namespace, call
     the entry under the timeout with every observer watching, settle the inputs, and map an
     exception to its IR line. ``clone_inputs``: every input copied (else only those it writes).
+    ``max_alloc``: the run's allocation budget (None: the default, :func:`pypto_lsp.ir.alloc_budget.budget`).
     ``ranks``: a multi-rank program's rank count (a case's ``ranks``; None: its stacked inputs say)."""
     from ..exec import context
     from ..exec.observe import RunInfo
@@ -419,8 +433,8 @@ def run(
     info = RunInfo(gen, args, run_tensors)
     for o in observers:
         o.peers([p for p in observers if p is not o])
-    ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": _SAFE_BUILTINS}
-    ns.update(_modules(gen))  # the objects the script needs, by the names it uses
+    ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": SAFE_BUILTINS}
+    ns.update(_modules(gen, max_alloc))  # the objects the script needs, by the names it uses
     for o in observers:
         o.namespace(ns, info)
     exec(comp.code, ns)  # our own generated code, never dump text
@@ -474,32 +488,26 @@ def run(
 _MODULES: dict[str, Any] = {}
 
 
-def _modules(gen: GeneratedCode) -> dict[str, Any]:
+def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
     import importlib
 
-    out = {}
+    from ..ir import alloc_budget
+
+    out: dict[str, Any] = {}
     for alias, name in gen.modules.items():
         mod = _MODULES.get(name)
         if mod is None:
             mod = _MODULES[name] = importlib.import_module(name)
-        out[alias] = mod
+        # the allocation guard with this run's budget (the module itself: the standalone script's default)
+        out[alias] = alloc_budget.Guard(alloc_budget.budget(max_alloc)) if mod is alloc_budget else mod
     return out
 
 
 def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
-    for attr in (
-        "op",
-        "split",
-        "lane",
-        "role",
-        "queue_depths",
-        "bytes",
-        "budget",
-        "rank",
-        "ranks",
-    ):  # bytes, budget: alloc_budget; rank(s): exec.ranks
+    # bytes, budget: alloc_budget; rank(s): exec.ranks
+    for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget", "rank", "ranks"):
         v = getattr(exc, attr, None)
         if v is None and exc.__cause__ is not None:
             v = getattr(exc.__cause__, attr, None)
@@ -526,9 +534,10 @@ def run_text(
     keep: dict[str, torch.Tensor] | None = None,
     memory: bool = True,
     backend: str | None = None,
-    exact: bool | None = None,
+    exact: bool = False,
     sanitize: bool | None = None,
     debugger: Observer | None = None,
+    max_alloc: int | None = None,
     ranks: int | None = None,
 ) -> FileResult:
     """Validate one dump text; every failure becomes a status with a located error.
@@ -540,7 +549,7 @@ def run_text(
     finished (the differential reference, :mod:`.differential`).
     ``memory``: run tiles where the IR places them and report memory hazards (a file with an
     ``overwrite`` or ``pipe-slot`` finding fails; ``capacity``/``bounds`` are static errors).
-    ``exact``: every loop tile by tile, no batched loops (None: the process default).
+    ``exact``: every loop tile by tile, no batched loops.
     ``sanitize``: the device's sanitizer (:mod:`pypto_lsp.exec.sanitizer`): races between tasks,
     uninitialised reads, windows out of bounds, full pipe rings; each finding fails the file and is
     listed with the memory findings (``memory.hazards``). None: on, except for traced runs
@@ -561,9 +570,10 @@ def run_text(
         gen = comp.generated
         assert gen.entry is not None
         result.writes = {k: [[s.line, s.end_line] for s in v] for k, v in gen.output_writes.items()}
-        big = over_budget(comp.program)  # before anything is allocated
+        alloc_limit = alloc_budget(max_alloc)
+        big = over_budget(comp.program, alloc_limit)  # before anything is allocated
         if big is not None:
-            result.error = _span_error(ALLOC_KIND, big.message(alloc_budget()), big.span, bytes=big.bytes, budget=alloc_budget())
+            result.error = _span_error(ALLOC_KIND, big.message(alloc_limit), big.span, bytes=big.bytes, budget=alloc_limit)
             return result
         from ..exec.memory import MemoryObserver
         from ..exec.observe import CallCounter
@@ -584,7 +594,7 @@ def run_text(
             observers.append(ranks_obs)
         limit = time_limit(timeout)
         deadline = time.monotonic() + limit if limit is not None else None  # bounds every phase, analysis included
-        out = run(comp, inputs, timeout=timeout, observers=observers, ranks=ranks)
+        out = run(comp, inputs, timeout=timeout, observers=observers, max_alloc=alloc_limit, ranks=ranks)
         result.call_counts = calls.counts
         if result.memory is not None:
             result.memory["hazards"].extend(mem_obs.findings)
@@ -606,7 +616,7 @@ def run_text(
                 return result
             left = deadline - time.monotonic() if deadline is not None else timeout
             if races and (left is None or left > 0):
-                _other_schedule(comp, races[0], inputs, run_tensors, expected, left, ranks)
+                _other_schedule(comp, races[0], inputs, run_tensors, expected, left, alloc_limit, ranks)
             result.memory["hazards"].extend(races)
             if san.tasks and any(t.site.directions is not None for t in san.tasks):
                 result.tasks = san.graph(races)
@@ -697,6 +707,7 @@ def _other_schedule(
     outputs: Mapping[str, torch.Tensor],
     expected: Mapping[str, torch.Tensor],
     timeout: float | None,
+    max_alloc: int | None,
     ranks: int | None = None,
 ) -> None:
     """Run the two racing tasks the other way round (an order the runtime allows) and say in the
@@ -714,7 +725,7 @@ def _other_schedule(
         from ..exec.trace_hooks import TraceObserver
 
         observers.append(TraceObserver(_keep))
-    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, ranks=ranks)
+    out = run(comp, inputs, timeout=timeout, observers=observers, clone_inputs=True, max_alloc=max_alloc, ranks=ranks)
     if isinstance(out.exception, TimeoutError):
         race["message"] += "; not run in the other order: the run's timeout left no time for it"
         return
@@ -753,37 +764,6 @@ def tensor_stats(t: torch.Tensor) -> dict[str, Any]:
         "nan": int(torch.isnan(f).sum()),
         "inf": int(torch.isinf(f).sum()),
     }
-
-
-import builtins as _builtins  # noqa: E402
-
-# The generated module only needs these; dump text never reaches them anyway.
-_SAFE_BUILTINS = {
-    n: getattr(_builtins, n)
-    for n in (
-        "range",
-        "min",
-        "max",
-        "abs",
-        "int",
-        "float",
-        "bool",
-        "len",
-        "isinstance",
-        "tuple",
-        "list",
-        "dict",
-        "None",
-        "True",
-        "False",
-        "__import__",
-        "Exception",
-        "RuntimeError",
-        "TypeError",
-        "ValueError",
-    )
-    if hasattr(_builtins, n)
-}
 
 
 def read_dump_text(f: Path) -> str | FileResult:

@@ -35,7 +35,7 @@ from ..exec import context
 from ..exec.codegen import GeneratedCode
 from ..exec.observe import Observer, RunInfo
 from ..exec.values import valid_box
-from .engine import compile_text, run
+from .engine import compile_text, over_tolerance, run
 from .report import json_number
 
 # cells of a map at most (rows x cols), about the pixels of the drawn map (at most 1000 px wide):
@@ -292,6 +292,7 @@ def record_run(
     filename: str = "<dump>",
     entry: str | None = None,
     timeout: float | None = None,
+    max_alloc: int | None = None,
 ) -> Recorded:
     """Run a dump once with its writes into ``outputs`` (default: every input key) recorded."""
     t0 = time.perf_counter()
@@ -304,7 +305,7 @@ def record_run(
         rec.seconds = time.perf_counter() - t0
         return rec
     recorder = _Recorder(comp.generated, outputs)
-    out = run(comp, inputs, timeout=timeout, observers=[recorder], clone_inputs=True)
+    out = run(comp, inputs, timeout=timeout, observers=[recorder], clone_inputs=True, max_alloc=max_alloc)
     rec = recorder.rec
     if isinstance(out.exception, TimeoutError):
         raise out.exception  # the run's thread is still going: the caller decides (the worker restarts)
@@ -347,15 +348,12 @@ def error_map(
     R, C = view2d_shape(tuple(actual.shape))
     a, e, d, nan = _abs_diff(actual.reshape(R, C), expected.reshape(R, C))
     has_nan = bool(nan.any())
-    bad = d > e.abs().mul_(rtol).add_(atol)  # allclose's test: |a - e| > atol + rtol * |e|
+    bad = over_tolerance(d, e, rtol, atol)  # the tolerance test (NaN and infinite differences over it)
     key = d
     if has_nan:
-        bad |= nan
         # NaN sorts above everything: a NaN element is the one a cell shows
         key = torch.where(nan, torch.full((), math.inf, dtype=d.dtype), d)
     dmax = float(key.max()) if key.numel() else 0.0
-    if math.isinf(dmax):
-        bad |= torch.isinf(d)  # an infinity against a finite value: rtol * inf is NaN, the test above misses it
     br = max(1, -(-R // max_rows))
     bc = max(1, -(-C // max_cols))
     if br == 1 and bc == 1:
@@ -484,12 +482,13 @@ def error_maps(
     timeout: float | None = None,
     tensors: list[str] | None = None,
     only_failing: bool = False,
+    max_alloc: int | None = None,
 ) -> dict[str, Any]:
     """Run ``text`` once with its writes recorded; the error map of each output in ``expected``
     (or of ``tensors``; with ``only_failing``, of those over the tolerance)."""
     t0 = time.perf_counter()
     names = [k for k in expected if tensors is None or k in tensors]
-    rec = record_run(text, inputs, names, filename=filename, entry=entry, timeout=timeout)
+    rec = record_run(text, inputs, names, filename=filename, entry=entry, timeout=timeout, max_alloc=max_alloc)
     maps = []
     for k in names:
         act = rec.actual.get(k)

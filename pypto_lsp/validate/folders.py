@@ -11,6 +11,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Generator, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,10 @@ def cache_dir() -> Path:
     return Path(base) / "pypto-lsp"
 
 
+# the settings ResultCache.key spells out (timeout_s: a result that timed out is never kept)
+_KEYED = frozenset({"rtol", "atol", "entry", "timeout_s", "memory", "backend", "exact", "max_alloc", "sanitize", "ranks"})
+
+
 class ResultCache:
     """On-disk results keyed by everything that determines them; bounded, safe to delete."""
 
@@ -80,37 +85,29 @@ class ResultCache:
         self.enabled = enabled
         self.memory: dict[str, dict[str, Any]] = {}
 
-    def key(
-        self,
-        text: str,
-        bundle_id: str,
-        rtol: float,
-        atol: float,
-        entry: str | None,
-        memory: bool = True,
-        backend: str | None = None,
-        exact: bool | None = None,
-        sanitize: bool = True,
-        ranks: int | None = None,
-    ) -> str:
+    def key(self, text: str, bundle_id: str, settings: RunSettings) -> str:
+        """The result of ``text`` run on the bundles ``bundle_id`` with ``settings`` (every field that
+        can change a verdict; the timeout cannot, a result that timed out is never kept)."""
+        s = settings
         h = hashlib.blake2b(digest_size=20)
-        from ..analysis import batching_plan as batching
+        mem = (f"memory:{s.backend or '*'}" if s.memory else "values") + (":sanitize" if s.sanitize else "")
+        mode = "exact" if s.exact else "batched"  # batched loops differ by rounding (exec.batching)
+        from ..ir.alloc_budget import budget
 
-        mem = (f"memory:{backend or '*'}" if memory else "values") + (":sanitize" if sanitize else "")
-        mode = "exact" if batching.exact(exact) else "batched"  # batched loops differ by rounding (exec.batching)
-        from .budget import budget
-
-        mem += f";budget:{budget()}" + (f";ranks:{ranks}" if ranks else "")  # a smaller budget may stop a run that passed (ir.alloc_budget)
+        # a smaller budget may stop a run that passed (ir.alloc_budget)
+        mem += f";budget:{s.max_alloc if s.max_alloc is not None else budget()}" + (f";ranks:{s.ranks}" if s.ranks else "")
+        # a setting added since: in the key when it is not its default (the keys above stay as they were)
+        mem += "".join(f";{f.name}:{getattr(s, f.name)!r}" for f in fields(s) if f.name not in _KEYED and getattr(s, f.name) != f.default)
         for part in (
             ENGINE_VERSION,
             torch.__version__,
             mode,
             bundle_id,
-            repr(rtol),
-            repr(atol),
-            entry or "",
+            repr(s.rtol),
+            repr(s.atol),
+            s.entry or "",
             mem,
-            keyed_text(text, memory),
+            keyed_text(text, s.memory),
         ):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
@@ -239,15 +236,12 @@ def validate_files(
 ) -> Report:
     """Validate ``files`` in order. Files whose normalised text was already validated with
     the same goldens and tolerances re-use that result (marked ``cached``). The allocation
-    budget is ``settings.max_alloc`` when set (a case's ``max_alloc``), for this call only.
+    budget is ``settings.max_alloc`` (None: the default), carried to every run.
 
     ``jobs``: worker processes; ``AUTO_JOBS`` lets :func:`validate.pool_choice.choose_jobs` decide
     whether a pool pays. ``executor``: a connected ``validate.cluster.DaskExecutor`` (``--cluster``)
     that runs the distinct files instead of this machine."""
-    from .budget import scoped_budget
-
-    with scoped_budget(settings.max_alloc):
-        return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop, executor)
+    return _validate_files(files, inputs, expected, settings, jobs, use_cache, on_result, bundle_paths, cache, should_stop, executor)
 
 
 def _validate_files(
@@ -275,11 +269,7 @@ def _validate_files(
     for f in files:
         text = read_dump_text(f)
         texts.append(text)
-        keys.append(
-            None
-            if isinstance(text, FileResult)
-            else cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize, s.ranks)
-        )
+        keys.append(None if isinstance(text, FileResult) else cache.key(text, bid, s))
     # files whose normalised text is new: run once each (in worker processes when asked)
     todo: dict[str, tuple[str, str]] = {}
     for f, text, key in zip(files, texts, keys, strict=True):

@@ -1,9 +1,9 @@
 """``validate_passes``: the library's entry point for a folder of dumps (or one dump).
 
-Above :mod:`.engine` (one text), :mod:`.run` (many files, with the result cache) and
-:mod:`.differential` (the reference without goldens): it picks the goldens and tolerances
-(arguments, else the folder's configuration, else the earliest dump as the reference) and
-hands the files to :func:`.run.validate_files`.
+Above :mod:`.engine` (one text), :mod:`.folders` (many files, with the result cache) and
+:mod:`.reference` (what the run compares with: the arguments, else the folder's configuration,
+else the earliest dump as the reference): it picks the tolerances and hands the files to
+:func:`.folders.validate_files`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from pathlib import Path
 
 import torch
 
-from .config import Case, RunSettings, discover_dumps, dump_folder, find_case
-from .differential import for_case, on_inputs
+from .config import Case, RunSettings, discover_dumps, find_case
 from .engine import configure_torch
 from .folders import validate_files
-from .golden import GoldenError, load_bundle
+from .reference import resolve
 from .report import FileResult, Report
 
 
@@ -51,37 +50,16 @@ def validate_passes(
     case: Case | None = None
     if inputs is None or expected is None:
         case = find_case(files[0], config)
-        if not case.has_goldens and inputs is None and expected is None:
-            # no goldens: the folder's earliest dump on synthesized inputs is the reference
-            ref = for_case(discover_dumps(dump_folder(files[0])), case, entry=entry or case.entry, timeout=timeout or case.timeout_s)
-            inputs, expected = ref.inputs, ref.expected
-        elif not case.has_goldens:
-            raise GoldenError(f"no golden tensors for {path}: pass --inputs/--expected, or add a pypto-lsp.toml [[cases]] entry")
-    ins = _bundle(inputs if inputs is not None else (case.inputs if case else None))
-    exp = _bundle(expected if expected is not None else (case.expected if case else None))
-    if not exp and ins:
-        # an expected bundle without tensors (a program returning its result): differential on these inputs
-        given = str(inputs if isinstance(inputs, str | Path) else (case.inputs if case and inputs is None else "the inputs given"))
-        eff_entry = entry or (case.entry if case else None)
-        exp = on_inputs(discover_dumps(dump_folder(files[0])), dict(ins), given, entry=eff_entry, timeout=timeout).expected
-        inputs = expected = None  # results are keyed by the tensors, not by the bundle files
     # the case's settings (no case: the defaults without a timeout), with the arguments given instead
-    settings = (case.settings() if case else RunSettings(timeout_s=0)).override(rtol=rtol, atol=atol, entry=entry, timeout_s=timeout)
+    settings = (case.settings if case else RunSettings(timeout_s=0)).override(rtol=rtol, atol=atol, entry=entry, timeout_s=timeout)
+    compared = resolve(path, case, settings, inputs=inputs, expected=expected)
     return validate_files(
         files,
-        ins,
-        exp,
+        compared.inputs,
+        compared.expected,
         settings=settings,
         use_cache=False,
         on_result=on_result,
-        bundle_paths=(str(inputs), str(expected)) if isinstance(inputs, str | Path) and isinstance(expected, str | Path) else None,
+        bundle_paths=compared.bundle_paths,
         should_stop=cancel.is_set if cancel is not None else None,
     )
-
-
-def _bundle(v: Mapping[str, torch.Tensor] | str | Path | None) -> Mapping[str, torch.Tensor]:
-    if v is None:
-        return {}
-    if isinstance(v, str | Path):
-        return load_bundle(v)
-    return v

@@ -28,7 +28,7 @@ from ..exec import context
 from ..exec.trace_hooks import CALL, LoopCounter
 from ..exec.values import DTYPES, valid_box
 from ..ir.model import stmt_targets, walk_stmts
-from .engine import compare, compile_text, run_text
+from .engine import compare, compile_text, over_tolerance, run_text, scalars_close
 from .report import FAIL, PASS, RAN, Report, ValueDivergence
 
 # snapshots kept per traced run; past it, later values are not recorded (and the report says so)
@@ -482,7 +482,8 @@ def differs_from_previous(cur: Any, prev: Any, rtol: float, atol: float, full: b
         if cur.numel() == 0:
             return None
         if not full:  # the test compare() makes (allclose in float64), without its statistics
-            if torch.allclose(cur.to(torch.float64), prev.to(torch.float64), rtol=rtol, atol=atol, equal_nan=False):
+            c64, p64 = cur.to(torch.float64), prev.to(torch.float64)
+            if not bool(over_tolerance(torch.where(c64 == p64, 0.0, (c64 - p64).abs()), p64, rtol, atol).any()):
                 return None
             return math.nan, "", "value"
         tr = compare(cur, prev, rtol, atol)
@@ -490,7 +491,7 @@ def differs_from_previous(cur: Any, prev: Any, rtol: float, atol: float, full: b
             return None
         return tr.max_abs_diff, f"max |Δ| {tr.max_abs_diff:.4g}{_where_worst(cur, prev)}{'; ' + retyped if retyped else ''}", "value"
     a, b = float(cur), float(prev)
-    if a == b or abs(a - b) <= atol + rtol * abs(b):
+    if scalars_close(a, b, rtol, atol):
         return None
     return abs(a - b), f"{cur!r} instead of {prev!r}", "value"
 
@@ -540,6 +541,7 @@ def first_differing_value(
     timeout: float | None = None,
     previous_filename: str = "<previous>",
     filename: str = "<dump>",
+    max_alloc: int | None = None,
 ) -> ValueDivergence | None:
     """The first assignment of ``text`` whose value is not close to its partner in ``previous_text``.
 
@@ -561,13 +563,25 @@ def first_differing_value(
     prev = _Trace((prev_names & cur_names) | set(renamed.values()), TRACE_BUDGET_BYTES)
     prev_after: dict[str, torch.Tensor] = {}
     _check_timeout(
-        run_text(previous_text, inputs, {}, filename=previous_filename, entry=entry, timeout=timeout, trace=prev, keep=prev_after)
+        run_text(
+            previous_text,
+            inputs,
+            {},
+            filename=previous_filename,
+            entry=entry,
+            timeout=timeout,
+            trace=prev,
+            keep=prev_after,
+            max_alloc=max_alloc,
+        )
     )
     if not prev.records and not prev.ran:
         return None
     cmp = _Compare(prev, renamed, rtol, atol)
     cur_after: dict[str, torch.Tensor] = {}
-    _check_timeout(run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp, keep=cur_after))
+    _check_timeout(
+        run_text(text, inputs, {}, filename=filename, entry=entry, timeout=timeout, trace=cmp, keep=cur_after, max_alloc=max_alloc)
+    )
     found = cmp.found
     if (
         found is None
@@ -582,7 +596,14 @@ def first_differing_value(
 
 
 def localize_report(
-    report: Report, inputs: Mapping[str, torch.Tensor], *, rtol: float, atol: float, entry: str | None, timeout: float | None
+    report: Report,
+    inputs: Mapping[str, torch.Tensor],
+    *,
+    rtol: float,
+    atol: float,
+    entry: str | None,
+    timeout: float | None,
+    max_alloc: int | None = None,
 ) -> ValueDivergence | None:
     """Fill ``report.first_differing_value`` when its first divergent pass fails right after a passing one."""
     fd = report.first_divergent
@@ -601,7 +622,16 @@ def localize_report(
         return None
     try:
         report.first_differing_value = first_differing_value(
-            prev_text, text, inputs, rtol=rtol, atol=atol, entry=entry, timeout=timeout, previous_filename=prev.file, filename=fd.file
+            prev_text,
+            text,
+            inputs,
+            rtol=rtol,
+            atol=atol,
+            entry=entry,
+            timeout=timeout,
+            previous_filename=prev.file,
+            filename=fd.file,
+            max_alloc=max_alloc,
         )
     except TimeoutError:
         return None  # both passes ran within the timeout untraced; say nothing rather than guess

@@ -171,9 +171,9 @@ class Worker:
         from ..validate.golden import load_bundle
 
         if g.differential:
-            from ..validate.differential import worker_reference
+            from ..validate.reference import memoized_differential
 
-            return worker_reference(g.differential)
+            return memoized_differential(g.differential)
 
         ins = load_bundle(g.inputs)
         exp = load_bundle(g.expected)
@@ -200,22 +200,16 @@ class Worker:
     ) -> dict[str, Any]:
         """``memo``: results of this folder run by cache key, used also with the cache off (as the
         CLI does: one run per distinct normalised text within a run)."""
-        from ..validate.budget import set_budget
         from ..validate.engine import run_text
         from ..validate.folders import cacheable
         from ..validate.report import ERROR, ErrorInfo, FileResult
 
-        set_budget(s.max_alloc)  # per file, before the cache key that holds it (a save may overtake a folder run)
         if isinstance(golden, Exception):
             return FileResult(file, ERROR, error=ErrorInfo("golden", str(golden)), rtol=s.rtol, atol=s.atol).to_json()
         ins, exp, bid = golden
         cache = self._results_cache()
         cache.enabled = use_cache  # the disk part; the in-memory part is per worker
-        key = (
-            cache.key(text, bid, s.rtol, s.atol, s.entry, s.memory, s.backend, s.exact, s.sanitize, s.ranks)
-            if use_cache or memo is not None
-            else ""
-        )
+        key = cache.key(text, bid, s) if use_cache or memo is not None else ""
         if memo is not None and key in memo:
             return {**memo[key], "file": file, "cached": True, "seconds": 0.0}
         if use_cache:
@@ -253,8 +247,8 @@ class Worker:
         """An expected bundle without tensors: the folder's earliest dump run on the bundle's inputs is
         the reference (docs/goldens.md); kept until the inputs, the earliest dump or the entry change."""
         from ..validate import config as cfg
-        from ..validate.differential import on_inputs
         from ..validate.folders import bundle_identity
+        from ..validate.reference import resolve
 
         try:
             files = cfg.discover_dumps(cfg.dump_folder(Path(file)))
@@ -266,8 +260,9 @@ class Worker:
         key = (g.inputs, id(ins), str(files[0]), st.st_mtime_ns, st.st_size, entry)
         hit = self._empty_refs.get(key)
         if hit is None:
-            ref = on_inputs(files, dict(ins), g.inputs, entry=entry)
-            hit = (ins, ref.expected, "differential-inputs:" + bundle_identity(None, ins, ref.expected))
+            # no timeout on the reference run, as before
+            compared = resolve(file, None, cfg.RunSettings(entry=entry, timeout_s=0), inputs=g.inputs, expected=g.expected)
+            hit = (ins, compared.expected, "differential-inputs:" + bundle_identity(None, ins, compared.expected))
             if len(self._empty_refs) > 8:
                 self._empty_refs.clear()
             self._empty_refs[key] = hit

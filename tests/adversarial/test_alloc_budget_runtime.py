@@ -12,9 +12,9 @@ from pathlib import Path
 import torch
 
 from pypto_lsp.exec.codegen import generate
+from pypto_lsp.ir import alloc_static as budget
 from pypto_lsp.ir.catalogue import lookup
 from pypto_lsp.ir.parser import parse_text
-from pypto_lsp.validate import budget
 
 from .conftest import cli, report
 

@@ -135,11 +135,10 @@ def test_a_40gb_tensor_is_an_error_on_its_line_before_allocating(tmp_path: Path)
 
 
 def test_the_default_budget_is_a_fraction_of_memory_and_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pypto_lsp.validate import budget
+    from pypto_lsp.ir import alloc_static as budget
 
     mem = budget.machine_memory()
     monkeypatch.delenv(budget.ENV, raising=False)
-    budget.set_budget(None)
     assert mem is None or budget.budget() == mem // 4
     monkeypatch.setenv(budget.ENV, "512M")
     assert budget.budget() == 512 << 20

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+from pypto_lsp.validate.config import RunSettings
 from pypto_lsp.validate.folders import ResultCache, normalise
 
 from .conftest import CASE, needs_fixtures
@@ -40,8 +41,8 @@ def test_normalise_drops_alloc_lines_and_memrefs_as_before() -> None:
 def test_whitespace_runs_give_one_key_per_text() -> None:
     cache = ResultCache(enabled=False)
     a, b = spaced(150_000), spaced(150_001)
-    assert cache.key(a, "g", 0.05, 0.05, None) != cache.key(b, "g", 0.05, 0.05, None)
-    assert cache.key(a, "g", 0.05, 0.05, None) == cache.key(a + "   ", "g", 0.05, 0.05, None)
+    assert cache.key(a, "g", RunSettings(0.05, 0.05)) != cache.key(b, "g", RunSettings(0.05, 0.05))
+    assert cache.key(a, "g", RunSettings(0.05, 0.05)) == cache.key(a + "   ", "g", RunSettings(0.05, 0.05))
 
 
 def test_two_megabytes_of_spaces_parse_and_normalise() -> None:
@@ -50,12 +51,13 @@ def test_two_megabytes_of_spaces_parse_and_normalise() -> None:
         f"""
         from pathlib import Path
         from pypto_lsp.ir.parser import parse_text
+        from pypto_lsp.validate.config import RunSettings
         from pypto_lsp.validate.folders import ResultCache
         src = Path({str(CASE / "passes_dump" / "00_frontend.py")!r}).read_text()
         text = src.replace("pl.tile.add(tile_a, tile_b)", "pl.tile.add(tile_a," + " " * 2_000_000 + "tile_b)")
         res = parse_text(text, "ws.py")
         assert res.program is not None and not res.errors, res.errors[:1]
-        ResultCache(enabled=False).key(text, "g", 0.05, 0.05, None)
+        ResultCache(enabled=False).key(text, "g", RunSettings(0.05, 0.05))
         print("ok")
         """
     )

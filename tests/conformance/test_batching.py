@@ -19,7 +19,6 @@ import sys
 import pytest
 import torch
 
-from pypto_lsp.analysis import batching_plan as batching
 from pypto_lsp.validate import engine
 from pypto_lsp.validate.golden import load_bundle
 
@@ -59,17 +58,13 @@ def _cases(tmp_dir) -> list[tuple[str, list, dict, dict, float, float, str | Non
 
 def _run(text: str, ins, exp, rtol: float, atol: float, entry: str | None, exact: bool, memory: bool = True):
     """The verdict (run_text) and the output tensors of one more run of the same script."""
-    batching.set_exact(exact)
-    try:
-        r = engine.run_text(text, ins, exp, rtol=rtol, atol=atol, entry=entry, memory=memory)
-        comp = engine.compile_text(text, entry=entry, memory=memory)
-        outs: dict[str, torch.Tensor] = {}
-        if r.status in ("pass", "fail") and comp.code is not None and comp.generated is not None and comp.program is not None:
-            out = engine.run(comp, ins, clone_inputs=True)  # the one way a dump runs
-            outs = {k: out.tensors[k] for k in exp}
-        return r, outs
-    finally:
-        batching.set_exact(False)
+    r = engine.run_text(text, ins, exp, rtol=rtol, atol=atol, entry=entry, memory=memory, exact=exact)
+    comp = engine.compile_text(text, entry=entry, memory=memory, exact=exact)
+    outs: dict[str, torch.Tensor] = {}
+    if r.status in ("pass", "fail") and comp.code is not None and comp.generated is not None and comp.program is not None:
+        out = engine.run(comp, ins, clone_inputs=True)  # the one way a dump runs
+        outs = {k: out.tensors[k] for k in exp}
+    return r, outs
 
 
 @pytest.mark.timeout(1500)

@@ -296,6 +296,36 @@ async def start(client: LanguageClient, preset: str, root: Path, options: dict[s
     )
 
 
+Setup = Callable[[LanguageClient, Any, pytest.TempPathFactory], Path]
+
+
+def client_fixture(
+    setup: Setup,
+    *,
+    params: list[Any] | None = None,
+    ids: Any = None,
+    preset: str | Callable[[Any], str] = VSCODE,
+    options: dict[str, Any] | None = None,
+    ready: Callable[[LanguageClient], Any] | None = None,
+) -> Any:
+    """The e2e ``client`` fixture (one per scenario file, module-scoped): ``setup(lsp_client, param,
+    tmp_path_factory)`` prepares the workspace and returns its root; the server is started on it
+    (``preset``: the client's capabilities, or a function of the param), ``ready`` awaited (open a
+    dump, wait for its result ...), and the session shut down after the module."""
+
+    @pytest_lsp.fixture(config=make_config(), scope="module", params=params, ids=ids)
+    async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+        param = getattr(request, "param", None)
+        root = setup(lsp_client, param, tmp_path_factory)
+        lsp_client.init_result = await start(lsp_client, preset(param) if callable(preset) else preset, root, options)  # type: ignore[attr-defined]
+        if ready is not None:
+            await ready(lsp_client)
+        yield
+        await lsp_client.shutdown_session()
+
+    return client
+
+
 def open_doc(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
     uri = path.as_uri()
     client.text_document_did_open(

@@ -7,11 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .conftest import EXAMPLES, VSCODE, copy_tree, debug_info, dump, make_config, open_doc, results_for, start, wait_result, wait_until
+from .conftest import (
+    EXAMPLES,
+    client_fixture,
+    copy_tree,
+    debug_info,
+    dump,
+    open_doc,
+    results_for,
+    wait_result,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
@@ -28,15 +37,15 @@ def with_big_tensor(path: Path) -> int:
     return at + 1
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+def _workspace(lsp_client: LanguageClient, _param: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = copy_tree(SOFTMAX, tmp_path_factory.mktemp("budget"), ["00_", "46_"])
     (ws / "pypto-lsp.toml").write_text(TOML, encoding="utf-8")
     lsp_client.ws = ws  # type: ignore[attr-defined]
     lsp_client.big_line = with_big_tensor(dump(ws, "00_"))  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, ws)
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(_workspace)
 
 
 def errors_on(client: LanguageClient, uri: str) -> list[types.Diagnostic]:

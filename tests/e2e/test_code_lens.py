@@ -3,27 +3,40 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
-import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from .conftest import NEOVIM, SOFTMAX, SOURCES, VSCODE, copy_tree, dump, lens_titles, make_config, open_doc, require, start, wait_result
+from .conftest import (
+    NEOVIM,
+    SOFTMAX,
+    SOURCES,
+    VSCODE,
+    client_fixture,
+    copy_tree,
+    dump,
+    lens_titles,
+    open_doc,
+    require,
+    wait_result,
+)
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(
-    config=make_config(), scope="module", params=[(p, s) for s in SOURCES for p in (VSCODE, NEOVIM)], ids=lambda ps: "-".join(ps)
-)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    preset, source = request.param
+def _workspace(lsp_client: LanguageClient, param: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _preset, source = param
     case = lsp_client.case = SOFTMAX[require(source)]  # type: ignore[attr-defined]
     ws = copy_tree(case.folder, tmp_path_factory.mktemp("softmax"), ["00_", case.last])
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    lsp_client.init_result = await start(lsp_client, preset, ws)  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(
+    _workspace, params=[(p, s) for s in SOURCES for p in (VSCODE, NEOVIM)], ids=lambda ps: "-".join(ps), preset=lambda ps: ps[0]
+)
 
 
 async def test_pass_lens_with_max_diff(client: LanguageClient) -> None:

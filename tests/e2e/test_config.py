@@ -6,25 +6,22 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
     SOFTMAX,
     SOURCES,
-    VSCODE,
     Healthy,
+    client_fixture,
     copy_tree,
     dump,
     execute,
     lens_titles,
-    make_config,
     open_doc,
     require,
     results_for,
     save_doc,
-    start,
     wait_result,
     wait_until,
 )
@@ -32,18 +29,18 @@ from .conftest import (
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    case: Healthy = SOFTMAX[require(request.param)]
-    ws = copy_tree(case.folder, tmp_path_factory.mktemp("noconfig"), [case.late, case.last])
-    golden = tmp_path_factory.mktemp("golden")
+def _workspace(lsp_client: LanguageClient, source: str, tmp: pytest.TempPathFactory) -> Path:
+    case: Healthy = SOFTMAX[require(source)]
+    ws = copy_tree(case.folder, tmp.mktemp("noconfig"), [case.late, case.last])
+    golden = tmp.mktemp("golden")
     for rel in (case.inputs, case.expected):
         (ws / rel).rename(golden / Path(rel).name)  # the dumps have no goldens beside them now
     (ws / "pypto-lsp.toml").unlink(missing_ok=True)  # nor a config that names them
     lsp_client.ws, lsp_client.golden, lsp_client.case = ws, golden, case  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, ws)
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(_workspace, params=SOURCES)
 
 
 def settings(client: LanguageClient, **values: object) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -11,15 +13,14 @@ from .conftest import (
     CROSS_CORE,
     NEOVIM,
     SOURCES,
+    client_fixture,
     copy_tree,
     dump,
     lens_titles,
-    make_config,
     open_doc,
     require,
     results_for,
     save_doc,
-    start,
     wait_result,
     wait_until,
 )
@@ -27,14 +28,14 @@ from .conftest import (
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    case = lsp_client.case = CROSS_CORE[require(request.param)]  # type: ignore[attr-defined]
+def _workspace(lsp_client: LanguageClient, param: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    case = lsp_client.case = CROSS_CORE[require(param)]  # type: ignore[attr-defined]
     ws = copy_tree(case.folder, tmp_path_factory.mktemp("c2v"), [case.file])
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    await start(lsp_client, NEOVIM, ws)
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(_workspace, params=SOURCES, preset=NEOVIM)
 
 
 async def test_deleted_tpush_deadlocks_on_the_pop_line(client: LanguageClient) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -13,19 +14,17 @@ from .conftest import (
     BROKEN,
     SOFTMAX,
     SOURCES,
-    VSCODE,
     Broken,
     Healthy,
     broken_workspace,
+    client_fixture,
     copy_tree,
     dump,
     lens_titles,
-    make_config,
     open_doc,
     require,
     results_for,
     save_doc,
-    start,
     wait_result,
     wait_until,
 )
@@ -33,18 +32,18 @@ from .conftest import (
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    source = require(request.param)
+def _workspace(lsp_client: LanguageClient, param: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = require(param)
     root = tmp_path_factory.mktemp("diagnostics")
     case = lsp_client.case = BROKEN[source]  # type: ignore[attr-defined]
     ws = broken_workspace(case, root / "broken", list(case.passes[2:]))
     lsp_client.ws = ws  # type: ignore[attr-defined]
     lsp_client.healthy = SOFTMAX[source]  # type: ignore[attr-defined]
     lsp_client.softmax = copy_tree(SOFTMAX[source].folder, root / "softmax", ["00_"])  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, root)
-    yield
-    await lsp_client.shutdown_session()
+    return root
+
+
+client = client_fixture(_workspace, params=SOURCES)
 
 
 def case(client: LanguageClient) -> Broken:

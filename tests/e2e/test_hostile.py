@@ -5,24 +5,22 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
     SOFTMAX,
     SOURCES,
-    VSCODE,
+    client_fixture,
     copy_tree,
     debug_info,
     execute,
     lens_titles,
-    make_config,
     open_doc,
     require,
-    start,
     wait_result,
     wait_until,
 )
@@ -32,14 +30,14 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 BADINPUT = Path(__file__).resolve().parents[1] / "badinput"
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
+def _workspace(lsp_client: LanguageClient, param: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    case = lsp_client.case = SOFTMAX[require(param)]  # type: ignore[attr-defined]
     ws = copy_tree(case.folder, tmp_path_factory.mktemp("hostile"), ["00_"])
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, ws)
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(_workspace, params=SOURCES)
 
 
 def errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:

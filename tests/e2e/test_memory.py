@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .conftest import VSCODE, change_doc, lens_titles, make_config, open_doc, start, wait_result, wait_until
+from .conftest import change_doc, client_fixture, lens_titles, open_doc, wait_result, wait_until
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
@@ -42,14 +41,14 @@ def line_of(path: Path, needle: str) -> int:
     return hits[0]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+def _workspace(lsp_client: LanguageClient, _param: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("memory")
     lsp_client.ws = workspace(root / "broken_memory")  # type: ignore[attr-defined]
     lsp_client.off = workspace(root / "memory_off", memory=False)  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, root)
-    yield
-    await lsp_client.shutdown_session()
+    return root
+
+
+client = client_fixture(_workspace)
 
 
 def memory_errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:

@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .conftest import SOFTMAX, SOURCES, VSCODE, Healthy, copy_tree, dump, make_config, open_doc, require, start, wait_result
+from .conftest import SOFTMAX, SOURCES, Healthy, client_fixture, copy_tree, dump, open_doc, require, wait_result
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
-    ws = copy_tree(case.folder, tmp_path_factory.mktemp("nav"), [case.last])
+def _workspace(lsp_client: LanguageClient, source: str, tmp: pytest.TempPathFactory) -> Path:
+    case = lsp_client.case = SOFTMAX[require(source)]  # type: ignore[attr-defined]
+    ws = copy_tree(case.folder, tmp.mktemp("nav"), [case.last])
     lsp_client.path = dump(ws, case.last)  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, ws)
+    return ws
+
+
+async def _opened(lsp_client: LanguageClient) -> None:
     lsp_client.uri = open_doc(lsp_client, lsp_client.path)  # type: ignore[attr-defined]
     await wait_result(lsp_client, lsp_client.uri)  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
+
+
+client = client_fixture(_workspace, params=SOURCES, ready=_opened)
 
 
 def pos(client: LanguageClient, needle: str, nth: int = 0, offset: int = 1) -> types.Position:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -15,29 +15,28 @@ from .conftest import (
     SOFTMAX,
     SOURCES,
     change_doc,
+    client_fixture,
     copy_tree,
     debug_info,
     dump,
     lens_titles,
-    make_config,
     open_doc,
     require,
-    start,
     wait_until,
 )
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
+def _workspace(lsp_client: LanguageClient, param: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    case = lsp_client.case = SOFTMAX[require(param)]  # type: ignore[attr-defined]
     ws = copy_tree(case.folder, tmp_path_factory.mktemp("typing"), ["00_", case.last])
     lsp_client.ws = ws  # type: ignore[attr-defined]
     # validation off: parse diagnostics only, and no worker at all
-    await start(lsp_client, NEOVIM, ws, {"pypto-lsp": {"validation": False}})
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(_workspace, params=SOURCES, preset=NEOVIM, options={"pypto-lsp": {"validation": False}})
 
 
 def errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:

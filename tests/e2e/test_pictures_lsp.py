@@ -8,27 +8,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from pypto_lsp.validate.errormap import decode_cells
 
-from .conftest import VSCODE, _plain, debug_info, execute, make_config, open_doc, start
+from .conftest import _plain, client_fixture, debug_info, execute, open_doc
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 EX = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+def _workspace(lsp_client: LanguageClient, _param: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("pictures")
     shutil.copytree(EX / "broken_elementwise", root / "broken_elementwise")
     shutil.copytree(EX / "elementwise", root / "elementwise")  # the goldens broken_elementwise uses
     lsp_client.folder = root / "broken_elementwise" / "passes_dump"  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, root, {"pypto-lsp": {"cache": False}})
-    yield
-    await lsp_client.shutdown_session()
+    return root
+
+
+client = client_fixture(_workspace, options={"pypto-lsp": {"cache": False}})
 
 
 async def request(client: LanguageClient, method: str, params: dict[str, Any]) -> dict[str, Any]:

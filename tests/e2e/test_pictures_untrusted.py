@@ -6,24 +6,23 @@ import shutil
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from .conftest import VSCODE, _plain, debug_info, make_config, start
+from .conftest import _plain, client_fixture, debug_info
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 EX = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+def _workspace(lsp_client: LanguageClient, _param: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("untrusted")
     shutil.copytree(EX / "broken_elementwise", root / "broken_elementwise")
     shutil.copytree(EX / "elementwise", root / "elementwise")
     lsp_client.folder = root / "broken_elementwise" / "passes_dump"  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, root, {"pypto-lsp": {"validation": False, "cache": False}})
-    yield
-    await lsp_client.shutdown_session()
+    return root
+
+
+client = client_fixture(_workspace, options={"pypto-lsp": {"validation": False, "cache": False}})
 
 
 async def test_nothing_runs_for_a_picture(client: LanguageClient) -> None:

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from .conftest import EXAMPLES, VSCODE, copy_tree, dump, lens_titles, make_config, open_doc, start, wait_result
+from .conftest import EXAMPLES, client_fixture, copy_tree, dump, lens_titles, open_doc, wait_result
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+def _workspace(lsp_client: LanguageClient, _param: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = copy_tree(EXAMPLES / "allreduce_ranks", tmp_path_factory.mktemp("ranks"))
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, ws)
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(_workspace)
 
 
 @pytest.mark.parametrize("prefix", ["00_", "35_"])

@@ -8,23 +8,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .conftest import VSCODE, lens_titles, make_config, open_doc, results_for, start, wait_result, wait_until
+from .conftest import client_fixture, lens_titles, open_doc, results_for, wait_result, wait_until
 from .test_taskgraph_lsp import RACE, workspace
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+def _workspace(lsp_client: LanguageClient, _param: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("sanitizer")
     lsp_client.ws = workspace(root / "race")  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, root, {"pypto-lsp": {"cache": False}})
-    yield
-    await lsp_client.shutdown_session()
+    return root
+
+
+client = client_fixture(_workspace, options={"pypto-lsp": {"cache": False}})
 
 
 def sanitizer_errors(client: LanguageClient, uri: str) -> list[types.Diagnostic]:

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 import torch
 from pytest_lsp import LanguageClient
 
 from ..unit.test_sanitizer import PIPELINE, A, T, orch
-from .conftest import VSCODE, _plain, debug_info, lens_titles, make_config, open_doc, start, wait_result
+from .conftest import _plain, client_fixture, debug_info, lens_titles, open_doc, wait_result
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
@@ -36,13 +35,13 @@ def workspace(dst: Path) -> Path:
     return dst
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+def _workspace(lsp_client: LanguageClient, _param: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("taskgraph")
     lsp_client.ws = workspace(root / "race")  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, root, {"pypto-lsp": {"cache": False}})
-    yield
-    await lsp_client.shutdown_session()
+    return root
+
+
+client = client_fixture(_workspace, options={"pypto-lsp": {"cache": False}})
 
 
 async def task_graph(client: LanguageClient, path: Path) -> dict[str, Any]:

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from .conftest import (
     SOFTMAX,
     SOURCES,
-    VSCODE,
+    client_fixture,
     copy_tree,
     dump,
     execute,
-    make_config,
     open_doc,
     require,
     results_for,
-    start,
     wait_result,
     wait_until,
 )
@@ -26,14 +25,13 @@ from .conftest import (
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
-    ws = copy_tree(case.folder, tmp_path_factory.mktemp("watch"), [case.late, case.last])
-    lsp_client.ws = ws  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, ws)
-    yield
-    await lsp_client.shutdown_session()
+def _workspace(lsp_client: LanguageClient, source: str, tmp: pytest.TempPathFactory) -> Path:
+    case = lsp_client.case = SOFTMAX[require(source)]  # type: ignore[attr-defined]
+    ws = lsp_client.ws = copy_tree(case.folder, tmp.mktemp("watch"), [case.late, case.last])  # type: ignore[attr-defined]
+    return ws
+
+
+client = client_fixture(_workspace, params=SOURCES)
 
 
 async def test_watchers_are_registered(client: LanguageClient) -> None:

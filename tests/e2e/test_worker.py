@@ -12,9 +12,9 @@ import signal
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
-import pytest_lsp
 from pytest_lsp import LanguageClient
 
 from pypto_lsp.server import worker_client as WC
@@ -25,16 +25,14 @@ from .conftest import (
     EXAMPLES,
     SOFTMAX,
     SOURCES,
-    VSCODE,
+    client_fixture,
     copy_tree,
     debug_info,
     dump,
-    make_config,
     open_doc,
     require,
     results_for,
     save_doc,
-    start,
     wait_result,
     wait_until,
 )
@@ -42,14 +40,14 @@ from .conftest import (
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
-@pytest_lsp.fixture(config=make_config(), scope="module", params=SOURCES)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    case = lsp_client.case = SOFTMAX[require(request.param)]  # type: ignore[attr-defined]
+def _workspace(lsp_client: LanguageClient, param: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    case = lsp_client.case = SOFTMAX[require(param)]  # type: ignore[attr-defined]
     ws = copy_tree(case.folder, tmp_path_factory.mktemp("softmax"), [case.last])
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    await start(lsp_client, VSCODE, ws)
-    yield
-    await lsp_client.shutdown_session()
+    return ws
+
+
+client = client_fixture(_workspace, params=SOURCES)
 
 
 async def test_server_process_never_imports_torch(client: LanguageClient) -> None:
@@ -176,9 +174,10 @@ async def test_protocol_round_trip() -> None:
         "timeout_s": 3,
         "memory": True,
         "backend": "910B",
-        "exact": None,
+        "exact": False,
         "max_alloc": None,
         "sanitize": True,
+        "ranks": None,
     }
     assert msg["params"]["settings"] == settings
     assert P.from_wire(P.ValidateParams, msg["params"]) == params

@@ -23,18 +23,16 @@ def test_only_ops_our_executor_runs_declare_temporaries() -> None:
 
 
 def test_the_guard_raises_before_an_allocation_over_the_budget() -> None:
-    alloc_budget.set_budget(1 << 20)
-    try:
-        site = (4 + 8, "c: pl.tensor.matmul", "FP32", 8)
-        alloc_budget.check((256, 256), site)  # 768 KiB with the temporaries: fits
-        with pytest.raises(alloc_budget.AllocBudgetError) as exc:
-            alloc_budget.check((512, 256), site)
-        assert exc.value.kind == "alloc-budget" and exc.value.bytes == 512 * 256 * 12 and exc.value.budget == 1 << 20
-        assert "[512, 256] FP32 with 8 B/element of kernel temporaries" in str(exc.value)
-        alloc_budget.check((-5, -5), site)  # not sizes: left to the op
-        alloc_budget.check((None, 4), site)
-    finally:
-        alloc_budget.set_budget(None)
+    guard = alloc_budget.Guard(alloc_budget.budget(1 << 20))  # a run's max_alloc (what the runner hands the script)
+    site = (4 + 8, "c: pl.tensor.matmul", "FP32", 8)
+    guard.check((256, 256), site)  # 768 KiB with the temporaries: fits
+    with pytest.raises(alloc_budget.AllocBudgetError) as exc:
+        guard.check((512, 256), site)
+    assert exc.value.kind == "alloc-budget" and exc.value.bytes == 512 * 256 * 12 and exc.value.budget == 1 << 20
+    assert "[512, 256] FP32 with 8 B/element of kernel temporaries" in str(exc.value)
+    guard.check((-5, -5), site)  # not sizes: left to the op
+    guard.check((None, 4), site)
+    alloc_budget.check((512, 256), site)  # the standalone script's guard: the default budget, far larger
 
 
 def test_the_editor_setting_and_the_toml_case(tmp_path: Path) -> None:
@@ -51,10 +49,10 @@ def test_the_editor_setting_and_the_toml_case(tmp_path: Path) -> None:
     toml = '[[cases]]\ndumps = "passes_dump"\ninputs = "inputs.pt"\nexpected = "expected.pt"\n'
     (tmp_path / "pypto-lsp.toml").write_text(toml)
     before = resolve(dumps / "00_frontend.py", s, tmp_path)
-    assert before.max_alloc == 2 << 20  # the setting
+    assert before.settings.max_alloc == 2 << 20  # the setting
     (tmp_path / "pypto-lsp.toml").write_text(toml + 'max_alloc = "1K"\n')
     after = resolve(dumps / "00_frontend.py", s, tmp_path)
-    assert after.max_alloc == 1024  # the case wins
+    assert after.settings.max_alloc == 1024  # the case wins
     assert after.key() != before.key()  # results under another budget are not reused
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pypto_lsp.analysis import batching_plan as batching
 from pypto_lsp.validate.engine import compile_text, run_text
 from pypto_lsp.validate.report import PASS
 
@@ -63,13 +62,10 @@ def test_a_k_chunk_loop_runs_as_one_matmul_and_passes(tensors) -> None:
 
 def test_exact_keeps_the_loop(tensors) -> None:
     text = _program(256, 64)
-    batching.set_exact(True)
-    try:
-        assert not _batched(text)
-        ins, exp = tensors
-        assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4).status == PASS
-    finally:
-        batching.set_exact(False)
+    comp = compile_text(text, exact=True)
+    assert comp.generated is not None and "_pl_kchunk.kchunk(" not in comp.generated.source
+    ins, exp = tensors
+    assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4, exact=True).status == PASS
 
 
 def test_memory_placements_in_ddr_alone_batch() -> None:
@@ -105,29 +101,21 @@ def test_a_window_past_the_edge_falls_back_to_the_loop_at_run_time() -> None:
     w = torch.randn(256, 32, generator=g).bfloat16()
     exact = {}
     for on in (True, False):
-        batching.set_exact(on)
-        try:
-            r = run_text(text, {"a": a, "w": w, "y": torch.zeros(16, 32)}, {"y": a.float() @ w.float()}, collect_stats=True)
-            exact[on] = (r.status, r.tensors["y"].max_abs_diff if r.tensors else r.error)
-        finally:
-            batching.set_exact(False)
+        r = run_text(text, {"a": a, "w": w, "y": torch.zeros(16, 32)}, {"y": a.float() @ w.float()}, collect_stats=True, exact=on)
+        exact[on] = (r.status, r.tensors["y"].max_abs_diff if r.tensors else r.error)
     assert exact[True] == exact[False]
 
 
 def test_exact_is_a_run_setting(tensors) -> None:
-    """``exact`` per run (what the worker passes): the process default stays as it was."""
+    """``exact`` per run (what the worker passes), never a process default: a run without it batches."""
     text = _program(256, 64)
     plain = compile_text(text, exact=True)
     assert plain.generated is not None and "_pl_kchunk.kchunk(" not in plain.generated.source
-    assert _batched(text) and not batching.exact()
     ins, exp = tensors
     assert run_text(text, ins, exp, rtol=1e-5, atol=1e-4, exact=True).status == PASS
-    batching.set_exact(True)
-    try:
-        batched = compile_text(text, exact=False)  # the run's setting wins over the default
-        assert batched.generated is not None and "_pl_kchunk.kchunk(" in batched.generated.source
-    finally:
-        batching.set_exact(False)
+    assert _batched(text)  # the exact run left nothing behind
+    batched = compile_text(text, exact=False)
+    assert batched.generated is not None and "_pl_kchunk.kchunk(" in batched.generated.source
 
 
 def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None:
@@ -141,13 +129,13 @@ def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None
     dump.write_text("# pypto.program: P\n")
     cfg = tmp_path / "pypto-lsp.toml"
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = true\n')
-    assert find_case(dump).exact is True
-    assert scfg.resolve(dump, scfg.Settings(), None).exact is True  # the case's key
+    assert find_case(dump).settings.exact is True
+    assert scfg.resolve(dump, scfg.Settings(), None).settings.exact is True  # the case's key
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\n')
-    assert scfg.resolve(dump, scfg.Settings(), None).exact is False
+    assert scfg.resolve(dump, scfg.Settings(), None).settings.exact is False
     settings, problems = scfg.merge(scfg.Settings(), {"pypto-lsp": {"exact": True}})
     assert problems == [] and settings.exact is True
-    assert scfg.resolve(dump, settings, None).exact is True  # the editor setting
+    assert scfg.resolve(dump, settings, None).settings.exact is True  # the editor setting
     assert scfg.resolve(dump, settings, None).run_settings().exact is True  # what the worker gets
     assert scfg.merge(scfg.Settings(), {"exact": "yes"})[1] == ["'exact' must be true or false, got 'yes'"]
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = 1\n')
@@ -160,7 +148,7 @@ def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None
     folder = P.ValidateFolderParams(files=["f.py"], golden=P.Golden("i.pt", "e.pt"), settings=RunSettings(exact=True))
     assert P.from_wire(P.ValidateFolderParams, P.to_wire(folder)).settings.exact is True
     cache = ResultCache(enabled=False)
-    assert cache.key("t", "b", 0.1, 0.1, None, exact=True) != cache.key("t", "b", 0.1, 0.1, None, exact=False)
+    assert cache.key("t", "b", RunSettings(0.1, 0.1, exact=True)) != cache.key("t", "b", RunSettings(0.1, 0.1, exact=False))
 
 
 def _pre_ssa(text: str) -> str:

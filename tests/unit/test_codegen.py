@@ -50,7 +50,7 @@ def _goldens(dump: Path) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tenso
         assert case.inputs is not None and case.expected is not None
         return load_bundle(case.inputs), load_bundle(case.expected)
     # an example without goldens (gather_rows): its frontend on synthesized inputs, as validate does
-    ref = for_case(discover_dumps(dump.parent), case, entry=case.entry, timeout=None, use_cache=False)
+    ref = for_case(discover_dumps(dump.parent), case, entry=case.settings.entry, timeout=None, use_cache=False)
     return ref.inputs, ref.expected
 
 

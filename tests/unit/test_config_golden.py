@@ -61,7 +61,7 @@ def test_pypto_lsp_toml_found_by_walking_up(tmp_path: Path) -> None:
         # relative paths are relative to the config file, not to the cwd or the dump
         assert case.inputs == (tmp_path / "proj" / "golden" / "inputs.pt").resolve()
         assert case.expected == (tmp_path / "proj" / "golden" / "expected.pt").resolve()
-        assert (case.entry, case.rtol, case.atol, case.timeout_s) == ("exp_add_mul", 0.01, 0.002, 7.0)
+        assert (case.settings.entry, case.settings.rtol, case.settings.atol, case.settings.timeout_s) == ("exp_add_mul", 0.01, 0.002, 7.0)
 
 
 def test_nearest_covering_case_wins_and_non_covering_configs_are_skipped(tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_pyproject_tool_table(tmp_path: Path) -> None:
     )
     case = find_case(dumps / "00_frontend.py")
     assert case.source == str(tmp_path / "pyproject.toml")
-    assert case.inputs == (tmp_path / "g" / "i.pt").resolve() and case.atol == 0.5 and case.rtol == DEFAULT_RTOL
+    assert case.inputs == (tmp_path / "g" / "i.pt").resolve() and case.settings.atol == 0.5 and case.settings.rtol == DEFAULT_RTOL
 
 
 def test_pyproject_without_the_tool_table_is_ignored(tmp_path: Path) -> None:
@@ -112,7 +112,12 @@ def test_defaults_when_keys_are_absent(tmp_path: Path) -> None:
     dumps = _dumps(tmp_path / "passes_dump")
     (tmp_path / "pypto-lsp.toml").write_text('[[cases]]\ndumps = "passes_dump"\nname = "x"\nfuture_key = 1\n')
     case = find_case(dumps)
-    assert (case.entry, case.rtol, case.atol, case.timeout_s) == (None, DEFAULT_RTOL, DEFAULT_ATOL, DEFAULT_TIMEOUT_S)
+    assert (case.settings.entry, case.settings.rtol, case.settings.atol, case.settings.timeout_s) == (
+        None,
+        DEFAULT_RTOL,
+        DEFAULT_ATOL,
+        DEFAULT_TIMEOUT_S,
+    )
     assert case.inputs is None and not case.has_goldens
     assert any("future_key" in n for n in case.notes) and not any("name" in n for n in case.notes)
 
@@ -126,8 +131,8 @@ def test_every_case_key_is_used_and_only_unknown_keys_are_noted_and_warned(tmp_p
     cfg = tmp_path / "pypto-lsp.toml"
     cfg.write_text(_case_toml("passes_dump", extra))
     case = find_case(dumps)
-    assert case.settings() == RunSettings(0.25, 0.5, "main", 7.0, False, "910B", exact=True, max_alloc=1 << 30)
-    assert (case.max_alloc, case.seed, case.generate) == (1 << 30, 3, {"x": [1, 2]})
+    assert case.settings == RunSettings(0.25, 0.5, "main", 7.0, False, "910B", exact=True, max_alloc=1 << 30)
+    assert (case.settings.max_alloc, case.seed, case.generate) == (1 << 30, 3, {"x": [1, 2]})
     assert case.notes == ["ignored unknown keys: rtoll"]
     assert [(w.line, w.key) for w in config_warnings(cfg)] == [(15, "rtoll")]
 
@@ -391,7 +396,7 @@ def test_save_golden_writes_bundles_and_a_case(tmp_path: Path) -> None:
     # the config sits in goldens/, the dumps in out/: not on the dump's walk up -> pass it explicitly
     case = find_case(dumps / "00_frontend.py", cfg)
     assert case.inputs == (d / "inputs.pt").resolve() and case.expected == (d / "expected.pt").resolve()
-    assert (case.entry, case.rtol, case.atol) == ("exp_add_mul", 0.01, 0.001)
+    assert (case.settings.entry, case.settings.rtol, case.settings.atol) == ("exp_add_mul", 0.01, 0.001)
     report = validate_passes(dumps, config=cfg)
     assert report.ok and all(f.rtol == 0.01 and f.atol == 0.001 for f in report.files)
 

@@ -39,7 +39,7 @@ def test_each_strategy_is_chosen_where_it_applies_and_only_when_the_run_allows()
     assert _kinds(lower_program(pipes, Options(check_shapes=False), None)) == {}
     # the instrumentation is the plan's too
     low = lower_program(pipes, Options(trace=True, sanitize=True), None)
-    assert all(f.traced and f.sanitized and f.memory is None for f in low.functions.values())
+    assert low.options.trace and low.options.sanitize and all(f.memory is None for f in low.functions.values())
 
 
 def test_placed_tiles_keep_k_chunks_as_written_but_sweep() -> None:

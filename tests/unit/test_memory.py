@@ -477,7 +477,7 @@ def test_case_keys_memory_and_backend(tmp_path) -> None:
     cfg = tmp_path / "pypto-lsp.toml"
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nmemory = false\nbackend = "910B"\n')
     case = find_case(dump)
-    assert (case.memory, case.backend, case.notes) == (False, "910B", [])
+    assert (case.settings.memory, case.settings.backend, case.notes) == (False, "910B", [])
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nbackend = "A9"\n')
     with pytest.raises(ConfigError, match="unknown backend"):
         find_case(dump)

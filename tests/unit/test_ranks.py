@@ -146,7 +146,7 @@ def test_the_case_key_ranks_overrides_the_rank_count(tmp_path: Path) -> None:
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nranks = 2\n')
     (tmp_path / "passes_dump").mkdir()
     (case,) = cases_in(cfg)
-    assert case.ranks == 2 and case.settings().engine_kwargs()["ranks"] == 2
+    assert case.settings.ranks == 2 and case.settings.engine_kwargs()["ranks"] == 2
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nranks = 0\n')
     with pytest.raises(ConfigError, match="'ranks'"):
         cases_in(cfg)

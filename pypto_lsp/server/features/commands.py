@@ -204,7 +204,7 @@ def register(ls: PyptoServer, core: Core) -> None:
         except (NotADump, OSError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
         try:
-            res = await core.worker.codegen(P.CodegenParams(snap.text, str(snap.path), snap.resolved.entry))
+            res = await core.worker.codegen(P.CodegenParams(snap.text, str(snap.path), snap.resolved.settings.entry))
         except P.WorkerError as exc:
             return f"# pypto-lsp: no generated code ({exc})\n"
         if res.source is None:

@@ -35,7 +35,7 @@ def map_for(core: Core, uri: str) -> dict[str, Any]:
     if st is not None and st.result is not None and st.result_hash == snap.hash and not st.pending:
         findings = list(hazards_of(st.result))
         with_run = bool(st.result.memory and st.result.memory["checked"])
-    path, backend = str(snap.path), snap.resolved.backend
+    path, backend = str(snap.path), snap.resolved.settings.backend
     if st is not None and st.program is not None and st.parsed_hash == snap.hash:
         data = memory_map(st.program, findings, backend=backend, file=path)
     else:

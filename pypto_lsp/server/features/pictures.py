@@ -70,7 +70,7 @@ async def maps_for(
     except NotADump as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     r = snap.resolved
-    key = (uri, snap.hash, str(r.inputs), str(r.expected), r.rtol, r.atol, r.entry, tensor)
+    key = (uri, snap.hash, str(r.inputs), str(r.expected), r.settings.rtol, r.settings.atol, r.settings.entry, tensor)
     hit = kept.get(key)
     if hit is not None:
         kept.move_to_end(key)
@@ -94,7 +94,7 @@ async def maps_for(
         tensors=[tensor] if tensor else None,
     )
     try:
-        res = await core.worker.request(P.ERROR_MAP, params, r.timeout_s + 10.0)
+        res = await core.worker.request(P.ERROR_MAP, params, r.settings.timeout_s + 10.0)
     except P.WorkerError as exc:
         return {"file": str(snap.path), "uri": uri, "maps": [], "unavailable": str(exc)}
     res = {**res, "uri": uri}

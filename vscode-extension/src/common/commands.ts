@@ -17,7 +17,6 @@ import {
     SERVER_COMMANDS,
 } from '../core/protocol';
 import { ResultStore } from '../core/results';
-import { PassesTreeProvider } from '../views/passesTree';
 import { CMD, LENS_CMD } from './constants';
 import { getLogChannel, traceError, traceInfo } from './log/logging';
 import { CancelledError, normaliseUri, PyptoServer } from './server';
@@ -31,10 +30,15 @@ import {
     showInformationMessage,
 } from './vscodeapi';
 
+/** What the commands need of the passes view (views/passesTree implements it; common/ never imports views/). */
+export interface CurrentFolder {
+    readonly currentFolder: vscode.Uri | undefined;
+}
+
 export interface CommandDeps {
     server: PyptoServer;
     store: ResultStore;
-    tree: PassesTreeProvider;
+    tree: CurrentFolder;
 }
 
 /** A command argument -> a uri: vscode.Uri, a uri string (lenses), a tree element ({uri}), or the active editor. */

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.alloc_budget import (
+from .alloc_budget import (
     ENV,
     KIND,
     budget,
@@ -32,15 +32,11 @@ from ..ir.alloc_budget import (
     machine_memory,
     message,
     parse_size,
-    scoped_budget,
-    set_budget,
 )
-from ..ir.catalogue import lookup
-from ..ir.model import (
+from .catalogue import lookup
+from .model import (
     ArrayType,
     Assign,
-    BinOp,
-    Const,
     DTypeRef,
     Expr,
     For,
@@ -52,10 +48,10 @@ from ..ir.model import (
     TileType,
     TupleExpr,
     TupleType,
-    UnaryOp,
     Unpack,
     While,
     Yield,
+    fold_int,
     stmt_exprs,
     walk_expr,
     walk_stmts,
@@ -72,8 +68,6 @@ __all__ = [
     "machine_memory",
     "over_budget",
     "parse_size",
-    "scoped_budget",
-    "set_budget",
 ]
 
 _memo: dict[tuple[int, str | None, int], tuple[Program, Allocation | None]] = {}
@@ -93,32 +87,8 @@ class Allocation:
         return message(self.bytes, self.what, list(self.shape), self.dtype, self.temp_bytes, limit)
 
 
-def _const_int(e: Expr, depth: int = 0) -> int | None:
-    """The value of a constant integer expression (literals, + - * // of literals), else None."""
-    if depth > 32:
-        return None
-    if isinstance(e, Const):
-        v = e.value
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-    if isinstance(e, UnaryOp) and e.op == "-":
-        v = _const_int(e.operand, depth + 1)
-        return -v if v is not None else None
-    if isinstance(e, BinOp) and e.op in ("+", "-", "*", "//"):
-        a, b = _const_int(e.left, depth + 1), _const_int(e.right, depth + 1)
-        if a is None or b is None or abs(a) > 1 << 64 or abs(b) > 1 << 64:
-            return None
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        return a // b if b else None
-    return None
-
-
 def _size(shape: list[Expr], dtype: str, temps: int = 0) -> tuple[tuple[int, ...], int] | None:
-    dims = [_const_int(d) for d in shape]
+    dims = [fold_int(d) for d in shape]
     if any(d is None for d in dims):
         return None
     n = 1
