@@ -660,6 +660,15 @@ async function scenarioDebug() {
         // one click: the server re-makes the lenses only when they change, so the lens clicked is
         // the lens VS Code has (a click on a lens re-made under it would fail with "Actual command
         // not found", which debug.no-command-not-found reports)
+        // the lenses settle first (call counts and the folder's other results arrive after the PASS
+        // lens): the same text for 4 s, at most 60 s
+        let settled = '';
+        for (let k = 0, same = 0; k < 240 && same < 16; k++) {
+            const t = lensText(await wb.snapshot());
+            same = t === settled ? same + 1 : 0;
+            settled = t;
+            await sleep(250);
+        }
         let started = false;
         await wb.clickLens(/Debug this pass/, 30000);
         for (let k = 0; k < 60 && !started; k++) {
