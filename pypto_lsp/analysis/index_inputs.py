@@ -148,8 +148,9 @@ def input_ranges(program: Program, entry: str) -> dict[str, IndexRange]:
     fns = {f.name: _Function(f) for f in program.functions}
     if entry not in fns:
         return {}
-    # origin[function][parameter] = the entry parameter whose values it receives
-    origin: dict[str, dict[str, str]] = {entry: {p.name: p.name for p in fns[entry].fn.params}}
+    # origin[function][parameter] = the entry parameters whose values it may receive (a kernel called
+    # from two sites with two inputs receives both; the sets only grow, so the fixed point is reached)
+    origin: dict[str, dict[str, set[str]]] = {entry: {p.name: {p.name} for p in fns[entry].fn.params}}
     changed = True
     while changed:
         changed = False
@@ -168,8 +169,9 @@ def input_ranges(program: Program, entry: str) -> dict[str, IndexRange]:
                     for p, arg in zip(callee.fn.params, e.args, strict=False):
                         if isinstance(arg, Name):
                             src = known.get(fx.root(arg.id))
-                            if src is not None and mine.get(p.name) != src:
-                                mine[p.name] = src
+                            have = mine.setdefault(p.name, set())
+                            if src and not src <= have:
+                                have |= src
                                 changed = True
     out: dict[str, IndexRange] = {}
     for name, fx in fns.items():
@@ -183,16 +185,14 @@ def input_ranges(program: Program, entry: str) -> dict[str, IndexRange]:
                 for operand, low, high, distinct in _uses(fx, e):
                     if not isinstance(operand, Name) or high is None or high <= low:
                         continue
-                    param = known.get(fx.root(operand.id))
-                    if param is None:
-                        continue
                     why = f"{e.op} at line {e.span.line}"
-                    prev = out.get(param)
-                    if prev is None:
-                        out[param] = IndexRange(low, high, distinct, why)
-                    elif high < prev.high or (distinct and not prev.distinct):
-                        keep = prev.why if high >= prev.high else why
-                        out[param] = IndexRange(low, min(high, prev.high), distinct or prev.distinct, keep)
+                    for param in sorted(known.get(fx.root(operand.id), ())):
+                        prev = out.get(param)
+                        if prev is None:
+                            out[param] = IndexRange(low, high, distinct, why)
+                        elif high < prev.high or (distinct and not prev.distinct):
+                            keep = prev.why if high >= prev.high else why
+                            out[param] = IndexRange(low, min(high, prev.high), distinct or prev.distinct, keep)
     return out
 
 

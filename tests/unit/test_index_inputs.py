@@ -95,3 +95,16 @@ def test_synthesized_indices_run_and_scatter_without_collisions() -> None:
     want[ins["scatter_idx"].reshape(-1).long()] = ins["mem"].reshape(-1)[ins["gather_idx"].reshape(-1).long()]
     r = run_text(PROGRAM + "\n", ins, {"out": want}, rtol=0, atol=0)
     assert r.status == PASS, r.error
+
+
+def test_a_kernel_called_with_two_inputs_reaches_its_fixed_point() -> None:
+    """The same kernel called on gather_idx and then on scatter_idx: its parameter receives both (before,
+    the origin flipped between the two on every sweep and input_ranges never returned, as on ffn_swiglu)."""
+    assert PROGRAM.endswith("\n        return out")
+    twice = PROGRAM.removesuffix("return out") + "out: pl.Tensor[[256], pl.FP32] = self.kernel(mem, scatter_idx, gather_idx, out)\n        return out"
+    prog = parse_text(twice + "\n").program
+    assert prog is not None
+    ranges = input_ranges(prog, "main")
+    # each input is both a gather index and a scatter index now: the tighter rule (distinct) holds for both
+    assert ranges["gather_idx"].distinct == ranges["scatter_idx"].distinct == "all"
+    assert ranges["gather_idx"].high == ranges["scatter_idx"].high == 256
