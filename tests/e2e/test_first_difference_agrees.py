@@ -28,9 +28,6 @@ KNOWN = {
     # (line 20); the debugger stops at the first traced difference, the peer's window 'p1' (line 17)
     "broken_ranks_race": "the debugger does not pair values rank by rank yet: it stops on 'p1' (line 17), validate names 'r1' (line 20)",
 }
-# the debugger's traced run of this qwen3-sized pass takes over 15 minutes on CI's machine (no batched loops
-# when traced): left out until the traced run batches as validate's does
-SLOW = {"ffn_swiglu_swiglu_reads_gate_no_dep"}
 
 
 def _first_divergent(folder: Path) -> Path | None:
@@ -63,8 +60,6 @@ def _debugger_stop(prog: Path) -> tuple[int, str] | None:
 @pytest.mark.timeout(900)  # a whole folder validated, then two traced runs of a qwen3 pass, on a shared machine
 @pytest.mark.parametrize("folder", BROKEN, ids=[p.name for p in BROKEN])
 def test_the_debugger_stops_where_validate_points(folder: Path) -> None:
-    if folder.name in SLOW:
-        pytest.skip("the debugger's traced run of this pass is too slow for CI (see SLOW)")
     if folder.name in KNOWN:
         pytest.xfail(KNOWN[folder.name])  # a documented disagreement (issue 32 note)
     fd = _first_divergent(folder)
