@@ -44,40 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--inputs", metavar="F", help="input bundle (.pt or .safetensors)")
     v.add_argument("--expected", metavar="F", help="expected-output bundle")
     v.add_argument("--config", metavar="F", help="a pypto-lsp.toml (default: found by walking up from PATH)")
-    v.add_argument("--rtol", type=float, default=None)
-    v.add_argument("--atol", type=float, default=None)
-    v.add_argument("--entry", metavar="NAME", default=None, help="entry function (default: PyPTO's rule)")
-    v.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per file")
+    _add_run_setting_flags(v)
     v.add_argument(
         "--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores, when the work pays for them)"
     )
     v.add_argument("--cluster", metavar="ADDRESS", default=None, help="run the files on this Dask scheduler (docs/cluster.md)")
     v.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
     v.add_argument(
-        "--max-alloc",
-        metavar="SIZE",
-        default=None,
-        help="largest single allocation a dump may make, e.g. 2G (default: a quarter of the machine's memory)",
-    )
-    v.add_argument(
         "--no-localize",
         action="store_true",
         help="skip re-running the first divergent pass and the one before it with every value traced",
     )
-    v.add_argument(
-        "--memory",
-        choices=("on", "off"),
-        default=None,
-        help="run tiles where the IR places them and report memory hazards (default: on, or the case's 'memory')",
-    )
-    v.add_argument(
-        "--sanitize",
-        choices=("on", "off"),
-        default=None,
-        help="the device's sanitizer: races between tasks, uninitialised reads, windows out of bounds, full pipe rings "
-        "(default: on, or the case's 'sanitize')",
-    )
-    v.add_argument("--exact", action="store_true", help="run every loop tile by tile (no batched loops; default: the case's 'exact')")
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("--differential", action="store_true", help="compare with the earliest dump on synthesized inputs, even with goldens")
     v.add_argument("--seed", type=int, default=None, metavar="N", help="seed of the synthesized inputs (default: the case's, else 0)")
@@ -104,6 +81,30 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--port", type=int, default=None, metavar="N", help="listen on a TCP port instead of stdio (0: any free port)")
     d.add_argument("--host", default="127.0.0.1")
     return p
+
+
+def _add_run_setting_flags(validate: argparse.ArgumentParser) -> None:
+    """A ``validate`` flag per run setting that declares one (``RunSettings``' metadata,
+    :class:`validate.carriers.Flag`); not given: None, the case's value stays."""
+    from .validate.carriers import carried
+    from .validate.config import RunSettings
+
+    for _, flag in carried(RunSettings, "flag"):
+        validate.add_argument(flag.name, default=None, **flag.options)
+
+
+def run_setting_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The run settings the command line gives, by field name (flags not given left out);
+    ValueError with the message after "pypto-lsp validate: " for a value that cannot be one."""
+    from .validate.carriers import carried
+    from .validate.config import RunSettings
+
+    out: dict[str, Any] = {}
+    for f, flag in carried(RunSettings, "flag"):
+        value = getattr(args, flag.dest, None)
+        if value is not None:
+            out[f.name] = flag.convert(value, flag.name) if flag.convert is not None else value
+    return out
 
 
 def _write_json(doc: Any) -> None:
@@ -294,14 +295,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.path is None:  # every [[cases]] entry of --config
         return cmd_validate_cases(args, cmd_validate)
 
-    for label in ("rtol", "atol", "timeout"):
-        v = getattr(args, label)
-        if v is not None and not v >= 0:  # negative or NaN
-            print(f"pypto-lsp validate: --{label} must be a number >= 0, got {v}", file=sys.stderr)
-            return EXIT_USAGE
-        if v is not None and label != "timeout" and v == float("inf"):  # inf, 1e400: no JSON number
-            print(f"pypto-lsp validate: --{label} must be a finite number, got {v}", file=sys.stderr)
-            return EXIT_USAGE
+    try:
+        flags = run_setting_flags(args)  # --rtol, --timeout, --max-alloc ...: the run settings they give
+    except ValueError as exc:
+        print(f"pypto-lsp validate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.jobs is not None and args.jobs < 1:
         print(f"pypto-lsp validate: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
         return EXIT_USAGE
@@ -323,13 +321,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .ir import alloc_static as budget
 
     env_problem = budget.env_problem()
-    if env_problem is not None and args.max_alloc is None and not (case and case.settings.max_alloc):  # the flag, the case win
+    if env_problem is not None and flags.get("max_alloc") is None and not (case and case.settings.max_alloc):  # the flag, the case win
         print(f"pypto-lsp validate: {env_problem}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        max_alloc = budget.parse_size(args.max_alloc) if args.max_alloc is not None else None
-    except ValueError as exc:
-        print(f"pypto-lsp validate: --max-alloc: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
     from .validate.cluster import ClusterError, open_cluster
@@ -344,19 +337,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate.folders import AUTO_JOBS, ResultCache, validate_files
 
     configure_torch()
-    exact = bool(args.exact or (case.settings.exact if case else False))  # --exact or the case's 'exact'
-
     # the case's settings, with what the command line says instead
-    settings = (case.settings if case else cfg.RunSettings()).override(
-        rtol=args.rtol,
-        atol=args.atol,
-        entry=args.entry,
-        timeout_s=args.timeout,
-        memory=args.memory == "on" if args.memory is not None else None,
-        exact=exact,
-        sanitize=args.sanitize == "on" if args.sanitize is not None else None,
-        max_alloc=max_alloc,
-    )
+    settings = (case.settings if case else cfg.RunSettings()).override(**flags)
     compared = _compared(
         "validate",
         args.path,

@@ -1,61 +1,67 @@
 """Settings: ``initializationOptions`` and ``workspace/didChangeConfiguration``, merged with ``pypto-lsp.toml``.
 
-The client sends ``{"pypto-lsp": {runOn, rtol, atol, timeoutSeconds, golden: {inputs, expected},
-validation, cache}}`` (``initializationOptions`` may also be the inner object). What a dump
-uses is resolved per dump folder:
+The client sends ``{"pypto-lsp": {runOn, golden: {inputs, expected}, validation, cache, ...}}``
+(``initializationOptions`` may also be the inner object), and every run setting that declares
+an editor key (``rtol``, ``atol``, ``timeoutSeconds``, ``maxAlloc``, ...: the ``editor`` metadata
+of :class:`validate.config.RunSettings`, read here generically). What a dump uses is resolved
+per dump folder:
 
 * goldens, entry: the ``pypto-lsp.toml`` ``[[cases]]`` entry covering the folder (or a
   ``golden/`` / ``tensors.pt`` beside it, see :func:`validate.config.find_case`); the
   settings' golden paths only when nothing there applies;
-* tolerances and timeout: a value the toml case sets explicitly wins over the settings,
-  which win over the defaults (the project's file knows its numbers better than a global
-  editor setting); the allocation budget likewise: the case's ``max_alloc``, else the
-  ``maxAlloc`` setting, else the worker's default (ir.alloc_budget).
+* every run setting: a value the case sets (other than the default) wins over the editor's
+  setting, which wins over the case's value (the default); the project's file knows its numbers
+  better than a global editor setting. The allocation budget's default is the worker's
+  (ir.alloc_budget).
 
 Settings must be valid as a whole value: a bad one is reported and the previous kept.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..ir.alloc_budget import env_problem, parse_size
+from ..ir.alloc_budget import env_problem
 from ..validate import config as vconfig
+from ..validate.carriers import Editor, carried
 
 SECTION = "pypto-lsp"
 RUN_ON = ("onSave", "onType", "manual")
+# the run settings the editor may set: (RunSettings field, its Editor), in field order
+_EDITOR = [(f.name, f.metadata["check"], e) for f, e in carried(vconfig.RunSettings, "editor")]
+_EDITOR_FIELDS = frozenset(name for name, _, _ in _EDITOR)
+_DEFAULTS = {f.name: f.default for f in fields(vconfig.RunSettings)}
+# the client's own settings, never an error when sent (the extension sends the section whole)
+_CLIENT_KEYS = ("interpreter", "trace")
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     run_on: str = "onSave"
-    rtol: float | None = None
-    atol: float | None = None
-    timeout_s: float | None = None
     golden_inputs: str | None = None
     golden_expected: str | None = None
     validation: bool = True
     cache: bool = True
-    memory: bool = True  # run tiles where the IR places them and report memory hazards
-    max_alloc: int | None = None  # 'maxAlloc': bytes one allocation may take (ir.alloc_budget)
-    exact: bool = False  # every loop tile by tile (no batched loops)
-    sanitize: bool = True  # the device's sanitizer (task order, uninitialised memory, bounds, pipes)
+    # the run settings the editor sets, by RunSettings field name ('maxAlloc' -> max_alloc); a
+    # field not here is not set: the case's value applies
+    run: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        """A run setting the editor may set (``settings.max_alloc``): its value, None when not set."""
+        if name in _EDITOR_FIELDS:
+            return self.run.get(name)
+        raise AttributeError(name)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "runOn": self.run_on,
-            "rtol": self.rtol,
-            "atol": self.atol,
-            "timeoutSeconds": self.timeout_s,
             "golden": {"inputs": self.golden_inputs, "expected": self.golden_expected},
             "validation": self.validation,
             "cache": self.cache,
-            "memory": self.memory,
-            "maxAlloc": self.max_alloc,
-            "exact": self.exact,
-            "sanitize": self.sanitize,
+            **{e.key: self.run.get(name) for name, _, e in _EDITOR},
         }
 
 
@@ -68,13 +74,9 @@ def _unwrap(raw: Any) -> dict[str, Any] | None:
     return raw
 
 
-def _tol(v: Any, key: str, problems: list[str]) -> float | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0 or v != v:
-        problems.append(f"'{key}' must be a non-negative number, got {v!r}")
-        return None
-    return float(v)
+def _unset(v: Any, e: Editor) -> bool:
+    """null, or "" for a setting typed as a string (its default in VS Code): not set."""
+    return v is None or (v == "" and e.schema.get("type") == "string")
 
 
 def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
@@ -89,11 +91,6 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
             upd["run_on"] = d["runOn"]
         else:
             problems.append(f"'runOn' must be one of {', '.join(RUN_ON)}, got {d['runOn']!r}")
-    for key, attr in (("rtol", "rtol"), ("atol", "atol"), ("timeoutSeconds", "timeout_s"), ("timeout_s", "timeout_s")):
-        if key in d and not (key == "timeout_s" and "timeoutSeconds" in d):
-            v = _tol(d[key], key, problems)
-            if v is not None or d[key] is None:
-                upd[attr] = v
     g = d.get("golden")
     if g is not None:
         if not isinstance(g, dict):
@@ -108,49 +105,32 @@ def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
                         upd[attr] = v
                     else:
                         problems.append(f"'golden.{key}' must be a path string, got {v!r}")
-    for key in ("validation", "cache", "memory", "exact", "sanitize"):
+    for key in ("validation", "cache"):
         if key in d:
             if isinstance(d[key], bool):
                 upd[key] = d[key]
             else:
                 problems.append(f"'{key}' must be true or false, got {d[key]!r}")
-    if "maxAlloc" in d:
-        bad = len(problems)
-        size = _size(d["maxAlloc"], problems)
-        if len(problems) == bad:  # a bad size keeps the previous one
-            upd["max_alloc"] = size
-    known = {
-        *(
-            "runOn",
-            "rtol",
-            "atol",
-            "timeoutSeconds",
-            "timeout_s",
-            "golden",
-            "validation",
-            "cache",
-            "memory",
-            "exact",
-            "maxAlloc",
-            "sanitize",
-        ),
-        *("interpreter", "trace"),
-    }
+    run = dict(base.run)
+    known = {"runOn", "golden", "validation", "cache", *_CLIENT_KEYS}
+    for name, check, e in _EDITOR:  # every run setting with an editor key, by its check
+        known.update((e.key, *e.aliases))
+        given = next((k for k in (e.key, *e.aliases) if k in d), None)  # the key, else an alias
+        if given is None:
+            continue
+        if _unset(d[given], e):
+            run.pop(name, None)
+            continue
+        try:
+            run[name] = check(d[given], given)
+        except ValueError as exc:  # a bad value keeps the previous one
+            problems.append(str(exc))
+    if run != base.run:
+        upd["run"] = run
     unknown = sorted(k for k in d if k not in known)
     if unknown:
         problems.append(f"ignored unknown settings: {', '.join(unknown)}")
     return replace(base, **upd), problems
-
-
-def _size(v: Any, problems: list[str]) -> int | None:
-    """``maxAlloc``: bytes, or a size string ("512M", "4G"); null or "" for the default."""
-    if v is None or v == "":
-        return None
-    try:
-        return parse_size(v)
-    except ValueError as exc:
-        problems.append(f"'maxAlloc' must be a size in bytes (or '512M', '4G'): {exc}")
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +206,6 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         error, case = str(exc), None
     except OSError as exc:
         error, case = f"cannot read the configuration: {exc}", None
-    from_file = case is not None and case.source not in ("none",) and case.source.endswith(".toml")
     inputs = case.inputs if case is not None else None
     expected = case.expected if case is not None else None
     source = case.source if case is not None else "none"
@@ -243,31 +222,14 @@ def resolve(dump: Path, settings: Settings, root: Path | None) -> Resolved:
         reference = vconfig.earliest_dump(dumps).stem if dumps else None
         source = source if source != "none" else "differential"
 
-    cs = case.settings if case is not None else None  # the case's run settings
-
-    def pick(case_value: float | None, default: float, setting: float | None) -> float:
-        if from_file and case_value is not None and case_value != default:
-            return case_value
-        return setting if setting is not None else (case_value if case_value is not None else default)
-
+    # the case's run settings; where it keeps a setting's default, the editor's value if it sets one
+    cs = case.settings if case is not None else vconfig.RunSettings()
+    editor = {k: v for k, v in settings.run.items() if getattr(cs, k) == _DEFAULTS[k]}
     return Resolved(
         folder=folder,
         inputs=inputs,
         expected=expected,
-        # the case's run settings (a setting without an editor counterpart: the case's value),
-        # with the editor's settings merged in where it has one
-        settings=replace(
-            cs if cs is not None else vconfig.RunSettings(),
-            entry=cs.entry if cs is not None else None,
-            rtol=pick(cs.rtol if cs else None, vconfig.DEFAULT_RTOL, settings.rtol),
-            atol=pick(cs.atol if cs else None, vconfig.DEFAULT_ATOL, settings.atol),
-            timeout_s=pick(cs.timeout_s if cs else None, vconfig.DEFAULT_TIMEOUT_S, settings.timeout_s),
-            memory=settings.memory and (cs.memory if cs is not None else True),
-            backend=cs.backend if cs is not None else None,
-            max_alloc=cs.max_alloc if cs is not None and cs.max_alloc is not None else settings.max_alloc,
-            exact=settings.exact or (cs.exact if cs is not None else False),
-            sanitize=settings.sanitize and (cs.sanitize if cs is not None else True),
-        ),
+        settings=replace(cs, **editor),
         golden_source=source,
         validation=settings.validation,
         run_on=settings.run_on,

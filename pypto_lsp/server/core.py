@@ -259,4 +259,4 @@ class Core:
 
 def _run_relevant(s: Settings) -> tuple[object, ...]:
     """The settings a change of which re-validates the open dumps."""
-    return (s.rtol, s.atol, s.golden_inputs, s.golden_expected, s.timeout_s, s.max_alloc, s.memory, s.exact)
+    return (s.golden_inputs, s.golden_expected, dict(s.run))  # the goldens and every run setting

@@ -13,9 +13,9 @@ from typing import Any
 
 import tomllib
 
-from ..ir.alloc_budget import parse_size
 from ..ir.parser import MAX_BYTES, read_dump
 from ..ir.passdiff import dump_order_key
+from . import carriers
 
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
@@ -62,28 +62,6 @@ def _path_string(v: Any, key: str, where: str, base: Path) -> Path:
     return _resolve(base, v, key, where)
 
 
-def _entry(v: Any, key: str, where: str, base: Path) -> str:
-    if not (isinstance(v, str) and v.isidentifier()):
-        raise ConfigError(f"{where}: 'entry' must be a function name, got {v!r}")
-    return v
-
-
-def _flag(v: Any, key: str, where: str, base: Path) -> bool:
-    if not isinstance(v, bool):
-        raise ConfigError(f"{where}: '{key}' must be true or false, got {v!r}")
-    return v
-
-
-def _backend(v: Any, key: str, where: str, base: Path) -> Any:
-    from ..ir.memory import BackendError, capacities
-
-    try:
-        capacities(v if isinstance(v, str) else repr(v))
-    except BackendError as exc:
-        raise ConfigError(f"{where}: {exc}") from exc
-    return v
-
-
 def _generate(v: Any, key: str, where: str, base: Path) -> dict[str, Any]:
     if not isinstance(v, dict):
         raise ConfigError(f"{where}: 'generate' must be a table ([cases.generate]: name = {{low = 0, high = 4}} | [values] | \"file.pt\")")
@@ -96,24 +74,17 @@ def _seed(v: Any, key: str, where: str, base: Path) -> int:
     return v
 
 
-def _number(v: Any, key: str, where: str, base: Path) -> float:
-    """A non-negative number (``timeout_s`` may be ``inf``: no timeout)."""
-    if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0 or v == float("inf") and key != "timeout_s":
-        raise ConfigError(f"{where}: '{key}' must be a non-negative number, got {v!r}")
-    return float(v)
+def _toml(check: carriers.Check) -> Any:
+    """A run setting's check as a row of the table: its ValueError as a ConfigError naming the
+    file and the entry."""
 
+    def row(v: Any, key: str, where: str, base: Path) -> Any:
+        try:
+            return check(v, key)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
 
-def _size(v: Any, key: str, where: str, base: Path) -> int:
-    try:
-        return parse_size(v)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: '{key}' must be a size in bytes (or '512M', '4G'): {exc}") from exc
-
-
-def _ranks(v: Any, key: str, where: str, base: Path) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ConfigError(f"{where}: 'ranks' must be a whole number of ranks, at least 1, got {v!r}")
-    return v
+    return row
 
 
 def _address(v: Any, key: str, where: str, base: Path) -> str:
@@ -131,24 +102,180 @@ class RunSettings:
     """How a dump is run and compared, whatever asks: built once from the resolved
     configuration (:meth:`Case.settings`, the editor's settings, command-line flags) and
     handed on as one value -- to the engine (:meth:`engine_kwargs`), and to the worker
-    inside every request (``worker.protocol``)."""
+    inside every request (``worker.protocol``).
 
-    # each field's ``toml`` metadata: the check of its [[cases]] key (the key is the field's name)
-    rtol: float = field(default=DEFAULT_RTOL, metadata={"toml": _number})
-    atol: float = field(default=DEFAULT_ATOL, metadata={"toml": _number})
-    entry: str | None = field(default=None, metadata={"toml": _entry})  # None: the program's entry function
-    # per run; 0, inf or >= NO_LIMIT_FROM_S: none (time_limit)
-    timeout_s: float = field(default=DEFAULT_TIMEOUT_S, metadata={"toml": _number})
-    # run tiles where the IR places them and check for memory hazards
-    memory: bool = field(default=True, metadata={"toml": _flag})
-    backend: str | None = field(default=None, metadata={"toml": _backend})  # memory capacities of this PyPTO backend; None: the largest
-    exact: bool = field(default=False, metadata={"toml": _flag})  # every loop tile by tile (exec.batching)
-    # bytes one allocation may take (ir.alloc_budget); None: the default
-    max_alloc: int | None = field(default=None, metadata={"toml": _size})
-    # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
-    sanitize: bool = field(default=True, metadata={"toml": _flag})
-    # a multi-rank program's rank count (exec.ranks); None: its HOST entry's stacked inputs say
-    ranks: int | None = field(default=None, metadata={"toml": _ranks})
+    The one place a run setting is declared: each field's metadata (:func:`carriers.setting`)
+    is the check of its ``[[cases]]`` key (the field's name), its ``validate`` flag, its editor
+    setting and its docs row; ``cli.py``, ``server/config.py`` and ``tools/gen_settings.py``
+    (package.json, the docs' tables) read them from here."""
+
+    rtol: float = field(
+        default=DEFAULT_RTOL,
+        metadata=carriers.setting(
+            carriers.number,
+            carriers.Doc("number ≥ 0", "relative tolerance (default 5e-2; `\\|a - e\\| <= atol + rtol·\\|e\\|`)"),
+            flag=carriers.Flag("--rtol", {"type": float}, carriers.flag_number),
+            editor=carriers.Editor(
+                "rtol",
+                {"type": "number", "default": DEFAULT_RTOL, "minimum": 0},
+                "Relative tolerance of the comparison with the expected tensors (used when pypto-lsp.toml sets none).",
+                markdown=False,
+            ),
+        ),
+    )
+    atol: float = field(
+        default=DEFAULT_ATOL,
+        metadata=carriers.setting(
+            carriers.number,
+            carriers.Doc("number ≥ 0", "absolute tolerance (default 5e-2)"),
+            flag=carriers.Flag("--atol", {"type": float}, carriers.flag_number),
+            editor=carriers.Editor(
+                "atol",
+                {"type": "number", "default": DEFAULT_ATOL, "minimum": 0},
+                "Absolute tolerance of the comparison with the expected tensors (used when pypto-lsp.toml sets none).",
+                markdown=False,
+            ),
+        ),
+    )
+    entry: str | None = field(  # None: the program's entry function
+        default=None,
+        metadata=carriers.setting(
+            carriers.function_name,
+            carriers.Doc("identifier", "entry function (default: PyPTO's rule, the first Orchestration function by name)"),
+            flag=carriers.Flag("--entry", {"metavar": "NAME", "help": "entry function (default: PyPTO's rule)"}),
+        ),
+    )
+    timeout_s: float = field(  # per run; 0, inf or >= NO_LIMIT_FROM_S: none (time_limit)
+        default=DEFAULT_TIMEOUT_S,
+        metadata=carriers.setting(
+            carriers.seconds,
+            carriers.Doc("number ≥ 0 or `inf`", "seconds per file before the run is stopped as a `TimeoutError` (0 or `inf`: no limit)"),
+            flag=carriers.Flag("--timeout", {"type": float, "metavar": "S", "help": "seconds per file"}, carriers.flag_seconds),
+            editor=carriers.Editor(
+                "timeoutSeconds",
+                {"type": "number", "default": 30, "minimum": 1},
+                "A validation running longer than this is stopped and reported as a timeout.",
+                markdown=False,
+                aliases=("timeout_s",),
+            ),
+        ),
+    )
+    memory: bool = field(  # run tiles where the IR places them and check for memory hazards
+        default=True,
+        metadata=carriers.setting(
+            carriers.switch,
+            carriers.Doc("bool", "run tiles where the IR places them and report memory hazards (default `true`)"),
+            flag=carriers.Flag(
+                "--memory",
+                {
+                    **carriers.ON_OFF,
+                    "help": "run tiles where the IR places them and report memory hazards (default: on, or the case's 'memory')",
+                },
+                carriers.on_off,
+            ),
+            editor=carriers.Editor(
+                "memory",
+                {"type": "boolean", "default": True},
+                "Run tiles where the IR places them (`pl.MemRef` addresses, pipe slots) and report memory hazards: a tile read "
+                "after another one overwrote its bytes, a tile inside a reserved pipe buffer (an error per finding, a "
+                "`⚠ memory:` lens). Off: values only, addresses ignored.",
+            ),
+        ),
+    )
+    backend: str | None = field(  # memory capacities of this PyPTO backend; None: the largest
+        default=None,
+        metadata=carriers.setting(
+            carriers.backend,
+            carriers.Doc(
+                "string",
+                "the PyPTO backend whose per-core memory sizes bound the tiles (`910B`, `950`; default: the largest over backends)",
+            ),
+        ),
+    )
+    exact: bool = field(  # every loop tile by tile (exec.batching)
+        default=False,
+        metadata=carriers.setting(
+            carriers.switch,
+            carriers.Doc(
+                "bool",
+                "run every loop tile by tile, as written (default `false`: independent iterations and K-chunk accumulations run batched)",
+            ),
+            flag=carriers.Flag(
+                "--exact", {"action": "store_true", "help": "run every loop tile by tile (no batched loops; default: the case's 'exact')"}
+            ),
+            editor=carriers.Editor(
+                "exact",
+                {"type": "boolean", "default": False},
+                "Run every loop tile by tile, as written (also the case key `exact`). Off: a loop that only accumulates K-chunk "
+                "matmuls runs as one matmul, and the two ends of such a cross-core pipe run batched (faster on large dumps; "
+                "values differ by FP32 rounding at most).",
+            ),
+        ),
+    )
+    max_alloc: int | None = field(  # bytes one allocation may take (ir.alloc_budget); None: the default
+        default=None,
+        metadata=carriers.setting(
+            carriers.size,
+            carriers.Doc(
+                "size (`512M`, `4G`, bytes)",
+                "the largest single allocation a dump may make, with its kernel's temporaries (default: `PYPTO_LSP_MAX_ALLOC`, "
+                "else a quarter of the machine's memory)",
+            ),
+            flag=carriers.Flag(
+                "--max-alloc",
+                {
+                    "metavar": "SIZE",
+                    "help": "largest single allocation a dump may make, e.g. 2G (default: a quarter of the machine's memory)",
+                },
+                carriers.flag_size,
+            ),
+            editor=carriers.Editor(
+                "maxAlloc",
+                {"type": "string", "default": ""},
+                "The largest single allocation a dump may make, with its kernel's temporaries (`512M`, `4G`, or bytes); a larger "
+                "one is an error on its line, before it is made. Empty: a quarter of the machine's memory. A `max_alloc` in "
+                "`pypto-lsp.toml` wins.",
+            ),
+        ),
+    )
+    sanitize: bool = field(  # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
+        default=True,
+        metadata=carriers.setting(
+            carriers.switch,
+            carriers.Doc(
+                "bool",
+                "the device's sanitizer: task order, uninitialised memory, windows out of bounds, pipe rings (default `true`; "
+                "[sanitizer](sanitizer.md))",
+            ),
+            flag=carriers.Flag(
+                "--sanitize",
+                {
+                    **carriers.ON_OFF,
+                    "help": "the device's sanitizer: races between tasks, uninitialised reads, windows out of bounds, full pipe rings "
+                    "(default: on, or the case's 'sanitize')",
+                },
+                carriers.on_off,
+            ),
+            editor=carriers.Editor(
+                "sanitize",
+                {"type": "boolean", "default": True},
+                "The device's sanitizer: tasks the runtime may reorder (a wrong `arg_directions`), reads of memory nothing wrote "
+                "(`tile.create`, `tensor.create` without `init_value`), windows past a tensor's end, pushes into a full pipe "
+                "ring. Each finding fails its file. A `sanitize` key in `pypto-lsp.toml` wins.",
+            ),
+        ),
+    )
+    ranks: int | None = field(  # a multi-rank program's rank count (exec.ranks); None: its HOST entry's stacked inputs say
+        default=None,
+        metadata=carriers.setting(
+            carriers.rank_count,
+            carriers.Doc(
+                "integer ≥ 1",
+                "a multi-rank program's rank count (`pld.system.world_size()`, the ranks its HOST entry launches on with "
+                "`device=r`); default: the leading dim of the HOST entry's first stacked `[N_RANKS, ...]` input, else 2",
+            ),
+        ),
+    )
 
     def override(self, **values: Any) -> RunSettings:
         """These settings with the values that are not None (command-line flags) put in."""
@@ -244,7 +371,7 @@ _CASE_KEYS: dict[str, Any] = {  # in the order they are checked
     "dumps": _path_string,
     "inputs": _path_string,
     "expected": _path_string,
-    **{f.name: f.metadata["toml"] for f in fields(RunSettings)},  # every run setting, by its name
+    **{f.name: _toml(f.metadata["check"]) for f in fields(RunSettings)},  # every run setting, by its name
     "generate": _generate,
     "seed": _seed,
     "name": _label,
