@@ -57,18 +57,14 @@ export interface DivergentLocation {
 /** initializationOptions, and `settings["pypto-lsp"]` of workspace/didChangeConfiguration. */
 export interface ServerOptions {
     runOn: RunOn;
-    rtol: number;
-    atol: number;
-    timeoutSeconds: number;
     golden: { inputs: string | null; expected: string | null };
     validation: boolean;
-    /** run tiles where the IR places them and report memory hazards */
-    memory: boolean;
-    /** bytes one allocation may take ("512M", "4G" or a number of bytes); null: the server's default */
-    maxAlloc: string | number | null;
-    /** every loop tile by tile (no batched loops) */
-    exact: boolean;
-    sanitize: boolean;
+    /**
+     * Every run setting package.json declares, by its key (core/settings RUN_SETTINGS): rtol, atol,
+     * timeoutSeconds, memory, maxAlloc ("512M", "4G", bytes; null: the server's default), exact,
+     * sanitize, ... The server's RunSettings declares them (tools/gen_settings.py writes package.json).
+     */
+    [runSetting: string]: unknown;
 }
 
 /** Command ids the server implements (workspace/executeCommand). */

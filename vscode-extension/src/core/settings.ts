@@ -3,27 +3,49 @@
  * caller reads the raw values and the environment, this decides.
  */
 import * as path from 'path';
+import manifest from '../../package.json';
 import { RunOn, ServerOptions } from './protocol';
 
-export const DEFAULTS = {
-    runOn: 'onSave' as RunOn,
-    rtol: 0.05,
-    atol: 0.05,
-    timeoutSeconds: 30,
+/** The extension's own settings; every other `pypto-lsp.*` setting package.json declares is a run setting. */
+export const CLIENT_SETTINGS: readonly string[] = ['interpreter', 'runOn', 'golden.inputs', 'golden.expected', 'trace.server'];
+
+/** A run setting as package.json declares it (written from the server's RunSettings by tools/gen_settings.py). */
+export interface RunSetting {
+    key: string;
+    type: 'number' | 'boolean' | 'string';
+    default: unknown;
+    minimum?: number;
+}
+
+/** The run settings the manifest declares, in its order: each is read and sent to the server by its key. */
+export function declaredRunSettings(properties: Record<string, Record<string, unknown>>): RunSetting[] {
+    return Object.entries(properties)
+        .filter(([k]) => k.startsWith('pypto-lsp.') && !CLIENT_SETTINGS.includes(k.slice('pypto-lsp.'.length)))
+        .map(([k, v]) => ({
+            key: k.slice('pypto-lsp.'.length),
+            type: v.type as RunSetting['type'],
+            default: v.default,
+            minimum: typeof v.minimum === 'number' ? v.minimum : undefined,
+        }));
+}
+
+export const RUN_SETTINGS: readonly RunSetting[] = declaredRunSettings(
+    manifest.contributes.configuration.properties as unknown as Record<string, Record<string, unknown>>,
+);
+
+/** runOn's default, and every run setting's (package.json's). */
+export const DEFAULTS: { runOn: RunOn; [runSetting: string]: unknown } = {
+    runOn: 'onSave',
+    ...Object.fromEntries(RUN_SETTINGS.map((s) => [s.key, s.default])),
 };
 
 /** What `workspace.getConfiguration('pypto-lsp')` gave, untyped on purpose (users write anything). */
 export interface RawSettings {
     interpreter?: unknown;
     runOn?: unknown;
-    rtol?: unknown;
-    atol?: unknown;
-    timeoutSeconds?: unknown;
-    memory?: unknown;
-    maxAlloc?: unknown;
-    exact?: unknown;
-    sanitize?: unknown;
     golden?: { inputs?: unknown; expected?: unknown } | unknown;
+    /** every run setting by its key (RUN_SETTINGS): rtol, atol, timeoutSeconds, memory, maxAlloc, exact, sanitize, ... */
+    [runSetting: string]: unknown;
 }
 
 export interface ExpandContext {
@@ -58,20 +80,35 @@ export function expandVariables(value: string, ctx: ExpandContext): string {
     return v;
 }
 
-function nonNegative(v: unknown, fallback: number): number {
-    return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback;
-}
-
-function positive(v: unknown, fallback: number): number {
-    return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
-}
-
 /** `maxAlloc`: a size the server parses ("512M", "4G", bytes) or a positive number of bytes; anything else: null (the default). */
 function sizeSetting(v: unknown): string | number | null {
     if (typeof v === 'number' && Number.isInteger(v) && v > 0) {
         return v;
     }
     return typeof v === 'string' && /^\s*\d+(\.\d+)?\s*[kmgt]?i?b?\s*$/i.test(v) ? v.trim() : null;
+}
+
+/** Run settings whose values are checked here beyond their declared type. */
+const SPECIAL: Record<string, (v: unknown) => unknown> = { maxAlloc: sizeSetting };
+
+/**
+ * A run setting's value as the server gets it: a value of its declared type (a number within its
+ * minimum, finite), else its default; a string setting's empty default is null (the server's default).
+ */
+export function runSettingValue(s: RunSetting, v: unknown): unknown {
+    const special = SPECIAL[s.key];
+    if (special) {
+        return special(v);
+    }
+    if (s.type === 'number') {
+        const ok = typeof v === 'number' && Number.isFinite(v) && v >= (s.minimum ?? -Infinity);
+        return ok ? v : s.default;
+    }
+    if (s.type === 'string') {
+        const text = typeof v === 'string' ? v.trim() : '';
+        return text !== '' ? text : s.default === '' ? null : s.default;
+    }
+    return typeof v === typeof s.default ? v : s.default;
 }
 
 /** A file setting: trimmed, expanded, relative -> against the workspace folder; empty -> null. */
@@ -107,24 +144,18 @@ export function normaliseSettings(raw: RawSettings, ctx: ExpandContext, trusted:
         inputs?: unknown;
         expected?: unknown;
     };
-    return {
-        interpreter: resolveInterpreterSetting(raw.interpreter, ctx),
-        server: {
-            runOn: typeof raw.runOn === 'string' && RUN_ON.has(raw.runOn) ? (raw.runOn as RunOn) : DEFAULTS.runOn,
-            rtol: nonNegative(raw.rtol, DEFAULTS.rtol),
-            atol: nonNegative(raw.atol, DEFAULTS.atol),
-            timeoutSeconds: positive(raw.timeoutSeconds, DEFAULTS.timeoutSeconds),
-            golden: {
-                inputs: resolveFileSetting(golden.inputs, ctx),
-                expected: resolveFileSetting(golden.expected, ctx),
-            },
-            validation: trusted,
-            memory: raw.memory !== false,
-            maxAlloc: sizeSetting(raw.maxAlloc),
-            exact: raw.exact === true,
-            sanitize: raw.sanitize !== false,
+    const server: ServerOptions = {
+        runOn: typeof raw.runOn === 'string' && RUN_ON.has(raw.runOn) ? (raw.runOn as RunOn) : DEFAULTS.runOn,
+        golden: {
+            inputs: resolveFileSetting(golden.inputs, ctx),
+            expected: resolveFileSetting(golden.expected, ctx),
         },
+        validation: trusted,
     };
+    for (const s of RUN_SETTINGS) {
+        server[s.key] = runSettingValue(s, raw[s.key]);
+    }
+    return { interpreter: resolveInterpreterSetting(raw.interpreter, ctx), server };
 }
 
 export type InterpreterSource = 'setting' | 'python-extension' | 'default';

@@ -11,7 +11,10 @@ import {
     normaliseSettings,
     resolveFileSetting,
     resolveInterpreterSetting,
+    RUN_SETTINGS,
+    runSettingValue,
     sameServerOptions,
+    declaredRunSettings,
 } from '../../src/core/settings';
 
 const ctx = { workspaceFolder: '/ws', home: '/home/u', env: { VENV: '/opt/venv' } };
@@ -135,6 +138,46 @@ describe('normaliseSettings', () => {
         assert.ok(!needsRestart(a, a2));
         assert.ok(!sameServerOptions(a.server, a2.server));
         assert.ok(sameServerOptions(a.server, b.server));
+    });
+});
+
+describe('run settings (declared in package.json, from the server\'s RunSettings)', () => {
+    test('every pypto-lsp.* setting but the extension\'s own is one, in the manifest\'s order', () => {
+        const declared = declaredRunSettings({
+            'pypto-lsp.interpreter': { type: 'string', default: '' },
+            'pypto-lsp.runOn': { type: 'string', default: 'onSave' },
+            'pypto-lsp.rtol': { type: 'number', default: 0.05, minimum: 0 },
+            'pypto-lsp.frobnicate': { type: 'boolean', default: false },
+            'pypto-lsp.golden.inputs': { type: 'string', default: '' },
+            'pypto-lsp.trace.server': { type: 'string', default: 'off' },
+        });
+        assert.deepEqual(declared, [
+            { key: 'rtol', type: 'number', default: 0.05, minimum: 0 },
+            { key: 'frobnicate', type: 'boolean', default: false, minimum: undefined },
+        ]);
+        assert.deepEqual(
+            RUN_SETTINGS.map((s) => s.key).filter((k) => ['rtol', 'timeoutSeconds', 'maxAlloc', 'sanitize'].includes(k)),
+            ['rtol', 'timeoutSeconds', 'maxAlloc', 'sanitize'],
+        );
+    });
+    test('a value of the declared type is sent, anything else is the default', () => {
+        const flag = { key: 'frobnicate', type: 'boolean', default: false } as const;
+        assert.equal(runSettingValue(flag, true), true);
+        assert.equal(runSettingValue(flag, 'yes'), false);
+        const n = { key: 'n', type: 'number', default: 3, minimum: 1 } as const;
+        assert.equal(runSettingValue(n, 2), 2);
+        assert.equal(runSettingValue(n, 0), 3);
+        assert.equal(runSettingValue(n, Infinity), 3);
+        const text = { key: 'name', type: 'string', default: '' } as const;
+        assert.equal(runSettingValue(text, ' x '), 'x');
+        assert.equal(runSettingValue(text, ''), null);
+        assert.equal(runSettingValue(text, 4), null);
+    });
+    test('every one reaches the server options by its key', () => {
+        const s = normaliseSettings(Object.fromEntries(RUN_SETTINGS.map((r) => [r.key, r.default])), ctx, true);
+        for (const r of RUN_SETTINGS) {
+            assert.ok(r.key in s.server, r.key);
+        }
     });
 });
 
