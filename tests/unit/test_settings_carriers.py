@@ -64,11 +64,11 @@ def test_the_generator_writes_only_its_entries(tmp_path: Path) -> None:
     assert (tmp_path / "vscode-extension" / "README.md").read_text(encoding="utf-8") == (ROOT / FILES[2]).read_text(encoding="utf-8")
 
     props = again
-    props["pypto-lsp.frobnicate"] = {"type": "boolean", "default": False}  # in package.json only: no run setting
+    props["pypto-lsp.notARunSetting"] = {"type": "boolean", "default": False}  # in package.json only: no run setting
     pkg["contributes"]["configuration"]["properties"] = props
     pkg_path.write_text(json.dumps(pkg, indent=2) + "\n", encoding="utf-8")
     stray = _gen("--check", root=tmp_path)
-    assert stray.returncode == 2 and "'pypto-lsp.frobnicate'" in stray.stderr, stray.stderr
+    assert stray.returncode == 2 and "'pypto-lsp.notARunSetting'" in stray.stderr, stray.stderr
 
 
 def test_every_declared_flag_is_a_validate_flag(capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,11 +52,18 @@ describe('path settings', () => {
     });
 });
 
+/** The defaults of run settings declared after these tests were written (a new one needs no edit here). */
+function otherRunSettings(): Record<string, unknown> {
+    const named = ['rtol', 'atol', 'timeoutSeconds', 'memory', 'maxAlloc', 'exact', 'sanitize'];
+    return Object.fromEntries(RUN_SETTINGS.filter((r) => !named.includes(r.key)).map((r) => [r.key, runSettingValue(r, undefined)]));
+}
+
 describe('normaliseSettings', () => {
     test('defaults for an empty configuration', () => {
         const s = normaliseSettings({}, ctx, true);
         assert.equal(s.interpreter, undefined);
         assert.deepEqual(s.server, {
+            ...otherRunSettings(),
             runOn: 'onSave',
             rtol: DEFAULTS.rtol,
             atol: DEFAULTS.atol,
@@ -84,6 +91,7 @@ describe('normaliseSettings', () => {
         );
         assert.equal(s.interpreter, '/ws/.venv/bin/python');
         assert.deepEqual(s.server, {
+            ...otherRunSettings(),
             runOn: 'manual',
             rtol: 0.001,
             atol: 0,
