@@ -50,9 +50,10 @@ def eager_calibration(repeat: int = 20) -> float:
 
 def stage_times(path: Path, inputs, expected, rtol: float, atol: float, entry: str | None) -> dict[str, float]:
     from pypto_lsp.exec import codegen
+    from pypto_lsp.exec.runtime import SAFE_BUILTINS
     from pypto_lsp.ir.check import check_program
     from pypto_lsp.ir.parser import parse_text
-    from pypto_lsp.validate.engine import _SAFE_BUILTINS, compare, resolve_args
+    from pypto_lsp.validate.engine import compare, resolve_args
 
     text = path.read_text()
     t0 = time.perf_counter()
@@ -68,7 +69,7 @@ def stage_times(path: Path, inputs, expected, rtol: float, atol: float, entry: s
     t2 = time.perf_counter()
     run = {k: v.clone() for k, v in inputs.items()}
     args = resolve_args(res.program, gen.entry, run)
-    ns = {"__builtins__": _SAFE_BUILTINS}
+    ns = {"__builtins__": SAFE_BUILTINS}
     exec(code, ns)
     time.perf_counter()
     try:

@@ -1,6 +1,7 @@
 """Cost against size: the qwen3 scope3 block at hidden 512 (the base fixture), 1024, 2048 and 4096.
 
     python benchmarks/bench_scale.py [--cases SUBSTR] [--repeat N] [--json OUT] [--exact] [--memory on|off|both]
+                                     [--sanitize on|off]
 
 Per size:
 
@@ -19,6 +20,8 @@ Per size:
 * kernel calls of that run and its execute time per call (µs);
 * with ``--memory both`` (the default), folder and last dump cold again with ``--memory off`` (values
   only) and their ratio: the memory-model cost.
+* ``--sanitize off``: every run without the sanitizer (default on); two invocations, ``--memory on
+  --sanitize on`` and ``--memory on --sanitize off``, give the sanitizer's cost (issue 34: <= 1.3x).
 
 Every CLI figure also gives the CPU seconds of the child processes (user + system): on the
 shared 2-core machine the wall clock follows the load, the CPU time much less.
@@ -157,6 +160,7 @@ def main() -> int:
     ap.add_argument("--json", default=None, help="write the figures here")
     ap.add_argument("--exact", action="store_true", help="pass --exact (every loop tile by tile)")
     ap.add_argument("--memory", choices=("on", "off", "both"), default="both", help="the memory model (both: the two, and their ratio)")
+    ap.add_argument("--sanitize", choices=("on", "off"), default="on", help="the device's sanitizer in every run")
     ap.add_argument("--golden-plain", default=None, metavar="BUNDLE", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.golden_plain:
@@ -170,9 +174,14 @@ def main() -> int:
 
     configure_torch()
     extra = ["--exact"] if args.exact else []
+    extra += ["--sanitize", args.sanitize]
+    sanitize = args.sanitize == "on"
     results: dict[str, Any] = {}
     modes = ["on", "off"] if args.memory == "both" else [args.memory]
-    print(f"load average at start: {os.getloadavg()[0]:.1f}; memory model: {', '.join(modes)}; {'exact' if args.exact else 'batched'}")
+    print(
+        f"load average at start: {os.getloadavg()[0]:.1f}; memory model: {', '.join(modes)}; {'exact' if args.exact else 'batched'}; "
+        f"sanitizer {args.sanitize}"
+    )
     print(
         f"{'case':<26} {'hidden':>6} {'memory':>6} {'golden':>9} {'plain':>9} {'folder cold':>11} {'(cpu)':>8} {'last cold':>9}"
         f" {'(cpu)':>8} {'last run':>9} {'(cpu)':>8} {'x golden':>8} {'x plain':>8} {'calls':>7} {'µs/call':>8} {'load':>5}"
@@ -206,14 +215,14 @@ def main() -> int:
                     text: str = text, inputs: dict[str, Any] = inputs, expected: dict[str, Any] = expected, memory: bool = memory
                 ) -> None:
                     engine._COMPILED.clear()  # cold: parse, check and codegen included
-                    r = engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2, memory=memory, exact=args.exact)
+                    r = engine.run_text(text, inputs, expected, rtol=5e-2, atol=5e-2, memory=memory, exact=args.exact, sanitize=sanitize)
                     assert r.status == "pass", r.error
 
                 run_wall, run_cpu = best_of(one_run, args.repeat)
-                engine.compile_text(text, memory=memory, exact=args.exact)  # warm: the execute part alone
+                engine.compile_text(text, memory=memory, exact=args.exact, sanitize=sanitize)  # warm: the execute part alone
                 warm_wall, _ = best_of(
                     lambda t=text, i=inputs, e=expected, m=memory: engine.run_text(
-                        t, i, e, rtol=5e-2, atol=5e-2, memory=m, exact=args.exact
+                        t, i, e, rtol=5e-2, atol=5e-2, memory=m, exact=args.exact, sanitize=sanitize
                     ),
                     args.repeat,
                 )

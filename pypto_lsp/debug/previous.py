@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..validate.engine import run_text
-from ..validate.localize import partner_names
+from ..validate.localize import partner_names, place
 from .launch import Prepared
 from .state import FrameInfo, Recorder, trip_key
 
@@ -33,7 +33,7 @@ class PreviousPass:
     def new_run(self) -> None:
         """The debugged run starts (again): occurrences are counted afresh."""
         self.occ: dict[tuple[Any, ...], int] = {}
-        # (name, role, lane, block) -> (its latest partner's record key, the lanes then)
+        # (name, *localize.place) -> (its latest partner's record key, the lanes then)
         self.last_prev: dict[tuple[Any, ...], tuple[tuple[Any, ...], int]] = {}
         self.trip_counts: dict[tuple[Any, ...], int] = {}
 
@@ -54,10 +54,11 @@ class PreviousPass:
             pn = self.partner.get(name)
             if pn is None:
                 continue
-            where = (name, ctx.role, ctx.lane, ctx.block_idx)
+            at = place(ctx)  # localisation's pairing: rank r's value with rank r's
+            where = (name, *at)
             n = self.occ.get(where, -1) + 1
             self.occ[where] = n
-            key = (pn, ctx.role, ctx.lane, ctx.block_idx, n)
+            key = (pn, *at, n)
             self.last_prev[where] = (key, ctx.lanes)
             rec = records.get(key)
             if rec is not None and rec[0] == ctx.lanes:

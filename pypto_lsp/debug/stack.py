@@ -62,6 +62,15 @@ class Stacks:
             glet, rt = parent, None
         return out
 
+    def _rank_in_kernel(self, t: Thread) -> bool:
+        """Whether a rank's kernel thread is still in its kernel while another thread stopped: the
+        ranks run side by side (one blocked in a wait, another running), a rank's older kernels
+        are gone (:meth:`.threads.Threads.of`), so its greenlet standing in a kernel stands in this one."""
+        if t.rank is None or t.glet is None or t.glet is greenlet.getcurrent():
+            return False
+        f = self.code.innermost(t.glet.gr_frame)
+        return f is not None and self.code.is_kernel(f)
+
     def finished_frame(self, t: Thread) -> FrameInfo:
         name = t.name.split(" · ")[1] if " · " in t.name else t.name
         return FrameInfo(self.fid(), f"{name} · finished", t.line, None, t.id, rt=t.rt)
@@ -81,7 +90,7 @@ class Stacks:
         cur = greenlet.getcurrent()
         for tid, t in threads.by_id.items():
             direct = t.role is None and len(t.key) == 4  # a kernel the orchestration called itself
-            if (t.glet is not None and t.glet.dead) or (direct and (th is None or tid != th.id)):
+            if (t.glet is not None and t.glet.dead) or (direct and (th is None or tid != th.id) and not self._rank_in_kernel(t)):
                 st.finished.add(tid)
                 st.frames[tid] = [self.finished_frame(t)]
                 continue
@@ -91,7 +100,7 @@ class Stacks:
                     frames[0].assigned = dict(bound)
                     frames[0].previous = dict(prev)
                     for k in bound:
-                        w = last_prev.get((k, t.role, t.lane, t.block))
+                        w = last_prev.get((k, *t.place))
                         if w is not None and k not in prev:
                             frames[0].previous_keys[k] = w
             elif t.glet is cur:
@@ -103,7 +112,7 @@ class Stacks:
             for fi in frames:
                 if fi.frame is not None and last_prev:
                     for k in self.code.locals(fi.frame):
-                        w = last_prev.get((k, t.role, t.lane, t.block))
+                        w = last_prev.get((k, *t.place))
                         if w is not None and k not in fi.previous:
                             fi.previous_keys.setdefault(k, w)
             if tid == ORCH:  # a kernel it called runs on a thread of its own

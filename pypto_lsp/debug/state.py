@@ -14,6 +14,7 @@ import torch
 
 from ..exec import context
 from ..exec.trace_hooks import LoopCounter
+from ..validate.localize import place
 from .values import numeric
 
 __all__ = [
@@ -52,6 +53,8 @@ class Thread:
     lane: int = 0
     block: int = 0
     task: int = 0
+    rank: int | None = None  # the rank of a multi-rank program it runs for
+    place: tuple[Any, ...] = (None, 0, 0)  # localize.place of its last hook: its values' pairing key
     line: int = 0  # the IR line of its last hook
     frame: FrameType | None = None  # the generated-code frame of its last hook
 
@@ -151,7 +154,7 @@ class Recorder:
         if name not in self.keep or self.budget <= 0:
             return value
         ctx = context.current()
-        where = (name, ctx.role, ctx.lane, ctx.block_idx)
+        where = (name, *place(ctx))
         n = self.counts.get(where, 0)
         self.counts[where] = n + 1
         snap = numeric(value)
@@ -180,9 +183,9 @@ MAX_TRIPS = 100_000
 
 
 def trip_key(key: str, counts: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
-    """(loop key, role, lane, block, its run's number there): a loop run of one pass and its partner's."""
-    ctx = context.current()
-    where = (key, ctx.role, ctx.lane, ctx.block_idx)
+    """(loop key, role, lane, block (with the rank), its run's number there): a loop run of one
+    pass and its partner's (:func:`pypto_lsp.validate.localize.place`)."""
+    where = (key, *place(context.current()))
     n = counts.get(where, 0)
     counts[where] = n + 1
     return (*where, n)

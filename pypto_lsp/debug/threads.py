@@ -1,6 +1,8 @@
 """Run contexts as DAP threads: the orchestration is thread 1; each core of a group run (AIC,
 AIV lanes, per SPMD block) and each kernel the orchestration calls on its own is a thread of its
-task; the threads of an older task exit when the next task starts."""
+task; the threads of an older task exit when the next task starts. The ranks of a multi-rank
+program run their tasks side by side: a rank's next task ends only that rank's older threads,
+and each thread knows its rank (its values are paired with that rank's of the previous pass)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 import greenlet
 
+from ..validate.localize import place
 from .code import Code
 from .state import Thread
 
@@ -36,9 +39,10 @@ class Threads:
         self._next_tid = ORCH
         self._last_ctx: Any = None
         self._last_th: Thread | None = None
-        self._last_rt: Any = None
-        self._last_root: Any = None  # the frame of the kernel call the orchestration made last
-        self.task = 0
+        self._last_rt: dict[int | None, Any] = {}  # by rank: the group run it made last
+        self._last_root: dict[int | None, Any] = {}  # by rank: the frame of the kernel call its orchestration made last
+        self.task = 0  # the tasks so far (of every rank)
+        self._task_of: dict[int | None, int] = {}  # by rank: its current task
 
     def get(self, tid: int) -> Thread | None:
         return self.by_id.get(tid)
@@ -51,10 +55,10 @@ class Threads:
             return self._last_th
         kind = None
         if grouped:
-            if rt is not self._last_rt:
-                self._new_task()
-                self._last_rt = rt
-            key: tuple[Any, ...] = (self.task, ctx.role, ctx.lane, ctx.block_idx)
+            if rt is not self._last_rt.get(ctx.rank):
+                self._new_task(ctx.rank)
+                self._last_rt[ctx.rank] = rt
+            key: tuple[Any, ...] = (self._task_of[ctx.rank], ctx.role, ctx.lane, ctx.block_idx)
         elif self.code.is_kernel(frame):
             # a kernel the orchestration calls on its own (no group): a core of its own, per call
             kind = self.code.kind(frame)
@@ -63,18 +67,19 @@ class Threads:
                 if not self.code.is_kernel(f):
                     break
                 root = f
-            if root is not self._last_root:
-                self._new_task()
-                self._last_root = root
-            key = (self.task, kind, ctx.lane, ctx.block_idx)
+            if root is not self._last_root.get(ctx.rank):
+                self._new_task(ctx.rank)
+                self._last_root[ctx.rank] = root
+            key = (self._task_of[ctx.rank], kind, ctx.lane, ctx.block_idx)
         elif ctx.block_num > 1:
-            key = ("spmd", ctx.block_idx)
+            key = ("spmd", ctx.rank, ctx.block_idx)
         else:
             key = ("orch",)
         th = self.by_key.get(key)
         if th is None:
             th = self._new_thread(key, ctx, frame, kind)
         th.glet = greenlet.getcurrent()
+        th.place = place(ctx)  # the orchestration's thread runs for each rank in turn
         self._last_ctx = ctx
         self._last_th = th
         return th
@@ -95,12 +100,21 @@ class Threads:
                 core = {"AIC": "AIC", "AIV": f"AIV{ctx.lane}"}.get(kind, kind)
             else:
                 core = "AIC" if ctx.role == "aic" else f"AIV{ctx.lane}"
-            name = f"{core} · {fn} · task {self.task}"
+            name = f"{core} · {fn} · task {key[0]}"
             if ctx.block_num > 1:
                 name += f" · block {ctx.block_idx}"
+        if ctx.rank is not None and key[0] != "orch":
+            name += f" · rank {ctx.rank}"
         tid = ORCH if key[0] == "orch" else self._alloc_tid()
         th = Thread(
-            tid, key, name, role=ctx.role, lane=ctx.lane, block=ctx.block_idx, task=self.task if key[0] not in ("orch", "spmd") else 0
+            tid,
+            key,
+            name,
+            role=ctx.role,
+            lane=ctx.lane,
+            block=ctx.block_idx,
+            task=key[0] if key[0] not in ("orch", "spmd") else 0,
+            rank=ctx.rank,
         )
         if th.role is not None and rt is not None:
             th.rt = rt
@@ -117,11 +131,12 @@ class Threads:
         self._next_tid += 1
         return tid
 
-    def _new_task(self) -> None:
-        """A new group run (or kernel call): the cores of older tasks are gone."""
+    def _new_task(self, rank: int | None) -> None:
+        """A new group run (or kernel call) of ``rank``: the cores of its older tasks are gone."""
         self.task += 1
+        self._task_of[rank] = self.task
         for tid, th in list(self.by_id.items()):
-            if th.task and th.task < self.task:
+            if th.task and th.task < self.task and th.rank == rank:
                 del self.by_id[tid]
                 self.by_key.pop(th.key, None)
                 self.send("thread", {"reason": "exited", "threadId": tid})

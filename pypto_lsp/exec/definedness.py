@@ -142,6 +142,9 @@ class Definedness:
         self.resume: Callable[[Any], None] = lambda _saved: None
         self._install: Callable[[], None] | None = None
         self.installed = False
+        # ``--sanitize strict``: told of every buffer's first read of undefined elements (shadow, line,
+        # op, how many), whether or not the value goes anywhere; None: not asked
+        self.on_read: Callable[[Shadow, int, str, int], None] | None = None
 
     # -- shadows ------------------------------------------------------------------------------
 
@@ -339,9 +342,11 @@ class Definedness:
         inputs = {a.untyped_storage().data_ptr() for a in _tensors(args, kw)}
         line = self.caller_line()
         src = und[0][1]
-        for seen in {id(x[1]): x[1] for x in und}.values():
+        for _a, seen, sh_read in {id(x[1]): x for x in und}.values():
             if seen.first_read is None:
                 seen.first_read = (line or 0, op)
+                if self.on_read is not None:
+                    self.on_read(seen, line or 0, op, int(sh_read.sum()))
         for r in _results(out):
             if r.untyped_storage().data_ptr() in inputs:
                 continue  # a view of an operand (or the operand itself): its shadow is already there

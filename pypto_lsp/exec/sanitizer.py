@@ -29,6 +29,8 @@ lanes run at the same time: two of them writing overlapping elements is a race t
 elements carry "undefined" through every kernel (:mod:`.definedness`); a finding is raised only where
 such a value matters: an output or returned value at the end of the run, or a scalar read back (a
 branch, a bound, an index). (Tiles are checked from the IR: :mod:`pypto_lsp.ir.initcheck`.)
+``strict`` (``--sanitize strict``) also lists, as information (kind ``undefined-read``, which fails
+nothing), each such buffer whose undefined elements are read but reach none of those.
 
 **Out of bounds.** A window whose valid part reaches past its tensor's (or tile's) extent reads or
 writes neighbouring memory on the device; here it is clipped. Parts outside the requested valid
@@ -179,7 +181,12 @@ class Sanitizer(Observer):
     ``memory.hazards``-shaped dicts."""
 
     def __init__(
-        self, sites: Sequence[TaskSite], gen_filename: str, ir_line: Callable[[int], int | None], reorder: Reorder | None = None
+        self,
+        sites: Sequence[TaskSite],
+        gen_filename: str,
+        ir_line: Callable[[int], int | None],
+        reorder: Reorder | None = None,
+        strict: bool = False,
     ) -> None:
         self.sites = list(sites)
         self.gen_filename = gen_filename
@@ -201,6 +208,11 @@ class Sanitizer(Observer):
         self.defined = Definedness(self.caller_line, self._uninitialised)
         self.defined.suspend, self.defined.resume = suspend, resume
         self._reported: set[int] = set()  # creation lines already reported
+        # strict: the first read of each undefined buffer, by creation line (reported at the end
+        # of the run if no undefined value of it reached anything that matters)
+        self._reads: dict[int, tuple[Shadow, int, str, int]] = {}
+        if strict:
+            self.defined.on_read = self._read
         self.deadline: float | None = None  # time.monotonic() past which the analysis stops
 
     def started(self, ns: dict[str, Any], run: RunInfo) -> None:
@@ -229,6 +241,7 @@ class Sanitizer(Observer):
             self._flush()
             if self.defined.shadows:
                 self._outputs(run, out)
+            self._reads_to_nowhere()
             return out
         finally:
             _local.san = None
@@ -451,6 +464,29 @@ class Sanitizer(Observer):
         vals = out if isinstance(out, tuple | list) else (out,)
         for i, v in enumerate(vals):
             self.defined.sink(v, "the returned value" if len(vals) == 1 else f"returned value {i}")
+
+    def _read(self, e: Shadow, line: int, op: str, count: int) -> None:
+        self._reads.setdefault(e.line, (e, line, op, count))
+
+    def _reads_to_nowhere(self) -> None:
+        """strict: the undefined reads no finding came of, as information (they change nothing the
+        device computes: the paged-attention accumulators loaded on the first block)."""
+        for created, (e, line, op, count) in sorted(self._reads.items()):
+            if created in self._reported:
+                continue
+            name = e.name or "tensor"
+            self.add(
+                "undefined-read",
+                created,
+                name,
+                line or None,
+                op,
+                f"'{name}' is created without init_value and line {line} ({op}) reads {count} of its elements before "
+                f"anything wrote them; no such value reaches an output, a returned value, a branch, an index or a "
+                f"scalar read back (information: --sanitize strict)",
+                tensor=name,
+                related=[line] if line else [],
+            )
 
     def _uninitialised(self, e: Shadow, where: str, sh: torch.Tensor, line: int | None) -> None:
         if e.line in self._reported:

@@ -19,11 +19,14 @@ from . import results as R
 
 CODE_PREFIX = "memory-"
 # the sanitizer's kinds (exec.sanitizer, ir.initcheck): "sanitizer race: ..." in the editor
-SANITIZER_KINDS = ("race", "uninitialised", "out-of-bounds", "fence")  # fence: exec.rank_hazards
+SANITIZER_KINDS = ("race", "uninitialised", "out-of-bounds", "fence", "undefined-read")  # fence: exec.rank_hazards
+# --sanitize strict's reads that reach nothing: information, no lens, no failure
+INFORMATION_KINDS = ("undefined-read",)
 _RELATED = {
     "overwrite": "overwritten here",
     "race": "the other task",
     "uninitialised": "reads the undefined value first here",
+    "undefined-read": "reads the undefined elements here (the values reach nothing that matters)",
     "fence": "the notify that releases it",
 }
 
@@ -61,7 +64,7 @@ def memory_diagnostics(fr: FileResult, lines: list[str], uri: str, encoding: str
             types.Diagnostic(
                 range=R.statement_range(lines, line, line, encoding),
                 message=f"{_label(h.get('kind'))} {h.get('kind')}: {h.get('message')}",
-                severity=types.DiagnosticSeverity.Error,
+                severity=types.DiagnosticSeverity.Information if h.get("kind") in INFORMATION_KINDS else types.DiagnosticSeverity.Error,
                 code=("sanitizer-" if h.get("kind") in SANITIZER_KINDS else CODE_PREFIX) + str(h.get("kind")),
                 source=R.SOURCE,
                 related_information=related,
@@ -72,7 +75,7 @@ def memory_diagnostics(fr: FileResult, lines: list[str], uri: str, encoding: str
 
 def lens_title(fr: FileResult | None) -> tuple[str, int] | None:
     """``⚠ memory: up_acc__iter_v1 overwritten at line 68`` and the line to reveal (1-based)."""
-    hs = hazards(fr)
+    hs = [h for h in hazards(fr) if h.get("kind") not in INFORMATION_KINDS]
     if not hs:
         return None
     h = hs[0]

@@ -535,7 +535,7 @@ def run_text(
     memory: bool = True,
     backend: str | None = None,
     exact: bool = False,
-    sanitize: bool | None = None,
+    sanitize: bool | str | None = None,
     debugger: Observer | None = None,
     max_alloc: int | None = None,
     ranks: int | None = None,
@@ -553,12 +553,14 @@ def run_text(
     ``sanitize``: the device's sanitizer (:mod:`pypto_lsp.exec.sanitizer`): races between tasks,
     uninitialised reads, windows out of bounds, full pipe rings; each finding fails the file and is
     listed with the memory findings (``memory.hazards``). None: on, except for traced runs
-    (localisation compares values only; the debugger asks for it).
+    (localisation compares values only; the debugger asks for it). ``"strict"``: on, and reads of
+    undefined values that reach nothing are listed too, as information (``undefined-read``).
     ``debugger``: an observer that puts the trace hooks itself (:mod:`pypto_lsp.debug.session`).
     """
     t0 = time.perf_counter()
     traced = trace is not None or debugger is not None
-    sanitize = not traced if sanitize is None else sanitize
+    strict = sanitize == "strict"
+    sanitize = not traced if sanitize is None else bool(sanitize)
     result = FileResult(file=filename, status=ERROR, rtol=rtol, atol=atol)
     try:
         comp = compile_text(text, filename, entry, trace=traced, memory=memory, backend=backend, exact=exact, sanitize=sanitize)
@@ -586,7 +588,7 @@ def run_text(
             observers.append(TraceObserver(trace))
         if debugger is not None:
             observers.append(debugger)
-        san = _sanitizer(comp) if comp.sanitize else None
+        san = _sanitizer(comp, strict=strict) if comp.sanitize else None
         if san is not None:
             observers.append(san)
         ranks_obs = _rank_hazards(comp, filename) if san is not None else None
@@ -670,7 +672,7 @@ def _memory_fails(result: FileResult) -> bool:
     return any(h["kind"] in FAILING_FINDINGS for h in hazards_of(result))
 
 
-def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:
+def _sanitizer(comp: Compiled, reorder: Any = None, strict: bool = False) -> Any:
     from ..exec.sanitizer import Sanitizer
 
     assert comp.program is not None and comp.generated is not None
@@ -680,7 +682,7 @@ def _sanitizer(comp: Compiled, reorder: Any = None) -> Any:
         sp = gen.ir_span(n)
         return sp.line if sp is not None else None
 
-    return Sanitizer(comp.task_sites, gen.filename, ir_line, reorder)
+    return Sanitizer(comp.task_sites, gen.filename, ir_line, reorder, strict=strict)
 
 
 def _keep(value: Any, *_rest: Any) -> Any:

@@ -62,9 +62,13 @@ def _source_name(name: str) -> str:
     return head or name
 
 
-def _where(ctx: context.Ctx) -> Any:
-    """The SPMD block, with the rank of a multi-rank program (each rank's values are its own)."""
-    return ctx.block_idx if ctx.rank is None else (ctx.rank, ctx.block_idx)
+def place(ctx: context.Ctx) -> tuple[str | None, int, Any]:
+    """Where a value is made, for pairing it with its partner of the previous pass: the role
+    ("aic" / "aiv" inside a cross-core group), the AIV lane and the SPMD block, with the rank of
+    a multi-rank program (each rank's values are its own: rank r's value is compared with rank
+    r's, whatever order the ranks ran in). An assignment's occurrences are counted per place.
+    The debugger's previous-pass values use the same key (``pypto_lsp.debug``)."""
+    return ctx.role, ctx.lane, ctx.block_idx if ctx.rank is None else (ctx.rank, ctx.block_idx)
 
 
 class _Hook:
@@ -72,12 +76,12 @@ class _Hook:
     each loop's runs and each if's executions counted per role, lane and SPMD block."""
 
     def __init__(self) -> None:
-        self.counts: dict[tuple[str, str | None, int, int], int] = {}
+        self.counts: dict[tuple[str, str | None, int, Any], int] = {}
 
     def _occurrence(self, name: str) -> tuple[context.Ctx, int]:
         """Where this assignment runs, and how many of the same name ran there before it."""
         ctx = context.current()
-        where = (name, ctx.role, ctx.lane, _where(ctx))
+        where = (name, *place(ctx))
         n = self.counts.get(where, 0)
         self.counts[where] = n + 1
         return ctx, n
@@ -140,7 +144,7 @@ class _Trace(_Hook):
         self.budget -= size
         if isinstance(snap, torch.Tensor):
             snap = snap.detach().clone()  # the run may still write into it
-        self.records[(name, ctx.role, ctx.lane, _where(ctx), n)] = _Record(
+        self.records[(name, *place(ctx), n)] = _Record(
             name,
             ctx.role,
             ctx.lane,
@@ -156,12 +160,12 @@ class _Trace(_Hook):
     def loop_done(self, c: LoopCounter) -> None:
         if c.key in self.keep and len(self.ran) < _MAX_RAN:
             ctx, k = self._occurrence(_LOOP + c.key)
-            self.ran[(_LOOP + c.key, ctx.role, ctx.lane, _where(ctx), k)] = _Ran(c.line, c.n)
+            self.ran[(_LOOP + c.key, *place(ctx), k)] = _Ran(c.line, c.n)
 
     def branch(self, key: str, line: int, taken: bool, ops: tuple[str, ...] = ()) -> None:
         if len(self.ran) < _MAX_RAN:
             ctx, k = self._occurrence(_IF + key)
-            where = (_IF + key, ctx.role, ctx.lane, _where(ctx))
+            where = (_IF + key, *place(ctx))
             then = self.then_counts.get(where, 0) + int(taken)
             self.then_counts[where] = then
             self.ran[(*where, k)] = _Ran(line, int(taken), then)
@@ -182,7 +186,7 @@ class _Event:
 class _Watch:
     """A loop that just ended: if everything it hands out agrees, its provisional events go."""
 
-    where: tuple[str | None, int, int]
+    where: tuple[str | None, int, Any]
     key: str
     carried: frozenset[str]
     pending: set[str]  # results not yet seen to agree
@@ -210,7 +214,7 @@ class _Compare(_Hook):
         self.rtol = rtol
         self.atol = atol
         self.compared = 0
-        self.differs: dict[tuple[str, str | None, int, int], bool] = {}
+        self.differs: dict[tuple[str, str | None, int, Any], bool] = {}
         self.then_counts: dict[tuple[Any, ...], int] = {}
         self.events: list[_Event] = []
         self.watches: list[_Watch] = []
@@ -244,7 +248,7 @@ class _Compare(_Hook):
 
     def _tainted(self, ctx: context.Ctx, ops: tuple[str, ...]) -> bool:
         d = self.differs
-        return any(d.get((o, ctx.role, ctx.lane, _where(ctx)), False) for o in ops)
+        return any(d.get((o, *place(ctx)), False) for o in ops)
 
     def _wanted(self, line: int, cause: bool, provisional: bool) -> bool:
         """Whether an event on ``line`` would be kept (worth describing in full)."""
@@ -278,8 +282,8 @@ class _Compare(_Hook):
         if self.stopped:
             raise _Stop  # a kernel of another lane carried on
         ctx, n = self._occurrence(name)
-        key = (name, ctx.role, ctx.lane, _where(ctx))
-        other = self.partner.get((self.renamed.get(name, name), ctx.role, ctx.lane, _where(ctx), n))
+        key = (name, *place(ctx))
+        other = self.partner.get((self.renamed.get(name, name), *place(ctx), n))
         cur = _numeric(value) if other is not None and other.lanes == ctx.lanes else None
         tainted = self._tainted(ctx, ops)  # before this name's own status changes (a yield may read it)
         if ops and ops[-1] == CALL and self.events:
@@ -296,7 +300,7 @@ class _Compare(_Hook):
         self.differs[key] = d is not None and d[2] != "valid"
         if d is None:
             if self.watches and not provisional:
-                self._agrees(name, (ctx.role, ctx.lane, _where(ctx)))
+                self._agrees(name, place(ctx))
             return value
         if d[2] != "valid" and self._wanted(line, not tainted, provisional):
             d = differs_from_previous(cur, other.value, self.rtol, self.atol)  # again, with the figures
@@ -321,7 +325,7 @@ class _Compare(_Hook):
         self._event(v, provisional or v.kind == "valid", name if provisional else None)
         return value
 
-    def _agrees(self, name: str, where: tuple[str | None, int, int]) -> None:
+    def _agrees(self, name: str, where: tuple[str | None, int, Any]) -> None:
         """A loop result agrees: once all of them do, the loop's provisional events go."""
         for w in list(self.watches):
             if w.where == where and name in w.pending:
@@ -346,7 +350,7 @@ class _Compare(_Hook):
         ctx = context.current()
         t = self._tainted(ctx, ops)
         for name in names:
-            self.differs[(name, ctx.role, ctx.lane, _where(ctx))] = t
+            self.differs[(name, *place(ctx))] = t
         return value
 
     def _ran(self, key: str, line: int, ops: tuple[str, ...], here: int, before: _Ran, n: int, detail: str, provisional: bool) -> None:
@@ -373,7 +377,7 @@ class _Compare(_Hook):
         if self.stopped:
             raise _Stop
         ctx, k = self._occurrence(_LOOP + c.key)
-        where = (ctx.role, ctx.lane, _where(ctx))
+        where = place(ctx)
         before = self.ran.get((_LOOP + self.renamed.get(c.key, c.key), *where, k))
         if before is not None and before.value != c.n:
             detail = f"loop ran {c.n} time{'s' * (c.n != 1)} here, {before.value} before"
@@ -386,11 +390,11 @@ class _Compare(_Hook):
         if self.stopped:
             raise _Stop
         ctx, k = self._occurrence(_IF + key)
-        where = (_IF + key, ctx.role, ctx.lane, _where(ctx))
+        where = (_IF + key, *place(ctx))
         then = self.then_counts.get(where, 0) + int(taken)
         self.then_counts[where] = then
         prev_key = "if " + self.renamed.get(key[3:], key[3:]) if key.startswith("if ") else self.renamed.get(key, key)
-        before = self.ran.get((_IF + prev_key, ctx.role, ctx.lane, _where(ctx), k))
+        before = self.ran.get((_IF + prev_key, *place(ctx), k))
         if before is not None and before.value != int(taken):
             way = ("then", "else") if taken else ("else", "then")
             detail = f"if took the {way[0]} branch here, the {way[1]} branch before (then-branch taken {then} times here, {before.then_count} before)"

@@ -101,7 +101,10 @@ def test_a_kernel_called_with_two_inputs_reaches_its_fixed_point() -> None:
     """The same kernel called on gather_idx and then on scatter_idx: its parameter receives both (before,
     the origin flipped between the two on every sweep and input_ranges never returned, as on ffn_swiglu)."""
     assert PROGRAM.endswith("\n        return out")
-    twice = PROGRAM.removesuffix("return out") + "out: pl.Tensor[[256], pl.FP32] = self.kernel(mem, scatter_idx, gather_idx, out)\n        return out"
+    twice = (
+        PROGRAM.removesuffix("return out")
+        + "out: pl.Tensor[[256], pl.FP32] = self.kernel(mem, scatter_idx, gather_idx, out)\n        return out"
+    )
     prog = parse_text(twice + "\n").program
     assert prog is not None
     ranges = input_ranges(prog, "main")

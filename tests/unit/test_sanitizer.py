@@ -160,7 +160,7 @@ PAGED = f"""    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=
         s: {T} = pl.tile.store(t, [0, 0], acc)
         return acc
 """
-# lines 18-26: PAGED (the loads at 22, 23); 27-28: main; 29: acc; 30: init; 31: update; 32: the consumer (c = 2 * acc)
+# lines 18-26: PAGED (the loads at 23, 24); 27-28: main; 29: acc; 30: init; 31: update; 32: the consumer (c = 2 * acc)
 PAGED_MAIN = f"""    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
     def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
         acc: {T} = pl.tensor.create([16, 16], dtype=pl.FP32, layout=pl.TensorLayout.ND)
@@ -176,6 +176,30 @@ def test_an_uninitialised_read_whose_value_is_never_used_is_no_finding():
     r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>")
     assert r.error is None and r.status == "pass", r.error
     assert hazards(r) == []
+
+
+def test_strict_lists_the_read_that_goes_nowhere_as_information_and_still_passes():
+    text = HEAD + KERNELS + PAGED + PAGED_MAIN
+    r = run_text(text, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>", sanitize="strict")
+    assert r.error is None and r.status == "pass", r.error  # information fails nothing
+    (h,) = hazards(r)
+    assert (h["kind"], h["line"], h["name"], h["other_line"]) == ("undefined-read", 29, "acc", 23)
+    assert "256 of its elements" in h["message"] and "strict" in h["message"]
+    # where the value does reach the output, strict adds nothing to the one uninitialised finding
+    used = PAGED.replace(
+        "        s: " + T + " = pl.tile.store(t, [0, 0], acc)\n",
+        "        u: " + TILE + " = pl.tile.add(old, t)\n        s: " + T + " = pl.tile.store(u, [0, 0], acc)\n",
+    )
+    r2 = run_text(
+        HEAD + KERNELS + used + PAGED_MAIN, {"a": A.clone(), "c": torch.zeros(16, 16)}, {"c": 2 * A}, filename="<san>", sanitize="strict"
+    )
+    assert [h["kind"] for h in hazards(r2)] == ["uninitialised"]
+    # the editor shows it as information, with the read as related information
+    from pypto_lsp.server.memory import memory_diagnostics
+
+    (d,) = memory_diagnostics(r, text.splitlines(), "file:///x.py", "utf-16", include_static=True)
+    assert d.severity == 3 and d.code == "sanitizer-undefined-read"
+    assert d.related_information and d.related_information[0].location.range.start.line + 1 == 23
 
 
 def test_an_uninitialised_value_that_reaches_the_output_is_found_at_its_creation_with_its_path():
