@@ -98,6 +98,14 @@ def switch(v: Any, key: str) -> bool:
     return v
 
 
+def sanitizer_mode(v: Any, key: str) -> bool | str:
+    """``sanitize``: true, false or ``"strict"`` (on, and reads of undefined values that reach
+    nothing listed as information; exec.sanitizer)."""
+    if isinstance(v, bool) or v == "strict":
+        return v
+    raise ValueError(f"'{key}' must be true, false or \"strict\", got {v!r}")
+
+
 def size(v: Any, key: str) -> int:
     try:
         return parse_size(v)
@@ -160,3 +168,8 @@ ON_OFF: Mapping[str, Any] = {"choices": ("on", "off")}
 def on_off(v: str, flag: str) -> bool:
     """``--memory on|off``."""
     return v == "on"
+
+
+def on_off_strict(v: str, flag: str) -> bool | str:
+    """``--sanitize on|off|strict``."""
+    return "strict" if v == "strict" else v == "on"

@@ -238,30 +238,34 @@ class RunSettings:
             ),
         ),
     )
-    sanitize: bool = field(  # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer)
+    # the device's sanitizer: task order, uninitialised memory, bounds, pipes (exec.sanitizer); "strict":
+    # on, and reads of undefined values that reach nothing listed as information
+    sanitize: bool | str = field(
         default=True,
         metadata=carriers.setting(
-            carriers.switch,
+            carriers.sanitizer_mode,
             carriers.Doc(
-                "bool",
+                'bool or `"strict"`',
                 "the device's sanitizer: task order, uninitialised memory, windows out of bounds, pipe rings (default `true`; "
-                "[sanitizer](sanitizer.md))",
+                '`"strict"` also lists reads of undefined values that reach nothing, as information; [sanitizer](sanitizer.md))',
             ),
             flag=carriers.Flag(
                 "--sanitize",
                 {
-                    **carriers.ON_OFF,
+                    "choices": ("on", "off", "strict"),
                     "help": "the device's sanitizer: races between tasks, uninitialised reads, windows out of bounds, full pipe rings "
-                    "(default: on, or the case's 'sanitize')",
+                    "(default: on, or the case's 'sanitize'); strict: also list reads of undefined values that reach nothing, "
+                    "as information",
                 },
-                carriers.on_off,
+                carriers.on_off_strict,
             ),
             editor=carriers.Editor(
                 "sanitize",
-                {"type": "boolean", "default": True},
+                {"type": ["boolean", "string"], "enum": [True, False, "strict"], "default": True},
                 "The device's sanitizer: tasks the runtime may reorder (a wrong `arg_directions`), reads of memory nothing wrote "
                 "(`tile.create`, `tensor.create` without `init_value`), windows past a tensor's end, pushes into a full pipe "
-                "ring. Each finding fails its file. A `sanitize` key in `pypto-lsp.toml` wins.",
+                'ring. Each finding fails its file. `"strict"`: also reads of undefined values that reach nothing, as '
+                "information. A `sanitize` key in `pypto-lsp.toml` wins.",
             ),
         ),
     )

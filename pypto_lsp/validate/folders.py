@@ -90,7 +90,11 @@ class ResultCache:
         can change a verdict; the timeout cannot, a result that timed out is never kept)."""
         s = settings
         h = hashlib.blake2b(digest_size=20)
-        mem = (f"memory:{s.backend or '*'}" if s.memory else "values") + (":sanitize" if s.sanitize else "")
+        mem = (
+            (f"memory:{s.backend or '*'}" if s.memory else "values")
+            + (":sanitize" if s.sanitize else "")
+            + (":strict" if s.sanitize == "strict" else "")
+        )
         mode = "exact" if s.exact else "batched"  # batched loops differ by rounding (exec.batching)
         from ..ir.alloc_budget import budget
 

@@ -145,6 +145,16 @@ _Params = TypeVar("_Params")
 _CONVERTER = cattrs.Converter()
 
 
+def _bool_or_str(v: Any, _t: Any) -> bool | str:
+    """RunSettings.sanitize: true, false or "strict" (cattrs has no rule of its own for the union)."""
+    if isinstance(v, bool | str):
+        return v
+    raise ValueError(f"expected a bool or a string, got {v!r}")
+
+
+_CONVERTER.register_structure_hook(bool | str, _bool_or_str)
+
+
 def from_wire(cls: type[_Params], params: Any) -> _Params:
     """A request's ``params`` as ``cls``; a ValueError naming each bad field when they do not fit."""
     try:

@@ -574,3 +574,37 @@ def test_a_scatter_defines_what_it_writes_and_keeps_the_rest():
     assert d.shadow(out)[0].tolist() == [False] * 4 and d.shadow(out)[1].all()
     scatter(torch.ones(1, 4), torch.arange(4, 8, dtype=torch.int32).reshape(1, 4), out)
     assert d.shadow(out) is None and not d.sink(out, "the output") and found == []
+
+
+def test_strict_from_the_flag_and_the_case_key(tmp_path: Path) -> None:
+    """``validate --sanitize strict`` and ``sanitize = "strict"`` in pypto-lsp.toml list the read that goes
+    nowhere (the file still passes); the default does not; a bad value names the key."""
+    import json
+    import subprocess
+    import sys
+
+    case = tmp_path / "paged"
+    (case / "passes_dump").mkdir(parents=True)
+    (case / "passes_dump" / "00_frontend.py").write_text(HEAD + KERNELS + PAGED + PAGED_MAIN)
+    torch.save({"a": A.clone(), "c": torch.zeros(16, 16)}, case / "inputs.pt")
+    torch.save({"c": 2 * A}, case / "expected.pt")
+
+    def kinds(*extra: str) -> tuple[int, str, list[str]]:
+        cmd = [sys.executable, "-m", "pypto_lsp", "validate", str(case / "passes_dump"), "--json", "--no-cache", "--no-localize"]
+        p = subprocess.run([*cmd, *extra], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        if p.returncode == 2:
+            return 2, p.stderr, []
+        (f,) = json.loads(p.stdout)["files"]
+        return p.returncode, f["status"], [h["kind"] for h in (f.get("memory") or {}).get("hazards", [])]
+
+    goldens = ("--inputs", str(case / "inputs.pt"), "--expected", str(case / "expected.pt"))
+    assert kinds(*goldens) == (0, "pass", [])
+    assert kinds(*goldens, "--sanitize", "strict") == (0, "pass", ["undefined-read"])
+    (case / "pypto-lsp.toml").write_text(
+        '[[cases]]\ndumps = "passes_dump"\ninputs = "inputs.pt"\nexpected = "expected.pt"\nsanitize = "strict"\n'
+    )
+    assert kinds() == (0, "pass", ["undefined-read"])
+    assert kinds("--sanitize", "on") == (0, "pass", [])  # the flag wins over the case
+    (case / "pypto-lsp.toml").write_text('[[cases]]\ndumps = "passes_dump"\nsanitize = "loud"\n')
+    code, err, _ = kinds()
+    assert code == 2 and "'sanitize' must be true, false or \"strict\"" in err, err

@@ -112,6 +112,8 @@ def test_a_bad_flag_value_is_a_usage_error(argv: list[str], message: str, capsys
 
 def _sample(schema: dict) -> object:
     """A valid value other than the default, for an editor setting of this schema."""
+    if "enum" in schema:  # sanitize: true, false or "strict"
+        return next(v for v in schema["enum"] if v != schema["default"])
     return {"boolean": lambda d: not d, "number": lambda d: d + 1, "string": lambda d: "2M"}[schema["type"]](schema["default"])
 
 
@@ -150,3 +152,7 @@ def test_the_worker_requests_carry_every_setting_whole() -> None:
     assert set(wire["settings"]) == {f.name for f in fields(RunSettings)}
     assert P.from_wire(P.ValidateParams, wire).settings == s
     assert set(s.engine_kwargs()) == {f.name for f in fields(RunSettings)} - {"timeout_s"} | {"timeout"}
+    # sanitize takes a third value, "strict": it crosses the wire as it is (a bool | str field)
+    strict = replace(s, sanitize="strict")
+    wire = json.loads(json.dumps(P.to_wire(P.ValidateParams(file="/f.py", text="", golden=P.Golden("/i.pt", "/e.pt"), settings=strict))))
+    assert P.from_wire(P.ValidateParams, wire).settings.sanitize == "strict"

@@ -12,9 +12,11 @@ export const CLIENT_SETTINGS: readonly string[] = ['interpreter', 'runOn', 'gold
 /** A run setting as package.json declares it (written from the server's RunSettings by tools/gen_settings.py). */
 export interface RunSetting {
     key: string;
-    type: 'number' | 'boolean' | 'string';
+    type: 'number' | 'boolean' | 'string' | readonly string[];
     default: unknown;
     minimum?: number;
+    /** the only values it takes (sanitize: true, false or "strict") */
+    enum?: readonly unknown[];
 }
 
 /** The run settings the manifest declares, in its order: each is read and sent to the server by its key. */
@@ -26,6 +28,7 @@ export function declaredRunSettings(properties: Record<string, Record<string, un
             type: v.type as RunSetting['type'],
             default: v.default,
             minimum: typeof v.minimum === 'number' ? v.minimum : undefined,
+            ...(Array.isArray(v.enum) ? { enum: v.enum as readonly unknown[] } : {}),
         }));
 }
 
@@ -99,6 +102,9 @@ export function runSettingValue(s: RunSetting, v: unknown): unknown {
     const special = SPECIAL[s.key];
     if (special) {
         return special(v);
+    }
+    if (s.enum) {
+        return s.enum.includes(v) ? v : s.default;
     }
     if (s.type === 'number') {
         const ok = typeof v === 'number' && Number.isFinite(v) && v >= (s.minimum ?? -Infinity);

@@ -128,6 +128,8 @@ describe('normaliseSettings', () => {
         assert.equal(normaliseSettings({}, ctx, true).server.sanitize, true);
         assert.equal(normaliseSettings({ sanitize: false }, ctx, true).server.sanitize, false);
         assert.equal(normaliseSettings({ sanitize: 'no' }, ctx, true).server.sanitize, true);
+        // "strict": on, and reads of undefined values that reach nothing listed as information
+        assert.equal(normaliseSettings({ sanitize: 'strict' }, ctx, true).server.sanitize, 'strict');
     });
 
     test('exact: off unless set to true', () => {
