@@ -30,7 +30,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 # the VS Code extension: its unit tests, the .vsix, and the end-to-end test in real VS Code
 # (code-server + headless Chromium, installed on first use; see vscode-extension/test/e2e/run.sh)
