@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PYPTO_MIRROR = Path("/work/.mirror/hw-native-sys+pypto/repo")
 FIXTURES_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
 
+
 def _executes(name: str) -> bool:
     return OPS[name].status in ("supported", "noop")
 
