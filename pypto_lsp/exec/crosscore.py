@@ -13,7 +13,8 @@ Model (pass-dump reference §5, re-designed):
 * FIFOs are keyed by direction, split code, lane AND pipe ``id``. DIVERGENCE: the
   reference ignores ``id``, so two interleaved pipes of one group get mis-paired.
 * Every push stores a clone carrying the valid region, so later producer writes
-  never reach the consumer.
+  never reach the consumer. Under the sanitizer the clone (a lane's part, a merged
+  tile) carries the tile's undefined elements too (:mod:`.definedness`).
 * Deadlock is detected at once: when every unfinished kernel of the group waits in a
   pop whose FIFO is empty (finished kernels no longer count), the first blocked pop
   raises :class:`CrossCoreError` (``kind="deadlock"``) and the others are unwound.
@@ -44,7 +45,7 @@ from typing import Any
 import greenlet
 import torch
 
-from . import context
+from . import context, sanitizer
 from .lane_tiles import SPLIT_CODES, fit_shape, merge_tiles, split_code, split_tile
 from .values import get_valid, with_valid
 
@@ -118,7 +119,36 @@ _UNREAD = torch.empty(0)
 
 
 def _clone(t: torch.Tensor) -> torch.Tensor:
-    return with_valid(t.clone(), get_valid(t))
+    c = with_valid(t.clone(), get_valid(t))
+    _carry_undefined(lambda x: x, [t], [c])
+    return c
+
+
+def _carry_undefined(make: Callable[..., Any], sources: list[torch.Tensor], made: list[torch.Tensor]) -> None:
+    """``made`` (fresh tensors) were made from ``sources`` by ``make``: under the sanitizer, their
+    undefined elements are ``make`` run on the sources' shadows (a clone's are its tile's; a lane's
+    part, its part of the tile's; a merged tile, the lanes' joined). Nothing to do, and nothing
+    paid beyond one lookup, while no buffer is undefined."""
+    san = sanitizer.active()
+    if san is None or not san.defined.shadows:
+        return
+    d = san.defined
+    shadows = [d.shadow(t) for t in sources]
+    if all(sh is None or not bool(sh.any()) for sh in shadows):
+        return
+    first = next(d.entry(t) for t, sh in zip(sources, shadows, strict=True) if sh is not None and bool(sh.any()))
+    as_bytes = [
+        with_valid((sh if sh is not None else torch.zeros(tuple(t.shape), dtype=torch.bool)).to(torch.uint8), get_valid(t))
+        for t, sh in zip(sources, shadows, strict=True)
+    ]
+    saved = sanitizer.suspend()  # moving the shadow is no access
+    try:
+        out = make(*as_bytes)
+    finally:
+        sanitizer.resume(saved)
+    for m, sh in zip(made, out if isinstance(out, tuple | list) else (out,), strict=True):
+        if first is not None and tuple(sh.shape) == tuple(m.shape) and bool(sh.any()):
+            d.adopt(m, first, sh.to(torch.bool))
 
 
 def parts_view(items: list[torch.Tensor]) -> torch.Tensor | None:
@@ -305,6 +335,7 @@ class Runtime:
                 items = [(("to_aiv", 0, None, pid), _clone(tile))]
         elif split in SPLIT_CODES:
             p0, p1 = split_tile(tile, split, lane_stride)
+            _carry_undefined(lambda t: split_tile(t, split, lane_stride), [tile], [p0, p1])
             items = [(("to_aiv", split, 0, pid), p0), (("to_aiv", split, 1, pid), p1)]
         else:
             raise ValueError(f"tile.tpush_to_aiv: unsupported split code {split}")
@@ -384,7 +415,9 @@ class Runtime:
         p1 = q1.popleft()
         if split == 0:
             return p0  # dual dispatch without split: both lanes push, the cube keeps lane 0's
-        return merge_tiles(p0, p1, split)
+        merged = merge_tiles(p0, p1, split)
+        _carry_undefined(lambda a, b: merge_tiles(a, b, split), [p0, p1], [merged])
+        return merged
 
     # -- many tiles at once (a sweep, :mod:`.sweep`): no-split pipes only --------
 

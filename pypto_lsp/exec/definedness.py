@@ -20,6 +20,9 @@ gets one without a change here:
   (:func:`pypto_lsp.exec.kernels.base.write_region` calls :meth:`Definedness.moved`); another
   in-place writer (``tile.mscatter``) runs on the shadows, the destination's kept where it does not
   write;
+* a pipe (:mod:`pypto_lsp.exec.crosscore`): the clone a push queues, each AIV lane's part of a
+  split push and the tile a cube pops merged from both lanes get the shadow made the same way from
+  the tile's (:meth:`Definedness.adopt`);
 * everything else, by shape: an operand broadcastable to the result is OR-ed elementwise; one whose
   dims shrink to 1 in the result is reduced (any over the reduced axes); any other shape makes the
   whole result undefined if the operand holds one undefined element (the conservative default, also
@@ -209,6 +212,14 @@ class Definedness:
         e.count += int(sh.sum()) - before
         if e.count <= 0:
             self.shadows.pop(t.untyped_storage().data_ptr(), None)
+
+    def adopt(self, t: torch.Tensor, src: Shadow, sh: torch.Tensor) -> None:
+        """``t``, a fresh copy made from ``src``'s buffer (a pipe's clone, a lane's part), holds
+        undefined elements where ``sh`` is set: its own shadow, with ``src``'s origin and path."""
+        line = self.caller_line()
+        e = self._new(t, src.line, src.name, src.first_read, _extend(src.path, line))
+        if e is not None:
+            self.assign(t, e, sh)
 
     def clear(self, t: torch.Tensor) -> None:
         """``t``'s elements were written with defined values."""

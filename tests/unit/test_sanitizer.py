@@ -608,3 +608,32 @@ def test_strict_from_the_flag_and_the_case_key(tmp_path: Path) -> None:
     (case / "pypto-lsp.toml").write_text('[[cases]]\ndumps = "passes_dump"\nsanitize = "loud"\n')
     code, err, _ = kinds()
     assert code == 2 and "'sanitize' must be true, false or \"strict\"" in err, err
+
+
+def test_an_undefined_value_is_followed_through_a_pipe_and_its_lanes() -> None:
+    """examples/mixed_matmul with an uninitialised `a`: the cube loads it, multiplies, pushes the
+    product split between the two AIV lanes (tpush_to_aiv split=1), each lane pops its half, scales
+    it and stores it into the output. The undefined elements cross the pipe (the queued clone, each
+    lane's part), so the finding is raised, with the push on its path (before, the pipe dropped them)."""
+    from pypto_lsp.validate.golden import load_bundle
+
+    ex = EXAMPLES / "mixed_matmul"
+    text = (ex / "passes_dump" / "24_after_SplitVectorKernel.py").read_text()
+    call = "        c__ssa_v1: pl.Tensor[[32, 64], pl.FP32] = self.mm_scale(a__ssa_v0, b__ssa_v0, c__ssa_v0, gm_pipe_buffer_0)"
+    assert call in text
+    lines = text.splitlines()
+    push = next(i for i, ln in enumerate(lines) if "tpush_to_aiv" in ln) + 1
+    store = next(i for i, ln in enumerate(lines) if "pl.tile.store(t__tile" in ln) + 1
+    broken = text.replace(
+        call,
+        "        u: pl.Tensor[[32, 64], pl.BF16] = pl.tensor.create([32, 64], dtype=pl.BF16, layout=pl.TensorLayout.ND)\n"
+        + call.replace("self.mm_scale(a__ssa_v0,", "self.mm_scale(u,"),
+    )
+    ins = load_bundle(ex / "golden" / "inputs.pt")
+    for memory in (True, False):
+        r = run_text(broken, ins, {}, filename="<pipe>", memory=memory)
+        (h,) = hazards(r, "uninitialised")
+        assert h["name"] == "u" and push in h["related"] and store in h["related"], h
+        assert "the output 'c'" in h["message"] and "[0:32, 0:64]" in h["message"], h["message"]  # both lanes' halves
+    # the example as it is: nothing undefined, nothing found
+    assert hazards(run_text(text, ins, {}, filename="<pipe>")) == []
