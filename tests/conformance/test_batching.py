@@ -57,13 +57,11 @@ def _cases(tmp_dir) -> list[tuple[str, list, dict, dict, float, float, str | Non
 
 
 def _run(text: str, ins, exp, rtol: float, atol: float, entry: str | None, exact: bool, memory: bool = True):
-    """The verdict (run_text) and the output tensors of one more run of the same script."""
-    r = engine.run_text(text, ins, exp, rtol=rtol, atol=atol, entry=entry, memory=memory, exact=exact)
-    comp = engine.compile_text(text, entry=entry, memory=memory, exact=exact)
-    outs: dict[str, torch.Tensor] = {}
-    if r.status in ("pass", "fail") and comp.code is not None and comp.generated is not None and comp.program is not None:
-        out = engine.run(comp, ins, clone_inputs=True)  # the one way a dump runs
-        outs = {k: out.tensors[k] for k in exp}
+    """The verdict (run_text) and the output tensors that run left (``keep``: the entry's tensors
+    after it, the inputs themselves untouched)."""
+    kept: dict[str, torch.Tensor] = {}
+    r = engine.run_text(text, ins, exp, rtol=rtol, atol=atol, entry=entry, memory=memory, exact=exact, keep=kept)
+    outs = {k: kept[k] for k in exp if k in kept} if r.status in ("pass", "fail") else {}
     return r, outs
 
 
