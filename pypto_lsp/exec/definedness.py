@@ -57,7 +57,7 @@ _MAX_SHADOWS = 20000  # beyond this many live shadows new results are not follow
 class Shadow:
     """The undefined elements of one storage: a flat bool per element, where they came from."""
 
-    __slots__ = ("keep", "flat", "esize", "count", "line", "name", "first_read", "path")
+    __slots__ = ("keep", "flat", "esize", "count", "line", "name", "first_read", "path", "inflows")
 
     def __init__(self, keep: torch.Tensor, line: int, name: str, first_read: tuple[int, str] | None, path: list[int]) -> None:
         self.keep = keep  # the storage stays alive: its address is never reused while the shadow lives
@@ -69,6 +69,9 @@ class Shadow:
         self.name = name
         self.first_read = first_read  # (line, op) of the first kernel that read an undefined element
         self.path = path  # the lines the undefined value flowed through
+        # undefined values of other buffers written into this one (one origin per storage is kept:
+        # each element's own is not), so a finding can name them too: [(shadow, the line it was written)]
+        self.inflows: list[tuple[Shadow, int]] = []
 
     def view(self, t: torch.Tensor) -> torch.Tensor | None:
         """The shadow of ``t`` (one of this storage's views), None when its layout cannot be followed."""
@@ -179,7 +182,11 @@ class Definedness:
         if e is not None:
             self.assign(t, e, torch.ones((), dtype=torch.bool))
 
-    def _new(self, t: torch.Tensor, line: int, name: str, first: tuple[int, str] | None, path: list[int]) -> Shadow | None:
+    def _new(
+        self, t: torch.Tensor, line: int, name: str, first: tuple[int, str] | None, path: list[int], derived: Shadow | None = None
+    ) -> Shadow | None:
+        """The shadow of ``t``'s storage (made if it has none; ``derived``: the shadow it is made
+        from, whose inflows it keeps)."""
         key = t.untyped_storage().data_ptr()
         e = self.shadows.get(key)
         if e is None:
@@ -191,6 +198,8 @@ class Definedness:
                 else t.as_strided((t.untyped_storage().nbytes() // max(1, t.element_size()),), (1,), 0)
             )
             e = self.shadows[key] = Shadow(base, line, name, first, path)
+            if derived is not None:
+                e.inflows = list(derived.inflows)
             if not self.installed and self._install is not None:
                 self.installed = True
                 self._install()
@@ -217,8 +226,10 @@ class Definedness:
         """``t``, a fresh copy made from ``src``'s buffer (a pipe's clone, a lane's part), holds
         undefined elements where ``sh`` is set: its own shadow, with ``src``'s origin and path."""
         line = self.caller_line()
-        e = self._new(t, src.line, src.name, src.first_read, _extend(src.path, line))
+        e = self._new(t, src.line, src.name, src.first_read, _extend(src.path, line), src)
         if e is not None:
+            if e is not src and e.line != src.line:
+                self.inflow(e, src)
             self.assign(t, e, sh)
 
     def clear(self, t: torch.Tensor) -> None:
@@ -248,10 +259,17 @@ class Definedness:
         if e_dst is None:
             line = self.caller_line()
             assert e_src is not None
-            e_dst = self._new(dst, e_src.line, e_src.name, e_src.first_read or (line or 0, "read"), _extend(e_src.path, line))
+            e_dst = self._new(dst, e_src.line, e_src.name, e_src.first_read or (line or 0, "read"), _extend(e_src.path, line), e_src)
             if e_dst is None:
                 return
+        elif e_src is not None and e_src.line != e_dst.line and bool(s_src.any()):
+            self.inflow(e_dst, e_src)
         self.assign(dst, e_dst, new.clone())
+
+    def inflow(self, e: Shadow, src: Shadow) -> None:
+        """Undefined values of ``src``'s origin were written into ``e``'s buffer (kept: a few, once each)."""
+        if len(e.inflows) < 4 and all(o.line != src.line for o, _ in e.inflows):
+            e.inflows.append((src, self.caller_line() or 0))
 
     # -- kernels ------------------------------------------------------------------------------
 
@@ -332,7 +350,7 @@ class Definedness:
                 first = self.entry(src) if src is not None else None
                 if first is None:
                     return out
-                e = self._new(dest, first.line, first.name, first.first_read or (line or 0, "read"), _extend(first.path, line))
+                e = self._new(dest, first.line, first.name, first.first_read or (line or 0, "read"), _extend(first.path, line), first)
                 if e is None:
                     return out
             self.assign(dest, e, new)
@@ -364,7 +382,7 @@ class Definedness:
             sh = self._rule(op, rule, fn, args, kw, r, und)
             if sh is None or not bool(sh.any()):
                 continue
-            made = self._new(r, src.line, src.name, src.first_read, _extend(src.path, line))
+            made = self._new(r, src.line, src.name, src.first_read, _extend(src.path, line), src)
             if made is not None:
                 self.assign(r, made, sh)
 

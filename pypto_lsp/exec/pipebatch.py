@@ -50,10 +50,12 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
     """
     import torch
 
-    from . import crosscore
+    from . import crosscore, sanitizer
     from .batching import chunk_window
     from .values import as_f32
 
+    if sanitizer.undefined_in([s[0] for s in specs] + [s[4] for s in specs]):
+        return False  # undefined elements are followed push by push (exec.definedness), not in bulk
     products = []
     for a, a_off, a_shape, a_dt, b, b_off, b_shape, b_dt in specs:
         if first:  # the windows move along K by one extent a chunk
@@ -118,13 +120,15 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     """
     import torch
 
-    from . import context, crosscore
+    from . import context, crosscore, sanitizer
     from .crosscore import parts_view
     from .lane_tiles import fit_shape
     from .runtime import check_value, kernel
 
     if not all(isinstance(v, torch.Tensor) for v in inits):
         return None
+    if sanitizer.undefined_in(inits):
+        return None  # an undefined accumulator is followed add by add (exec.definedness)
     items = crosscore.get_runtime().pop_many_from_aic(split, context.lane(), pid, chunks * len(steps))
     acc = list(inits)
     adds = [kernel(s[5]) for s in steps]
@@ -142,6 +146,7 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
             check_value(items[j], p_shape, p_dt, p_valid, p_name)
             part = popped[j::n].sum(0)
             acc[slot] = check_value(add(acc[slot], part) if first else add(part, acc[slot]), a_shape, a_dt, a_valid, a_name)
+        _undefined_sums(inits, items, steps, acc)
         return tuple(acc)
     k = 0
     for _ in range(chunks):
@@ -151,4 +156,31 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
             k += 1
             v = add(acc[slot], t) if first else add(t, acc[slot])
             acc[slot] = check_value(v, a_shape, a_dt, a_valid, a_name)
+    _undefined_sums(inits, items, steps, acc)
     return tuple(acc)
+
+
+def _undefined_sums(inits: tuple[Any, ...], items: list[Any], steps: tuple[tuple[Any, ...], ...], acc: list[Any]) -> None:
+    """Under the sanitizer: each accumulator is undefined where its initial value or any tile added
+    to it was (the adds ran outside the kernels that carry shadows, :mod:`.definedness`)."""
+    import torch
+
+    from . import sanitizer
+    from .definedness import fit
+
+    san = sanitizer.active()
+    if san is None or not san.defined.shadows:
+        return
+    d, n = san.defined, len(steps)
+    for j, step in enumerate(steps):
+        slot = step[0]
+        undefined = [(t, sh) for t in (inits[slot], *items[j::n]) if (sh := d.shadow(t)) is not None and bool(sh.any())]
+        if not undefined:
+            continue
+        shape = tuple(acc[slot].shape)
+        total = torch.zeros(shape, dtype=torch.bool)
+        for _t, sh in undefined:
+            total |= fit(sh, shape)
+        origin = d.entry(undefined[0][0])
+        if origin is not None:
+            d.adopt(acc[slot], origin, total)

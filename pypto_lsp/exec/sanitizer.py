@@ -500,6 +500,12 @@ class Sanitizer(Observer):
         related = list(dict.fromkeys(related))
         via = f", flows through line{'s' if len(related) > 1 else ''} {', '.join(map(str, related))}" if related else ""
         read = f" is read first at line {first[0]} ({first[1]})" if first else " is read"
+        # undefined values of other buffers written into this one: which elements hold whose is not told
+        # apart (one origin per buffer), so the finding says so and each of them gets its own finding
+        also = "".join(
+            f"; undefined values of '{o.name or 'tensor'}' (created at line {o.line}) were written into it at line {at}"
+            for o, at in e.inflows
+        )
         self.add(
             "uninitialised",
             e.line,
@@ -507,11 +513,31 @@ class Sanitizer(Observer):
             first[0] if first else line,
             first[1] if first else "read",
             f"'{e.name or 'tensor'}' is created without init_value and{read}{via} and reaches {where}: "
-            f"{n} element{'s' if n != 1 else ''}{' ' + box.text() if box else ''} hold whatever the buffer held on the NPU",
+            f"{n} element{'s' if n != 1 else ''}{' ' + box.text() if box else ''} hold whatever the buffer held on the NPU{also}",
             tensor=e.name,
             region=box.text() if box else "",
             related=related,
         )
+        for o, at in e.inflows:
+            if o.line in self._reported:
+                continue
+            self._reported.add(o.line)
+            o_first = o.first_read
+            o_rel = list(dict.fromkeys(x for x in ([o_first[0]] if o_first else []) + o.path + [at] + related if x))
+            o_read = f" is read first at line {o_first[0]} ({o_first[1]})" if o_first else " is read"
+            self.add(
+                "uninitialised",
+                o.line,
+                o.name or "tensor",
+                o_first[0] if o_first else at,
+                o_first[1] if o_first else "read",
+                f"'{o.name or 'tensor'}' is created without init_value and{o_read}; its undefined values are written "
+                f"into '{e.name or 'tensor'}' at line {at}, which reaches {where} (flows through lines "
+                f"{', '.join(map(str, o_rel))})",
+                tensor=o.name,
+                region=box.text() if box else "",
+                related=o_rel,
+            )
 
     def window(
         self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str, v: Any = None, clamp_hint: bool = False

@@ -637,3 +637,41 @@ def test_an_undefined_value_is_followed_through_a_pipe_and_its_lanes() -> None:
         assert "the output 'c'" in h["message"] and "[0:32, 0:64]" in h["message"], h["message"]  # both lanes' halves
     # the example as it is: nothing undefined, nothing found
     assert hazards(run_text(text, ins, {}, filename="<pipe>")) == []
+
+
+QWEN3 = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "qwen3_scope3_910b"
+
+
+@pytest.mark.skipif(not (QWEN3 / "tensors.pt").is_file(), reason="needs ../shared/fixtures (qwen3_scope3_910b)")
+def test_an_undefined_weight_is_followed_through_the_batched_pipe_loops():
+    """qwen3's o-projection with its weight replaced by a tensor.create without init_value: the cube's
+    K-chunk loop pushes the products (a batched push loop, exec.pipebatch, declines: the operands are
+    undefined), the vector core pops and accumulates them in bulk (pop_accumulate: the sums keep the
+    tiles' undefined elements) and stores into resid1_gm. The weight gets its own finding on its
+    creation line, the push and the store on its path; resid1_gm's names the inflow."""
+    from pypto_lsp.validate.golden import load_bundle
+
+    text = (QWEN3 / "passes_dump" / "24_after_SplitVectorKernel.py").read_text()
+    lines = text.splitlines()
+    call = next(i for i, ln in enumerate(lines) if "self.oproj_block(attn_out__ssa_v0, wo__ssa_v0," in ln)
+    lines[call] = lines[call].replace("self.oproj_block(attn_out__ssa_v0, wo__ssa_v0,", "self.oproj_block(attn_out__ssa_v0, wu,")
+    first = next(i for i, ln in enumerate(lines) if "resid1_gm__ssa_v0: pl.Tensor[[16, 512], pl.FP32] = pl.tensor.create" in ln)
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+    lines.insert(
+        first, indent + "wu: pl.Tensor[[512, 512], pl.BF16] = pl.tensor.create([512, 512], dtype=pl.BF16, layout=pl.TensorLayout.ND)"
+    )
+    aic = next(i for i, ln in enumerate(lines) if "def oproj_block_aic(" in ln)
+    push = next(i for i, ln in enumerate(lines) if i > aic and "pl.tile.tpush_to_aiv(t__tile, split=0)" in ln) + 1
+    store = next(i for i, ln in enumerate(lines) if "pl.tile.store(t__tile_1, [0, o0__ssa_v0], resid1_gm__ssa_v0)" in ln) + 1
+    ins, exp = load_bundle(QWEN3 / "tensors.pt"), load_bundle(QWEN3 / "expected.pt")
+    for memory in (True, False):
+        r = run_text("\n".join(lines) + "\n", ins, exp, filename="<qwen3>", memory=memory)
+        found = {h["name"]: h for h in hazards(r, "uninitialised")}
+        assert set(found) == {"wu", "resid1_gm__ssa_v0"}, found
+        wu = found["wu"]
+        assert wu["line"] == first + 1 and push in wu["related"] and store in wu["related"], wu
+        assert "reaches the output 'out'" in wu["message"]
+        assert (
+            f"undefined values of 'wu' (created at line {first + 1}) were written into it at line {store}"
+            in found["resid1_gm__ssa_v0"]["message"]
+        )
