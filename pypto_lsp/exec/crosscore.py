@@ -125,30 +125,11 @@ def _clone(t: torch.Tensor) -> torch.Tensor:
 
 
 def _carry_undefined(make: Callable[..., Any], sources: list[torch.Tensor], made: list[torch.Tensor]) -> None:
-    """``made`` (fresh tensors) were made from ``sources`` by ``make``: under the sanitizer, their
-    undefined elements are ``make`` run on the sources' shadows (a clone's are its tile's; a lane's
-    part, its part of the tile's; a merged tile, the lanes' joined). Nothing to do, and nothing
-    paid beyond one lookup, while no buffer is undefined."""
+    """Under the sanitizer, ``made`` take the undefined elements of ``sources`` as ``make`` moves them
+    (:meth:`.definedness.Definedness.carry`); one lookup while no buffer is undefined."""
     san = sanitizer.active()
-    if san is None or not san.defined.shadows:
-        return
-    d = san.defined
-    shadows = [d.shadow(t) for t in sources]
-    if all(sh is None or not bool(sh.any()) for sh in shadows):
-        return
-    first = next(d.entry(t) for t, sh in zip(sources, shadows, strict=True) if sh is not None and bool(sh.any()))
-    as_bytes = [
-        with_valid((sh if sh is not None else torch.zeros(tuple(t.shape), dtype=torch.bool)).to(torch.uint8), get_valid(t))
-        for t, sh in zip(sources, shadows, strict=True)
-    ]
-    saved = sanitizer.suspend()  # moving the shadow is no access
-    try:
-        out = make(*as_bytes)
-    finally:
-        sanitizer.resume(saved)
-    for m, sh in zip(made, out if isinstance(out, tuple | list) else (out,), strict=True):
-        if first is not None and tuple(sh.shape) == tuple(m.shape) and bool(sh.any()):
-            d.adopt(m, first, sh.to(torch.bool))
+    if san is not None and san.defined.shadows:
+        san.defined.carry(make, sources, made)
 
 
 def parts_view(items: list[torch.Tensor]) -> torch.Tensor | None:

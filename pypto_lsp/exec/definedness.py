@@ -232,6 +232,30 @@ class Definedness:
                 self.inflow(e, src)
             self.assign(t, e, sh)
 
+    def carry(self, make: Callable[..., Any], sources: Sequence[torch.Tensor], made: Sequence[torch.Tensor]) -> None:
+        """``made`` (fresh tensors) were made from ``sources`` by ``make`` (a pipe's clone, a lane's part,
+        a merged tile): their undefined elements are ``make`` run on the sources' shadows, as bytes
+        with the sources' valid regions."""
+        from .values import get_valid, with_valid
+
+        shadows = [self.shadow(t) for t in sources]
+        undefined = [t for t, sh in zip(sources, shadows, strict=True) if sh is not None and bool(sh.any())]
+        if not undefined:
+            return
+        first = self.entry(undefined[0])
+        as_bytes = [
+            with_valid((sh if sh is not None else torch.zeros(tuple(t.shape), dtype=torch.bool)).to(torch.uint8), get_valid(t))
+            for t, sh in zip(sources, shadows, strict=True)
+        ]
+        saved = self.suspend()  # moving the shadow is no access
+        try:
+            out = make(*as_bytes)
+        finally:
+            self.resume(saved)
+        for m, sh in zip(made, out if isinstance(out, tuple | list) else (out,), strict=True):
+            if first is not None and tuple(sh.shape) == tuple(m.shape) and bool(sh.any()):
+                self.adopt(m, first, sh.to(torch.bool))
+
     def clear(self, t: torch.Tensor) -> None:
         """``t``'s elements were written with defined values."""
         e = self.entry(t)

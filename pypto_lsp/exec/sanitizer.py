@@ -168,6 +168,11 @@ def resume(san: Sanitizer | None) -> None:
     _local.san = san
 
 
+def _read_first(first: tuple[int, str] | None) -> str:
+    """The part of an uninitialised finding's message that says where it is read first."""
+    return f" is read first at line {first[0]} ({first[1]})" if first else " is read"
+
+
 def undefined_in(values: Sequence[Any]) -> bool:
     """Any of ``values`` holds an undefined element (a batched path then runs as written, kernel by kernel)."""
     san = active()
@@ -499,7 +504,7 @@ class Sanitizer(Observer):
         related = [x for x in ([first[0]] if first else []) + e.path + ([line] if line else []) if x]
         related = list(dict.fromkeys(related))
         via = f", flows through line{'s' if len(related) > 1 else ''} {', '.join(map(str, related))}" if related else ""
-        read = f" is read first at line {first[0]} ({first[1]})" if first else " is read"
+        read = _read_first(first)
         # undefined values of other buffers written into this one: which elements hold whose is not told
         # apart (one origin per buffer), so the finding says so and each of them gets its own finding
         also = "".join(
@@ -524,7 +529,7 @@ class Sanitizer(Observer):
             self._reported.add(o.line)
             o_first = o.first_read
             o_rel = list(dict.fromkeys(x for x in ([o_first[0]] if o_first else []) + o.path + [at] + related if x))
-            o_read = f" is read first at line {o_first[0]} ({o_first[1]})" if o_first else " is read"
+            o_read = _read_first(o_first)
             self.add(
                 "uninitialised",
                 o.line,
