@@ -19,7 +19,7 @@ import torch
 
 from ..ir.passdiff import MEMREF_ITEM
 from .config import RunSettings
-from .engine import ENGINE_VERSION, read_dump_text, run_text
+from .engine import ENGINE_VERSION, collect_less, read_dump_text, run_text
 from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Report
 
 # What cannot change numerics: comment lines, memref/address annotations and the
@@ -403,6 +403,7 @@ def _child_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it ends the pool)
     torch.set_num_threads(1)
     convert_threads(1)  # the pool's processes share the cores already
+    collect_less()  # a forked child keeps the parent's thresholds only if the parent set them
 
 
 # ---------------------------------------------------------------------- the folder runner's pool
