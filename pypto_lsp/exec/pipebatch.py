@@ -79,9 +79,19 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
                 rt.push_to_aiv(products[j][i], 0, 0, 0)
         return True
     # every push of the loop in its order, at once (FIFOs are unbounded: the consumers see the same
-    # sequence); each lane's FIFO gets its own copy of the products
-    stacked = torch.stack([products[j][i] for i in range(chunks) for j in order]) if len(order) > 1 else products[order[0]]
-    rt.push_many_to_aiv(lambda: list(stacked.clone().unbind(0)), 0, 0)
+    # sequence); each lane's FIFO gets its own copy of the products. ``stacked`` is made here and held
+    # by nobody else, so the first FIFO takes it as it is and only a second lane's gets a clone; its
+    # tiles stay views of it (the pop side reads them back as one: crosscore.parts_view)
+    if len(order) > 1:
+        m, p = products[0].shape[1:]
+        stacked = torch.empty((chunks * len(order), m, p), dtype=products[0].dtype)
+        rows = stacked.view(chunks, len(order), m, p)
+        for k, j in enumerate(order):
+            rows[:, k].copy_(products[j])  # iteration i's k-th push at i * len(order) + k
+    else:
+        stacked = products[order[0]]
+    fresh = [stacked]
+    rt.push_many_to_aiv(lambda: list((fresh.pop() if fresh else stacked.clone()).unbind(0)), 0, 0)
     return True
 
 
