@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--config", metavar="F", help="a pypto-lsp.toml (default: found by walking up from PATH)")
     _add_run_setting_flags(v)
     v.add_argument(
-        "--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores, when the work pays for them)"
+        "--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores, when the work pays for them and a core is idle)"
     )
     v.add_argument("--cluster", metavar="ADDRESS", default=None, help="run the files on this Dask scheduler (docs/cluster.md)")
     v.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
