@@ -63,9 +63,9 @@ def main() -> int:
     from pypto_lsp.exec.codegen import generate
     from pypto_lsp.ir import alloc_budget
     from pypto_lsp.ir.parser import parse_text
-    from pypto_lsp.validate.engine import configure_torch
+    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     site = (4, "x: pl.tensor.create", "FP32", 0)

@@ -34,11 +34,11 @@ def main() -> int:
     os.environ["PYPTO_LSP_CACHE_DIR"] = tempfile.mkdtemp(prefix="pypto-lsp-bench-diff-")
     from pypto_lsp.validate.config import RunSettings
     from pypto_lsp.validate.differential import reference
-    from pypto_lsp.validate.engine import configure_torch
     from pypto_lsp.validate.folders import ResultCache, validate_files
     from pypto_lsp.validate.golden import load_bundle
+    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     cases = [
         ("examples/elementwise", ROOT / "examples" / "elementwise" / "passes_dump", None, ROOT / "examples" / "elementwise" / "golden"),
         ("qwen3_scope3_910b", FIXTURES / "qwen3_scope3_910b" / "passes_dump", "scope3", FIXTURES / "qwen3_scope3_910b"),

@@ -21,10 +21,10 @@ FIXTURES = ROOT.parent / "shared" / "fixtures"
 def main() -> int:
     import torch
 
-    from pypto_lsp.validate.engine import configure_torch
     from pypto_lsp.validate.golden import load_bundle
+    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     torch.set_num_threads(1)
     cases = [
         (

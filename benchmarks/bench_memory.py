@@ -77,9 +77,9 @@ def main(switch: str = "memory", counted: str = "files with placements", goal: f
     if not (FIXTURES / "verdicts.json").is_file():
         print(f"fixtures not found at {FIXTURES}")
         return 0
-    from pypto_lsp.validate.engine import configure_torch
+    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     spec = json.loads((FIXTURES / "verdicts.json").read_text())[args.case]
     in_process(args.case, True, switch)  # warm the imports and kernels once
     folder = FIXTURES / spec["dir"] / "passes_dump"

@@ -146,11 +146,12 @@ def main() -> int:
     import torch
 
     from pypto_lsp.formats.passchart import pass_chart
-    from pypto_lsp.validate.engine import configure_torch, run_text
+    from pypto_lsp.validate.engine import run_text
     from pypto_lsp.validate.errormap import error_maps
     from pypto_lsp.validate.library import validate_passes
+    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (2 cores); best of {n}")
     chart = None
     t_chart = 0.0

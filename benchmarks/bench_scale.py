@@ -169,10 +169,10 @@ def main() -> int:
         print(f"shared fixtures not found at {FIXTURES}")
         return 0
     from pypto_lsp.validate import engine
-    from pypto_lsp.validate.engine import configure_torch
     from pypto_lsp.validate.golden import load_bundle
+    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     extra = ["--exact"] if args.exact else []
     extra += ["--sanitize", args.sanitize]
     sanitize = args.sanitize == "on"

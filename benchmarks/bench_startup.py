@@ -98,11 +98,11 @@ def qwen3_cpu_in_this_process(tensors: dict[str, Any]) -> float:
     import torch
 
     from pypto_lsp.validate.config import RunSettings
-    from pypto_lsp.validate.engine import configure_torch
     from pypto_lsp.validate.folders import validate_files
     from pypto_lsp.validate.golden import load_bundle
+    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     expected = load_bundle(QWEN3 / "expected.pt")
     files = sorted((QWEN3 / "passes_dump").glob("*.py"))
     c0 = time.process_time()

@@ -46,7 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--config", metavar="F", help="a pypto-lsp.toml (default: found by walking up from PATH)")
     _add_run_setting_flags(v)
     v.add_argument(
-        "--jobs", type=int, default=None, metavar="N", help="worker processes for a folder (default: cores, when the work pays for them and a core is idle)"
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes for a folder (default: cores, when the work pays for them and a core is idle)",
     )
     v.add_argument("--cluster", metavar="ADDRESS", default=None, help="run the files on this Dask scheduler (docs/cluster.md)")
     v.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
@@ -333,10 +337,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         _say(f"pypto-lsp validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     # torch and the engine load here, after argument checks (fast failures stay fast)
-    from .validate.engine import configure_torch
     from .validate.folders import AUTO_JOBS, ResultCache, validate_files
+    from .validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     # the case's settings, with what the command line says instead
     settings = (case.settings if case else cfg.RunSettings()).override(**flags)
     compared = _compared(
@@ -500,10 +504,10 @@ def cmd_golden(args: argparse.Namespace) -> int:
     if not args.force and ((out / "inputs.pt").exists() or (out / "expected.pt").exists()):
         print(f"pypto-lsp golden freeze: {out} already holds a bundle (--force overwrites it)", file=sys.stderr)
         return EXIT_USAGE
-    from .validate.engine import configure_torch
     from .validate.golden import GoldenError, save_golden
+    from .validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     settings = case.settings.override(entry=args.entry)
     compared = _compared("golden freeze", str(folder), case, settings, differential=True, seed=args.seed, use_cache=False)
     if isinstance(compared, int):

@@ -174,11 +174,11 @@ class CaseRun:
             return
         self.prepared = True
         from .validate import differential as dif
-        from .validate.engine import configure_torch
         from .validate.folders import ResultCache
         from .validate.golden import GoldenError
+        from .validate.process_setup import configure_process
 
-        configure_torch()
+        configure_process()
         self.cache = ResultCache()
         c = self.case
         try:

@@ -34,9 +34,9 @@ def _loop(inp: IO[bytes], out: IO[bytes]) -> OSError | None:
 def serve_stdio() -> int:
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write into the protocol stream
-    from ..validate.engine import configure_torch
+    from ..validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     _loop(sys.stdin.buffer, out)
     return 0
 
@@ -46,9 +46,9 @@ def serve_port(port: int, host: str = "127.0.0.1") -> int:
     if not 0 <= port <= 65535:
         print(f"pypto-lsp debug: --port {port}: a port is 0 (any free one) to 65535", file=sys.stderr)
         return 2
-    from ..validate.engine import configure_torch
+    from ..validate.process_setup import configure_process
 
-    configure_torch()
+    configure_process()
     try:
         srv = socket.create_server((host, port))
     except OSError as exc:

@@ -101,6 +101,9 @@ class GeneratedCode:
     py_functions: dict[str, str] = field(default_factory=dict)
     local_names: dict[str, dict[str, str]] = field(default_factory=dict)
     stop_lines: frozenset[int] = frozenset()
+    # the first line of each top-level block (the head, each function, the tail): what
+    # exec.script_code compiles and reuses one by one
+    blocks: tuple[int, ...] = ()
 
     def ir_span(self, gen_line: int) -> Span | None:
         if 1 <= gen_line <= len(self.line_map):
@@ -679,9 +682,11 @@ class _ProgramGen:
 
     def generate(self, filename: str) -> GeneratedCode:
         body_lines: list[tuple[str, Span | None]] = []
+        fn_starts: list[int] = []  # each function's first line in body_lines (0-based)
         for f in self.program.functions:
             self.lines = []
             _FunctionGen(self, f).generate()
+            fn_starts.append(len(body_lines))
             body_lines.extend(self.lines)
         head: list[tuple[str, Span | None]] = [
             # ascii() escapes every line terminator: a file name can never end the comment
@@ -716,6 +721,7 @@ class _ProgramGen:
             if f.name.isidentifier() and not keyword.iskeyword(f.name) and f.name not in RESERVED and not f.name.startswith("_pl"):
                 tail.append((f"{f.name} = {self.fn_names[f.name]}", None))
         all_lines = head + body_lines + tail
+        blocks = (1, *(len(head) + 1 + i for i in fn_starts), len(head) + len(body_lines) + 1)
         source = "\n".join(t for t, _ in all_lines) + "\n"
         # the script as it runs: its import lines blank (same line numbers), the modules handed in
         modules = {m.group(2): m.group(1) for t, _ in head if (m := _IMPORT.match(t))}
@@ -733,6 +739,7 @@ class _ProgramGen:
             py_functions=dict(self.py_functions),
             local_names={f: {py: ir for ir, py in names.items()} for f, names in self.local_names.items()},
             stop_lines=stop_lines(source) if self.trace else frozenset(),
+            blocks=tuple(sorted(set(blocks))),
         )
 
 

@@ -154,9 +154,9 @@ def _goldens(token: str, blob: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
 
         import torch
 
-        from .engine import configure_torch
+        from .process_setup import configure_process
 
-        configure_torch()
+        configure_process()
         d = torch.load(io.BytesIO(blob), weights_only=True)
         _LOADED.clear()  # one run's goldens at a time: a long-lived worker does not keep them all
         hit = _LOADED[token] = (d["inputs"], d["expected"])

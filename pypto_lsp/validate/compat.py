@@ -14,7 +14,8 @@ from pathlib import Path
 import torch
 
 from .config import discover_dumps
-from .engine import configure_torch, run_text
+from .engine import run_text
+from .process_setup import configure_process
 from .report import ERROR, FAIL
 
 _ERROR_TYPES: dict[str, type[Exception]] = {"golden": KeyError, "TimeoutError": TimeoutError}
@@ -44,7 +45,7 @@ def validate_pass_ir_codegen_results(
 ) -> None:
     """Validate a dump file or every ``*.py`` in a folder; print PyPTO's banner lines; raise on failure."""
     _check_args(tensors, expected, rtol, atol)
-    configure_torch()
+    configure_process()
     path = Path(ir_dir)
     if not path.exists():
         raise FileNotFoundError(f"IR path does not exist: {path}")

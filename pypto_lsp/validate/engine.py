@@ -21,6 +21,7 @@ from ..exec import codegen
 from ..exec.codegen import CodegenError, GeneratedCode
 from ..exec.observe import Observer
 from ..exec.runtime import SAFE_BUILTINS
+from ..exec.script_code import compile_script
 from ..exec.stored_dtypes import decode_stored_args, decode_stored_expected
 from ..ir import diagnostics as D
 from ..ir.alloc_budget import KIND as ALLOC_KIND
@@ -42,60 +43,6 @@ from .returned import settle as settle_returned
 ENGINE_VERSION = "3"
 
 
-def configure_torch() -> None:
-    """One intra-op thread: dump tensors are small, and on a busy 2-core machine torch's
-    thread pool costs 10x more than it saves (a 1 MB clone: 1 ms with 2 threads, 0.1 ms
-    with 1). Called by the CLI, the worker and the validate_* entry points."""
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-    _keep_freed_memory()
-    collect_less()
-
-
-# the cyclic GC's thresholds in a process that validates (Python's default: 700, 10, 10)
-GC_THRESHOLDS = (20_000, 20, 10)
-
-
-def collect_less() -> None:
-    """Fewer cyclic-GC passes while runs allocate: a parse, a codegen and a run each make tens of
-    thousands of short-lived acyclic objects (IR nodes, generated lines, tensor views), and at
-    Python's default thresholds the collections they trigger walk the heap again and again (8-13 %
-    of a cold qwen3 folder in one process, `benchmarks/bench_startup.py`). The objects that exist by
-    now (the modules, torch) are moved out of the collector's reach (``gc.freeze``); cycles are still
-    collected, only less often. Idempotent: raises the thresholds, never lowers what a caller set."""
-    import gc
-
-    now = gc.get_threshold()
-    if now[0] < GC_THRESHOLDS[0]:
-        gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
-
-
-_MALLOC_TUNED = False
-
-
-def _keep_freed_memory() -> None:
-    """glibc: serve big blocks from the heap and keep what is freed (``mallopt``), instead of a fresh
-    ``mmap`` per block that the kernel zero-fills page by page on first touch. A run at hidden 4096
-    allocates its weight conversions (~0.5 GB) again and again: 20-25 % of its time went to page
-    faults. The cost: the process keeps its peak heap. Not glibc (macOS, musl): nothing."""
-    global _MALLOC_TUNED
-    if _MALLOC_TUNED:
-        return
-    _MALLOC_TUNED = True
-    try:
-        import ctypes
-        import ctypes.util
-
-        name = ctypes.util.find_library("c")
-        libc = ctypes.CDLL(name) if name else None
-        if libc is not None and hasattr(libc, "mallopt") and hasattr(libc, "gnu_get_libc_version"):
-            libc.mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD: blocks up to 1 GB from the heap
-            libc.mallopt(-1, 1 << 31)  # M_TRIM_THRESHOLD: keep up to 2 GB of freed heap
-    except (OSError, AttributeError):
-        pass
-
-
 SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
 
 
@@ -106,7 +53,7 @@ class Compiled:
     program: Program | None
     diagnostics: list[D.Diagnostic]
     generated: GeneratedCode | None
-    code: CodeType | None
+    code: tuple[CodeType, ...] | None  # the script's blocks, run in order (exec.script_code)
     error: ErrorInfo | None
     memory: MemoryPlan | None = None  # where the IR places tiles (None: memory model off)
     sanitize: bool = False  # generated with the sanitizer's hooks (exec.sanitizer)
@@ -196,7 +143,7 @@ def compile_text(
                     mplan,
                 )
             else:
-                code = compile(gen.executable or gen.source, gen.filename, "exec")
+                code = compile_script(gen.executable or gen.source, gen.filename, gen.blocks)
                 comp = Compiled(program, diags, gen, code, None, mplan, sanitize, trace)
                 if sanitize:
                     from ..ir.initcheck import uninitialised_tiles
@@ -457,7 +404,8 @@ def run(
     ns.update(_modules(gen, max_alloc))  # the objects the script needs, by the names it uses
     for o in observers:
         o.namespace(ns, info)
-    exec(comp.code, ns)  # our own generated code, never dump text
+    for block in comp.code:  # the script's blocks in order (exec.script_code)
+        exec(block, ns)  # our own generated code, never dump text
     if "_pl_world_ranks" in ns:  # a multi-rank program (exec.codegen_ranks)
         ns["_pl_world_ranks"] = ranks
     info.ns = ns

@@ -19,7 +19,8 @@ import torch
 
 from ..ir.passdiff import MEMREF_ITEM
 from .config import RunSettings
-from .engine import ENGINE_VERSION, collect_less, read_dump_text, run_text
+from .engine import ENGINE_VERSION, read_dump_text, run_text
+from .process_setup import collect_less
 from .report import ERROR, FAIL, PASS, RAN, ErrorInfo, FileResult, Report
 
 # What cannot change numerics: comment lines, memref/address annotations and the

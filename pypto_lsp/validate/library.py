@@ -15,8 +15,8 @@ from pathlib import Path
 import torch
 
 from .config import Case, RunSettings, discover_dumps, find_case
-from .engine import configure_torch
 from .folders import validate_files
+from .process_setup import configure_process
 from .reference import resolve
 from .report import FileResult, Report
 
@@ -42,7 +42,7 @@ def validate_passes(
     without tensors means the earliest dump run on ``inputs`` is the reference (docs/goldens.md).
     Fresh input copies per file; a failing file never stops the run.
     """
-    configure_torch()
+    configure_process()
     for label, v in (("rtol", rtol), ("atol", atol)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0):
             raise ValueError(f"{label} must be a number >= 0, got {v!r}")

@@ -397,8 +397,9 @@ def main() -> int:
 
         import pypto_lsp.validate.engine
         import pypto_lsp.validate.folders
+        import pypto_lsp.validate.process_setup
 
-        pypto_lsp.validate.engine.configure_torch()  # one intra-op thread, as the CLI runs
+        pypto_lsp.validate.process_setup.configure_process()  # one intra-op thread, as the CLI runs
     except Exception as exc:
         worker.send(P.error_response(None, P.E_UNAVAILABLE, f"cannot import the engine: {type(exc).__name__}: {exc}"))
         return 3

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from pypto_lsp.validate.engine import configure_torch
 from pypto_lsp.validate.folders import normalise
 from pypto_lsp.validate.golden import load_bundle
 from pypto_lsp.validate.localize import first_differing_value
+from pypto_lsp.validate.process_setup import configure_process
 
 from .conformance import FIXTURES, KNOWN_DISAGREEMENTS
 
@@ -23,7 +23,7 @@ def test_no_first_differing_value_between_passing_passes() -> None:
     verdicts_path = FIXTURES / "verdicts.json"
     if not verdicts_path.is_file():
         pytest.skip(f"shared fixtures not found at {FIXTURES}: conformance suite skipped")
-    configure_torch()
+    configure_process()
     verdicts = json.loads(verdicts_path.read_text())
     ok = ("pass", "ran")
     pairs = reports = 0

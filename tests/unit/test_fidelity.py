@@ -26,17 +26,18 @@ import torch
 
 from pypto_lsp.exec.kernels import KERNELS
 from pypto_lsp.exec.values import get_valid, with_valid
-from pypto_lsp.validate.engine import configure_torch, run_text
+from pypto_lsp.validate.engine import run_text
 from pypto_lsp.validate.golden import load_bundle
 from pypto_lsp.validate.library import validate_passes
 from pypto_lsp.validate.localize import first_differing_value, localize_report
+from pypto_lsp.validate.process_setup import configure_process
 from pypto_lsp.validate.report import FAIL, PASS, RAN
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 TRIP = EX / "broken_trip_count" / "passes_dump"
 
-configure_torch()
+configure_process()
 
 
 def _golden(case: str) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:

@@ -74,7 +74,7 @@ def test_a_lent_weight_is_converted_to_fp32_once_per_version() -> None:
 
 def test_a_big_weight_converts_on_the_machines_cores_and_leaves_the_engine_on_one() -> None:
     """Above 4 M elements the one conversion may use several threads; the engine's setting (one
-    intra-op thread, see validate.engine.configure_torch) is back afterwards, the values exact."""
+    intra-op thread, see validate.process_setup.configure_process) is back afterwards, the values exact."""
     from pypto_lsp.exec.values import as_f32, convert_threads, register_input
 
     before = torch.get_num_threads()

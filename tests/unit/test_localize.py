@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from pypto_lsp.validate.engine import configure_torch
 from pypto_lsp.validate.golden import load_bundle
 from pypto_lsp.validate.localize import first_differing_value
+from pypto_lsp.validate.process_setup import configure_process
 from pypto_lsp.validate.report import ValueDivergence
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 
-configure_torch()
+configure_process()
 
 
 def _elementwise_inputs() -> dict:

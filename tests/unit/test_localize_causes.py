@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from pypto_lsp.validate.engine import configure_torch
 from pypto_lsp.validate.golden import load_bundle
 from pypto_lsp.validate.localize import first_differing_value
+from pypto_lsp.validate.process_setup import configure_process
 from pypto_lsp.validate.report import ValueDivergence
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 
-configure_torch()
+configure_process()
 
 INCORE = "@pl.function(type=pl.FunctionType.InCore, level=pl.Level.CHIP_DIE, role=pl.Role.SubWorker)"
 ORCH = "@pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)"
