@@ -9,7 +9,9 @@
 * qwen3: the 50-dump ``qwen3_scope3_910b`` folder validated in-process (``--jobs 1``, no cache,
   ``summary.seconds``: parse, checks, codegen, run, compare of every dump) against its golden
   computed with plain torch (``bench_scale.golden_plain``: the program's math in a fresh process)
-  times 50, one golden computation per dump. Goal: <= 10x.
+  times 50, one golden computation per dump. Goal: <= 10x. Beside it, the same folder as
+  ``validate`` runs it without ``--jobs`` (``summary.seconds`` and ``summary.executor``: in-process or a pool,
+  as ``validate.pool_choice`` decides at the machine's load).
 
 The third figure of the issue, the last dump at hidden 4096 against its golden, is
 ``python benchmarks/bench_scale.py --cases h4096 --memory on`` (column ``x golden``).
@@ -143,6 +145,8 @@ def measure(args: argparse.Namespace) -> int:
     soft_cpu: list[float] = []
     executor = ""
     qwen_s: list[float] = []
+    qwen_default_s: list[float] = []
+    qwen_executor = ""
     for _ in range(args.rounds):
         w, _, cpu = timed([sys.executable, "-c", "import torch"])
         torch_s.append(w)
@@ -152,6 +156,9 @@ def measure(args: argparse.Namespace) -> int:
         soft_cpu.append(cpu)
         executor = summary(out)["executor"]
         qwen_s.append(float(summary(wall(validate_cmd(QWEN3, "--jobs", "1", "--no-localize"))[1])["seconds"]))
+        default = summary(wall(validate_cmd(QWEN3, "--no-localize"))[1])  # the CLI decides whether a pool pays
+        qwen_default_s.append(float(default["seconds"]))
+        qwen_executor = str(default["executor"])
     gold = golden_plain(QWEN3 / "tensors.pt", 20)
     import torch
 
@@ -178,6 +185,8 @@ def measure(args: argparse.Namespace) -> int:
         "qwen3_golden_one_thread_s": gold_1t,
         "qwen3_ratio_one_thread": statistics.median(qwen_s) / (gold_1t * n_files),
         "qwen3_in_process_cpu_s": qwen_cpu,
+        "qwen3_default_s": statistics.median(qwen_default_s),
+        "qwen3_default_executor": qwen_executor,
         "qwen3_golden_one_thread_cpu_s": gold_1t_cpu,
         "qwen3_cpu_ratio": qwen_cpu / (gold_1t_cpu * n_files),
         "rounds": args.rounds,
@@ -196,6 +205,7 @@ def measure(args: argparse.Namespace) -> int:
         f"  ratio {res['qwen3_ratio']:.1f}x  (goal <= 10x)"
     )
     print(f"  (golden in this process, one thread as the engine runs: {gold_1t * 1e3:.2f} ms, ratio {res['qwen3_ratio_one_thread']:.1f}x)")
+    print(f"qwen3 as validate runs it by default   {res['qwen3_default_s']:7.3f} s  ({qwen_executor}: the CLI's choice at this load)")
     print(
         f"CPU seconds (user + system): import torch {res['import_torch_cpu_s']:.3f}, softmax CLI {res['softmax_cli_cpu_s']:.3f}"
         f"  ratio {res['softmax_cpu_ratio']:.2f}x; qwen3 in this process {qwen_cpu:.3f} against golden {gold_1t_cpu * 1e3:.2f} ms x {n_files}"
