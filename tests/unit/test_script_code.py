@@ -39,7 +39,12 @@ def _boom(extra_kernel: bool) -> str:
         f"s__tile: {TILE} = pl.tile.exp(a__tile)",
         "return y",
     )
-    main = fn(ORCH_DECO, "main(self, " + SIG + ") -> pl.Tensor[[8, 8], pl.FP32]", "y__ssa_v1: pl.Tensor[[8, 8], pl.FP32] = self.k(x, y)", "return y__ssa_v1")
+    main = fn(
+        ORCH_DECO,
+        "main(self, " + SIG + ") -> pl.Tensor[[8, 8], pl.FP32]",
+        "y__ssa_v1: pl.Tensor[[8, 8], pl.FP32] = self.k(x, y)",
+        "return y__ssa_v1",
+    )
     return program("Boom", *([extra] if extra_kernel else []), k, main)
 
 
