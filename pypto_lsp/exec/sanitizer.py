@@ -523,12 +523,17 @@ class Sanitizer(Observer):
             region=box.text() if box else "",
             related=related,
         )
-        for o, at in e.inflows:
+        # each buffer whose undefined values were written into this one, and into those in turn (a
+        # weight's values stored into a scratch buffer that a later kernel copies into another): every
+        # origin on the way gets its finding, the buffer it was written into named
+        todo = [(e, related, o, at) for o, at in e.inflows]
+        while todo:
+            into, into_rel, o, at = todo.pop(0)
             if o.line in self._reported:
                 continue
             self._reported.add(o.line)
             o_first = o.first_read
-            o_rel = list(dict.fromkeys(x for x in ([o_first[0]] if o_first else []) + o.path + [at] + related if x))
+            o_rel = list(dict.fromkeys(x for x in ([o_first[0]] if o_first else []) + o.path + [at] + into_rel if x))
             o_read = _read_first(o_first)
             self.add(
                 "uninitialised",
@@ -537,12 +542,13 @@ class Sanitizer(Observer):
                 o_first[0] if o_first else at,
                 o_first[1] if o_first else "read",
                 f"'{o.name or 'tensor'}' is created without init_value and{o_read}; its undefined values are written "
-                f"into '{e.name or 'tensor'}' at line {at}, which reaches {where} (flows through lines "
+                f"into '{into.name or 'tensor'}' at line {at}, which reaches {where} (flows through lines "
                 f"{', '.join(map(str, o_rel))})",
                 tensor=o.name,
                 region=box.text() if box else "",
                 related=o_rel,
             )
+            todo.extend((o, o_rel, oo, o_at) for oo, o_at in o.inflows)
 
     def window(
         self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str, v: Any = None, clamp_hint: bool = False
