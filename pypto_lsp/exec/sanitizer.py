@@ -168,12 +168,6 @@ def resume(san: Sanitizer | None) -> None:
     _local.san = san
 
 
-def _path(e: Shadow, tail: list[int]) -> list[int]:
-    """The lines ``e``'s undefined values went through: its first read, its path, then ``tail``; each once."""
-    first = [e.first_read[0]] if e.first_read else []
-    return list(dict.fromkeys(x for x in first + e.path + tail if x))
-
-
 def _read_first(first: tuple[int, str] | None) -> str:
     """The part of an uninitialised finding's message that says where it is read first."""
     return f" is read first at line {first[0]} ({first[1]})" if first else " is read"
@@ -506,23 +500,28 @@ class Sanitizer(Observer):
         n = int(sh.sum())
         nz = sh.nonzero()
         box = Box(tuple(int(x) for x in nz.min(0).values), tuple(int(x) + 1 for x in nz.max(0).values)) if sh.dim() and len(nz) else None
-        related = _path(e, [line] if line else [])
+        first = e.first_read
+        related = [x for x in ([first[0]] if first else []) + e.path + ([line] if line else []) if x]
+        related = list(dict.fromkeys(related))
         via = f", flows through line{'s' if len(related) > 1 else ''} {', '.join(map(str, related))}" if related else ""
-        read = _read_first(e.first_read)
-        region = box.text() if box else ""
+        read = _read_first(first)
         # undefined values of other buffers written into this one: which elements hold whose is not told
         # apart (one origin per buffer), so the finding says so and each of them gets its own finding
         also = "".join(
             f"; undefined values of '{o.name or 'tensor'}' (created at line {o.line}) were written into it at line {at}"
             for o, at in e.inflows
         )
-        self._add_uninitialised(
-            e,
-            line,
+        self.add(
+            "uninitialised",
+            e.line,
+            e.name or "tensor",
+            first[0] if first else line,
+            first[1] if first else "read",
             f"'{e.name or 'tensor'}' is created without init_value and{read}{via} and reaches {where}: "
-            f"{n} element{'s' if n != 1 else ''}{' ' + region if region else ''} hold whatever the buffer held on the NPU{also}",
-            region,
-            related,
+            f"{n} element{'s' if n != 1 else ''}{' ' + box.text() if box else ''} hold whatever the buffer held on the NPU{also}",
+            tensor=e.name,
+            region=box.text() if box else "",
+            related=related,
         )
         # each buffer whose undefined values were written into this one, and into those in turn (a
         # weight's values stored into a scratch buffer that a later kernel copies into another): every
@@ -533,32 +532,23 @@ class Sanitizer(Observer):
             if o.line in self._reported:
                 continue
             self._reported.add(o.line)
-            o_rel = _path(o, [at, *into_rel])
-            self._add_uninitialised(
-                o,
-                at,
-                f"'{o.name or 'tensor'}' is created without init_value and{_read_first(o.first_read)}; its undefined values are written "
+            o_first = o.first_read
+            o_rel = list(dict.fromkeys(x for x in ([o_first[0]] if o_first else []) + o.path + [at] + into_rel if x))
+            o_read = _read_first(o_first)
+            self.add(
+                "uninitialised",
+                o.line,
+                o.name or "tensor",
+                o_first[0] if o_first else at,
+                o_first[1] if o_first else "read",
+                f"'{o.name or 'tensor'}' is created without init_value and{o_read}; its undefined values are written "
                 f"into '{into.name or 'tensor'}' at line {at}, which reaches {where} (flows through lines "
                 f"{', '.join(map(str, o_rel))})",
-                region,
-                o_rel,
+                tensor=o.name,
+                region=box.text() if box else "",
+                related=o_rel,
             )
             todo.extend((o, o_rel, oo, o_at) for oo, o_at in o.inflows)
-
-    def _add_uninitialised(self, e: Shadow, line: int | None, message: str, region: str, related: list[int]) -> None:
-        """One ``uninitialised`` finding on ``e``'s creation line, at its first read (else ``line``)."""
-        first = e.first_read
-        self.add(
-            "uninitialised",
-            e.line,
-            e.name or "tensor",
-            first[0] if first else line,
-            first[1] if first else "read",
-            message,
-            tensor=e.name,
-            region=region,
-            related=related,
-        )
 
     def window(
         self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str, v: Any = None, clamp_hint: bool = False
