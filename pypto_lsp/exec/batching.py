@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
+from . import sanitizer
+from .values import as_f32
+
 __all__ = ["chunk_window", "kchunk"]
 
 
 def chunk_window(src: Any, offsets: tuple[Any, ...], shape: tuple[int, int], axis: int, chunks: int) -> Any:
-    import torch
-
     if not isinstance(src, torch.Tensor) or src.dim() != 2 or getattr(src, "_pl_valid", None) is not None:
         return None
     full = list(shape)
@@ -17,7 +20,6 @@ def chunk_window(src: Any, offsets: tuple[Any, ...], shape: tuple[int, int], axi
     offs = [int(o) for o in offsets]
     if any(o < 0 or o + n > size for o, n, size in zip(offs, full, src.shape, strict=True)):
         return None  # past the edge: the loop as written handles the clamping
-    from . import sanitizer
 
     san = sanitizer.active()
     if san is not None:  # the chunks' loads, as one read of their region
@@ -30,9 +32,6 @@ def kchunk(inits: tuple[Any, ...], specs: tuple[tuple[Any, ...], ...], chunks: i
 
     ``specs``: per accumulator ``(A, a_offsets, a_shape, B, b_offsets, b_shape)`` at the first chunk.
     """
-    import torch
-
-    from . import sanitizer
 
     if any(sanitizer.undefined_in((init, s[0], s[3])) for init, s in zip(inits, specs, strict=True)):
         return None  # undefined elements are followed kernel by kernel (exec.definedness)
@@ -47,7 +46,6 @@ def kchunk(inits: tuple[Any, ...], specs: tuple[tuple[Any, ...], ...], chunks: i
         if tuple(init.shape) != (a_shape[0], b_shape[1]):
             return None
         # DIVERGENCE from chunk-by-chunk order: one FP32 matmul over the whole contracted axis
-        from .values import as_f32
 
         out.append(init + torch.matmul(as_f32(lhs), as_f32(rhs)))
     return tuple(out)

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
+from . import context, crosscore, sanitizer
+from .batching import chunk_window
+from .crosscore import parts_view
+from .definedness import fit
+from .lane_tiles import fit_shape
+from .runtime import check_value, kernel
+from .values import as_f32, get_valid
+
 __all__ = ["Peel", "pop_accumulate", "push_loop"]
 
 
@@ -48,11 +58,6 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
     loop's first chunk; ``order``: the products one iteration pushes; ``first``: the chunk to start
     from (a :class:`Peel`'s middle).
     """
-    import torch
-
-    from . import crosscore, sanitizer
-    from .batching import chunk_window
-    from .values import as_f32
 
     if sanitizer.undefined_in([s[0] for s in specs] + [s[4] for s in specs]):
         return False  # undefined elements are followed push by push (exec.definedness), not in bulk
@@ -99,9 +104,6 @@ def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], .
     """Whether every accumulator and popped tile already has its site's annotated shape and dtype
     (the popped tiles without a valid region), and every step its own accumulator. ``view``: the
     popped tiles as one view (:func:`.crosscore.parts_view`: one shape and dtype, no valid region), or None."""
-    import torch
-
-    from .values import get_valid
 
     slots = [s[0] for s in steps]
     if len(set(slots)) != len(slots):
@@ -128,12 +130,6 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     ``steps``: per pop of one iteration ``(accumulator, pop shape, pop dtype, pop valid, pop name,
     add op, add shape, add dtype, add valid, add name, accumulator first)``.
     """
-    import torch
-
-    from . import context, crosscore, sanitizer
-    from .crosscore import parts_view
-    from .lane_tiles import fit_shape
-    from .runtime import check_value, kernel
 
     if not all(isinstance(v, torch.Tensor) for v in inits):
         return None
@@ -173,10 +169,6 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
 def _undefined_sums(inits: tuple[Any, ...], items: list[Any], steps: tuple[tuple[Any, ...], ...], acc: list[Any]) -> None:
     """Under the sanitizer: each accumulator is undefined where its initial value or any tile added
     to it was (the adds ran outside the kernels that carry shadows, :mod:`.definedness`)."""
-    import torch
-
-    from . import sanitizer
-    from .definedness import fit
 
     san = sanitizer.active()
     if san is None or not san.defined.shadows:

@@ -11,8 +11,14 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import torch
+
 from ..analysis.sweep_plan import FREES, MAX_BATCH_BYTES, POPS, PUSHES, WINDOWS, WRITES
-from . import sanitizer
+from . import context, sanitizer
+from .crosscore import get_runtime, parts_view
+from .lane_tiles import fit_shape, split_code
+from .runtime import check_value
+from .values import get_valid, with_valid
 
 __all__ = ["Batch", "Ix", "Sweep"]
 
@@ -75,7 +81,6 @@ class Batch:
             return self.items[i]
         if self.valid is None:
             return self.t[i]
-        from .values import with_valid
 
         return with_valid(self.t[i], self.valid)
 
@@ -84,7 +89,6 @@ class Batch:
             return self.items
         if self.valid is None:
             return list(self.t.unbind(0))
-        from .values import with_valid
 
         return [with_valid(x, self.valid) for x in self.t.unbind(0)]
 
@@ -93,10 +97,6 @@ class Batch:
         if self.valid is not None:
             return None
         if self.t is None and self.items:
-            import torch
-
-            from .values import get_valid
-
             first = self.items[0]
             if all(
                 isinstance(x, torch.Tensor) and x.shape == first.shape and x.dtype == first.dtype and get_valid(x) is None
@@ -150,7 +150,6 @@ class Sweep:
     def ready(self, reads: tuple[Any, ...], writes: tuple[tuple[Any, list[Any], tuple[int, ...]], ...]) -> bool:
         """True when the writes of different iterations never overlap and no tensor the body
         reads shares storage with one it writes (else the caller runs the loop as written)."""
-        import torch
 
         if sanitizer.undefined_in(reads):
             return False  # undefined elements are followed kernel by kernel (exec.definedness)
@@ -213,8 +212,6 @@ class Sweep:
         if self.pop_first is None:
             self.hi = self.end
             return True
-        from . import context
-        from .crosscore import get_runtime
 
         op, split, pid = self.pop_first
         rt = get_runtime()
@@ -265,8 +262,6 @@ class Sweep:
 
     def chk(self, value: Any, shape: tuple[Any, ...], dt: Any, valid: Any, name: str) -> Any:
         """The annotation check of one site, for every iteration."""
-        from .runtime import check_value
-        from .values import get_valid
 
         if not isinstance(value, Batch):
             return check_value(value, shape, dt, valid, name)
@@ -291,10 +286,6 @@ class Sweep:
     # -- pipes ----------------------------------------------------------------
 
     def _push(self, name: str, count: int, tile: Any, *_extra: Any, split: Any = 0, id: Any = 0, **_kw: Any) -> None:
-        from . import context
-        from .crosscore import get_runtime
-        from .lane_tiles import split_code
-
         rt = get_runtime()
         pid = int(id or 0)
         if self.paced:  # one push at a time: the consumers get the turn as they would per iteration
@@ -312,10 +303,6 @@ class Sweep:
             rt.push_many_to_aiv(copies, split_code(split), pid)
 
     def _pop(self, name: str, count: int, *, split: Any = 0, id: Any = 0, _rtype: Any = None, **_kw: Any) -> Batch:
-        from . import context
-        from .crosscore import get_runtime, parts_view
-        from .lane_tiles import fit_shape, split_code
-
         rt = get_runtime()
         pid = int(id or 0)
         if name == "tile.tpop_from_aic":
@@ -334,7 +321,6 @@ class Sweep:
 def _copies(tile: Any, count: int) -> Callable[[], list[Any]]:
     """Fresh copies of what ``count`` pushes of ``tile`` (a :class:`Batch` or one tile for every
     iteration) queue: one buffer for all of them, each tile its own part of it."""
-    from .values import get_valid, with_valid
 
     def make() -> list[Any]:
         if isinstance(tile, Batch):
@@ -438,10 +424,6 @@ def _ints_list(x: Any) -> list[int] | None:
 
 
 def _fast_window(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
-    import torch
-
-    from .values import get_valid
-
     if not args or not isinstance(args[0], torch.Tensor) or get_valid(args[0]) is not None:
         return None
     src = args[0]
@@ -470,10 +452,6 @@ def _fast_window(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, a
 
 
 def _fast_write(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
-    import torch
-
-    from .values import get_valid
-
     if set(kw) - {"target_memory"} or len(args) != 3:
         return None
     if name == "tile.store":
@@ -517,9 +495,6 @@ _MATMULS = {"tile.matmul", "tensor.matmul"}
 
 def _fast_stacked(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
     """The kernel once on the stacked tiles (torch broadcasts over the iteration axis)."""
-    import torch
-
-    from .values import get_valid
 
     call = []
     rank = None
