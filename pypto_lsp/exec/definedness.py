@@ -44,6 +44,7 @@ from typing import Any
 import torch
 
 from ..ir.catalogue import lookup
+from .values import get_valid, with_valid
 
 __all__ = ["Definedness", "Shadow"]
 
@@ -57,7 +58,7 @@ _MAX_SHADOWS = 20000  # beyond this many live shadows new results are not follow
 class Shadow:
     """The undefined elements of one storage: a flat bool per element, where they came from."""
 
-    __slots__ = ("keep", "flat", "esize", "count", "line", "name", "first_read", "path", "inflows")
+    __slots__ = ("keep", "flat", "esize", "count", "line", "name", "first_read", "path", "inflows", "own")
 
     def __init__(self, keep: torch.Tensor, line: int, name: str, first_read: tuple[int, str] | None, path: list[int]) -> None:
         self.keep = keep  # the storage stays alive: its address is never reused while the shadow lives
@@ -72,6 +73,9 @@ class Shadow:
         # undefined values of other buffers written into this one (one origin per storage is kept:
         # each element's own is not), so a finding can name them too: [(shadow, the line it was written)]
         self.inflows: list[tuple[Shadow, int]] = []
+        # the elements whose undefined value is this origin's own, once another buffer's were written
+        # in (None before: every undefined element is); see :meth:`Definedness.moved`
+        self.own: torch.Tensor | None = None
 
     def view(self, t: torch.Tensor) -> torch.Tensor | None:
         """The shadow of ``t`` (one of this storage's views), None when its layout cannot be followed."""
@@ -236,8 +240,6 @@ class Definedness:
         """``made`` (fresh tensors) were made from ``sources`` by ``make`` (a pipe's clone, a lane's part,
         a merged tile): their undefined elements are ``make`` run on the sources' shadows, as bytes
         with the sources' valid regions."""
-        from .values import get_valid, with_valid
-
         shadows = [self.shadow(t) for t in sources]
         undefined = [t for t, sh in zip(sources, shadows, strict=True) if sh is not None and bool(sh.any())]
         if not undefined:
@@ -286,9 +288,30 @@ class Definedness:
             e_dst = self._new(dst, e_src.line, e_src.name, e_src.first_read or (line or 0, "read"), _extend(e_src.path, line), e_src)
             if e_dst is None:
                 return
-        elif e_src is not None and e_src.line != e_dst.line and bool(s_src.any()):
-            self.inflow(e_dst, e_src)
+        else:
+            inflow = e_src is not None and e_src.line != e_dst.line and bool(s_src.any())
+            if inflow and e_dst.own is None:
+                e_dst.own = e_dst.flat.clone()
+            if e_dst.own is not None and not accumulate:
+                _overwrite_own(e_dst, dst, mask)
+            if inflow:
+                assert e_src is not None
+                self.inflow(e_dst, e_src)
         self.assign(dst, e_dst, new.clone())
+        if e_dst.own is not None and e_dst.count > 0 and not bool((e_dst.own & e_dst.flat).any()):
+            self._reorigin(e_dst)
+
+    def _reorigin(self, e: Shadow) -> None:
+        """Every undefined element ``e``'s own origin left was overwritten with another buffer's
+        undefined values: the buffer now holds theirs, not its own. The latest of them becomes its
+        origin (the others stay inflows), so a finding names the buffer whose values reach the
+        output, not the one that only passed them on (qwen3's post-norm scratch, written whole
+        from the residual before anything reads it)."""
+        src, at = e.inflows.pop()
+        e.line, e.name, e.first_read = src.line, src.name, src.first_read
+        e.path = _extend(src.path, at or None)
+        e.inflows = [*e.inflows, *((o, a) for o, a in src.inflows if o.line != e.line and all(o.line != x.line for x, _ in e.inflows))]
+        e.own = None
 
     def inflow(self, e: Shadow, src: Shadow) -> None:
         """Undefined values of ``src``'s origin were written into ``e``'s buffer (kept: a few, once each)."""
@@ -472,6 +495,22 @@ class Definedness:
             return False
         self.report(e, where, sh, line)
         return True
+
+
+def _overwrite_own(e: Shadow, dst: torch.Tensor, mask: torch.Tensor | None) -> None:
+    """``dst``'s window of ``e`` was written: its elements (where ``mask``) hold nothing of ``e``'s own."""
+    own = e.own
+    assert own is not None
+    try:
+        win = own.as_strided(tuple(dst.shape), tuple(dst.stride()), int(dst.storage_offset()))
+    except RuntimeError:
+        return  # a layout the shadow cannot follow: its own elements are kept (no re-origin)
+    if dst.element_size() != e.esize:
+        return
+    if mask is None:
+        win.fill_(False)
+    else:
+        win.masked_fill_(mask.broadcast_to(win.shape), False)
 
 
 def _extend(path: list[int], line: int | None) -> list[int]:
