@@ -50,10 +50,11 @@ import torch
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
 from . import context, spmd
-from .definedness import Definedness, Shadow
+from .definedness import Definedness
 from .observe import Observer, RunInfo
 from .race_index import AccessIndex, past
 from .ranks import current_rank
+from .uninitialised import UndefinedValues
 
 __all__ = ["Sanitizer", "active", "suspend", "resume", "undefined_in", "Box", "Reorder"]
 
@@ -168,11 +169,6 @@ def resume(san: Sanitizer | None) -> None:
     _local.san = san
 
 
-def _read_first(first: tuple[int, str] | None) -> str:
-    """The part of an uninitialised finding's message that says where it is read first."""
-    return f" is read first at line {first[0]} ({first[1]})" if first else " is read"
-
-
 def undefined_in(values: Sequence[Any]) -> bool:
     """Any of ``values`` holds an undefined element (a batched path then runs as written, kernel by kernel)."""
     san = active()
@@ -210,14 +206,11 @@ class Sanitizer(Observer):
         # accesses matter for races only where the runtime orders tasks by their directions (from
         # DeriveCallDirections on); before, only the uninitialised tensors' reads and writes do
         self.ordering = any(s.directions is not None for s in self.sites)
-        self.defined = Definedness(self.caller_line, self._uninitialised)
+        self.undefined = UndefinedValues(self.add)  # the findings of what self.defined follows
+        self.defined = Definedness(self.caller_line, self.undefined.reached)
         self.defined.suspend, self.defined.resume = suspend, resume
-        self._reported: set[int] = set()  # creation lines already reported
-        # strict: the first read of each undefined buffer, by creation line (reported at the end
-        # of the run if no undefined value of it reached anything that matters)
-        self._reads: dict[int, tuple[Shadow, int, str, int]] = {}
         if strict:
-            self.defined.on_read = self._read
+            self.defined.on_read = self.undefined.read
         self.deadline: float | None = None  # time.monotonic() past which the analysis stops
 
     def started(self, ns: dict[str, Any], run: RunInfo) -> None:
@@ -246,7 +239,7 @@ class Sanitizer(Observer):
             self._flush()
             if self.defined.shadows:
                 self._outputs(run, out)
-            self._reads_to_nowhere()
+            self.undefined.reads_to_nowhere()
             return out
         finally:
             _local.san = None
@@ -469,86 +462,6 @@ class Sanitizer(Observer):
         vals = out if isinstance(out, tuple | list) else (out,)
         for i, v in enumerate(vals):
             self.defined.sink(v, "the returned value" if len(vals) == 1 else f"returned value {i}")
-
-    def _read(self, e: Shadow, line: int, op: str, count: int) -> None:
-        self._reads.setdefault(e.line, (e, line, op, count))
-
-    def _reads_to_nowhere(self) -> None:
-        """strict: the undefined reads no finding came of, as information (they change nothing the
-        device computes: the paged-attention accumulators loaded on the first block)."""
-        for created, (e, line, op, count) in sorted(self._reads.items()):
-            if created in self._reported:
-                continue
-            name = e.name or "tensor"
-            self.add(
-                "undefined-read",
-                created,
-                name,
-                line or None,
-                op,
-                f"'{name}' is created without init_value and line {line} ({op}) reads {count} of its elements before "
-                f"anything wrote them; no such value reaches an output, a returned value, a branch, an index or a "
-                f"scalar read back (information: --sanitize strict)",
-                tensor=name,
-                related=[line] if line else [],
-            )
-
-    def _uninitialised(self, e: Shadow, where: str, sh: torch.Tensor, line: int | None) -> None:
-        if e.line in self._reported:
-            return
-        self._reported.add(e.line)
-        n = int(sh.sum())
-        nz = sh.nonzero()
-        box = Box(tuple(int(x) for x in nz.min(0).values), tuple(int(x) + 1 for x in nz.max(0).values)) if sh.dim() and len(nz) else None
-        first = e.first_read
-        related = [x for x in ([first[0]] if first else []) + e.path + ([line] if line else []) if x]
-        related = list(dict.fromkeys(related))
-        via = f", flows through line{'s' if len(related) > 1 else ''} {', '.join(map(str, related))}" if related else ""
-        read = _read_first(first)
-        # undefined values of other buffers written into this one: which elements hold whose is not told
-        # apart (one origin per buffer), so the finding says so and each of them gets its own finding
-        also = "".join(
-            f"; undefined values of '{o.name or 'tensor'}' (created at line {o.line}) were written into it at line {at}"
-            for o, at in e.inflows
-        )
-        self.add(
-            "uninitialised",
-            e.line,
-            e.name or "tensor",
-            first[0] if first else line,
-            first[1] if first else "read",
-            f"'{e.name or 'tensor'}' is created without init_value and{read}{via} and reaches {where}: "
-            f"{n} element{'s' if n != 1 else ''}{' ' + box.text() if box else ''} hold whatever the buffer held on the NPU{also}",
-            tensor=e.name,
-            region=box.text() if box else "",
-            related=related,
-        )
-        # each buffer whose undefined values were written into this one, and into those in turn (a
-        # weight's values stored into a scratch buffer that a later kernel copies into another): every
-        # origin on the way gets its finding, the buffer it was written into named
-        todo = [(e, related, o, at) for o, at in e.inflows]
-        while todo:
-            into, into_rel, o, at = todo.pop(0)
-            if o.line in self._reported:
-                continue
-            self._reported.add(o.line)
-            o_first = o.first_read
-            o_rel = list(dict.fromkeys(x for x in ([o_first[0]] if o_first else []) + o.path + [at] + into_rel if x))
-            o_read = _read_first(o_first)
-            self.add(
-                "uninitialised",
-                o.line,
-                o.name or "tensor",
-                o_first[0] if o_first else at,
-                o_first[1] if o_first else "read",
-                f"'{o.name or 'tensor'}' is created without init_value and{o_read}; its undefined values are written "
-                f"into '{into.name or 'tensor'}' at line {at}, which reaches {where} (flows through lines "
-                f"{', '.join(map(str, o_rel))})",
-                tensor=o.name,
-                region=box.text() if box else "",
-                related=o_rel,
-            )
-            todo.extend((o, o_rel, oo, o_at) for oo, o_at in o.inflows)
 
     def window(
         self, op: str, extent: Sequence[int], offs: Sequence[int], sizes: Sequence[int], what: str, v: Any = None, clamp_hint: bool = False
