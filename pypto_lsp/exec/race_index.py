@@ -26,13 +26,14 @@ def past(deadline: float | None) -> bool:
 
 
 class _Entry:
-    __slots__ = ("task", "kind", "box", "alive")
+    __slots__ = ("task", "kind", "box", "alive", "stamp")
 
     def __init__(self, task: Any, kind: str, box: Any) -> None:
         self.task = task
         self.kind = kind
         self.box = box
         self.alive = True
+        self.stamp = 0  # the last lookup that met it (an entry in several cells is compared once)
 
 
 class AccessIndex:
@@ -47,6 +48,7 @@ class AccessIndex:
         self.loose: dict[str, list[_Entry]] = {"r": [], "w": []}  # flat boxes and boxes over many cells
         self.count = 0
         self.limit = 4096  # compact the grid past this many entries
+        self.lookups = 0
 
     def _cells(self, box: Any) -> list[tuple[int, ...]] | None:
         if box.flat:
@@ -75,20 +77,25 @@ class AccessIndex:
         elif len(cells) == 1:
             yield from grid.get(cells[0], ())
         else:
-            seen: set[int] = set()
+            self.lookups += 1
+            stamp = self.lookups
             for c in cells:
                 for e in grid.get(c, ()):
-                    if id(e) not in seen:
-                        seen.add(id(e))
+                    if e.stamp != stamp:
+                        e.stamp = stamp
                         yield e
         yield from self.loose[kind]
 
     def first_race(self, task: Any, boxes: dict[str, list[Any]], ordered: Callable[[Any, Any], bool]) -> tuple[Any, str, str, Any] | None:
         """The first earlier access racing with ``task``'s ``boxes``: (other task, its kind, ours, our box)."""
+        overlap, root = self.overlap, self.root
         for kb, ka in (("r", "w"), ("w", "w"), ("w", "r")):
-            for q in boxes.get(kb, ()):
+            qs = boxes.get(kb)
+            if not qs or not (self.count and (self.grid[ka] or self.loose[ka])):
+                continue
+            for q in qs:
                 for e in self._candidates(ka, q):
-                    if e.alive and e.task is not task and not ordered(e.task, task) and self.overlap(self.root, e.box, q):
+                    if e.alive and e.task is not task and not ordered(e.task, task) and overlap(root, e.box, q):
                         return e.task, ka, kb, q
         return None
 
