@@ -756,13 +756,23 @@ def test_an_origin_two_buffers_back_is_found_with_its_path_to_the_output(memory:
 
 
 @pytest.mark.skipif(not (QWEN3 / "tensors.pt").is_file(), reason="needs ../shared/fixtures (qwen3_scope3_910b)")
-def test_the_same_findings_with_and_without_the_memory_model() -> None:
-    """qwen3 with an undefined o-projection weight, in 32_after_InitMemRef: the one finding, the
-    weight's, whichever path its values take to the output first (with the memory model on, through
-    post_norm_gm, which used to be named too, each of its elements holding resid1_gm's values)."""
+@pytest.mark.parametrize(
+    "dump",
+    [
+        "22_after_ExpandMixedKernel.py",
+        "32_after_InitMemRef.py",
+        "35_after_AllocateMemoryAddr.py",
+        "49_after_MaterializeValidShapeSymbols.py",
+    ],
+)
+def test_the_same_findings_with_and_without_the_memory_model(dump: str) -> None:
+    """qwen3 with an undefined o-projection weight: the one finding, the weight's, whichever path its
+    values take to the output first (in 32_after_InitMemRef with the memory model on, through
+    post_norm_gm, which used to be named too, each of its elements holding resid1_gm's values).
+    Every dump from 22 (the first with the o-projection block) to 49 gives this; four are run here."""
     from pypto_lsp.validate.golden import load_bundle
 
-    text, created, store = _qwen3_with_an_uninitialised_oproj_weight("32_after_InitMemRef.py")
+    text, created, store = _qwen3_with_an_uninitialised_oproj_weight(dump)
     ins, exp = load_bundle(QWEN3 / "tensors.pt"), load_bundle(QWEN3 / "expected.pt")
     for memory in (False, True):
         found = {h["name"]: h for h in hazards(run_text(text, ins, exp, filename="<qwen3>", memory=memory), "uninitialised")}
