@@ -64,14 +64,22 @@ class Batch:
 
     Stacked tiles may share one valid region (``valid``: e.g. an idle lane's ``[0, 0]`` tiles); the
     items then carry it, and :meth:`stacked` is None (the batched forms take whole tiles only).
+
+    ``undefined``: an item may hold undefined elements (a pop of tiles the peer made from a buffer
+    created without init_value). The items are kept apart, never stacked, and every op on them runs
+    item by item through the run's kernels, so :mod:`.definedness` follows each element (a stacked
+    copy would have no shadow: the undefined values would reach the output unseen).
     """
 
-    __slots__ = ("t", "items", "valid")
+    __slots__ = ("t", "items", "valid", "undefined")
 
-    def __init__(self, t: Any = None, items: list[Any] | None = None, valid: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self, t: Any = None, items: list[Any] | None = None, valid: tuple[int, ...] | None = None, undefined: bool = False
+    ) -> None:
         self.t = t
         self.items = items
         self.valid = valid
+        self.undefined = undefined
 
     def __len__(self) -> int:
         return int(self.t.shape[0]) if self.items is None else len(self.items)
@@ -93,8 +101,9 @@ class Batch:
         return [with_valid(x, self.valid) for x in self.t.unbind(0)]
 
     def stacked(self) -> Any:
-        """The items as one tensor (None when they differ in shape, dtype or valid region, or carry one)."""
-        if self.valid is not None:
+        """The items as one tensor (None when they differ in shape, dtype or valid region, or carry one,
+        or may hold undefined elements)."""
+        if self.valid is not None or self.undefined:
             return None
         if self.t is None and self.items:
             first = self.items[0]
@@ -105,6 +114,11 @@ class Batch:
                 self.t = torch.stack(self.items)
                 self.items = None
         return self.t
+
+
+def _undefined(args: Iterable[Any]) -> bool:
+    """Any of ``args`` is a :class:`Batch` whose items may hold undefined elements."""
+    return any(isinstance(a, Batch) and a.undefined for a in args)
 
 
 _VARYING = (Batch, Ix)  # a tuple, not ``Batch | Ix``: isinstance of a tensor against a union is ~10x slower
@@ -246,7 +260,8 @@ class Sweep:
             return kernel(*args, **kw)  # the same for every iteration: once
         if dead:
             return Batch(items=[kernel(*self._at(args, 0), **{k: self._at(v, 0) for k, v in kw.items()})])
-        fast = _FAST.get(name)
+        undefined = _undefined(args) or _undefined(kw.values())
+        fast = None if undefined else _FAST.get(name)
         if fast is not None:
             r = fast(self, kernel, name, count, args, kw)
             if r is not None:
@@ -258,7 +273,7 @@ class Sweep:
             items.append(out)
         if name in WRITES:
             return out  # the destination, written in iteration order
-        return Batch(items=items)
+        return Batch(items=items, undefined=undefined)
 
     def chk(self, value: Any, shape: tuple[Any, ...], dt: Any, valid: Any, name: str) -> Any:
         """The annotation check of one site, for every iteration."""
@@ -281,14 +296,16 @@ class Sweep:
             if region == tuple(t.shape[1:]):
                 region = None  # (the whole tile: stored as none, as with_valid does)
             return value if region == value.valid else Batch(t=t, valid=region)
-        return Batch(items=[check_value(x, shape, dt, valid, name) for x in value.all()])
+        return Batch(items=[check_value(x, shape, dt, valid, name) for x in value.all()], undefined=value.undefined)
 
     # -- pipes ----------------------------------------------------------------
 
     def _push(self, name: str, count: int, tile: Any, *_extra: Any, split: Any = 0, id: Any = 0, **_kw: Any) -> None:
         rt = get_runtime()
         pid = int(id or 0)
-        if self.paced:  # one push at a time: the consumers get the turn as they would per iteration
+        # one push at a time: the consumers get the turn as they would per iteration (paced), or each
+        # tile's undefined elements go with it (exec.crosscore carries them push by push)
+        if self.paced or (tile.undefined if isinstance(tile, Batch) else sanitizer.undefined_in((tile,))):
             for i in range(count):
                 item = tile.item(i) if isinstance(tile, Batch) else tile
                 if name == "tile.tpush_to_aic":
@@ -310,6 +327,8 @@ class Sweep:
         else:
             got = rt.pop_many_from_aiv(split_code(split), pid, count)
         shape = None if _rtype is None or _rtype.shape is None else tuple(_rtype.shape)
+        if sanitizer.undefined_in(got):  # kept apart: see Batch
+            return Batch(items=[x if shape is None or x.shape == shape else fit_shape(x, shape) for x in got], undefined=True)
         view = parts_view(got)
         if view is not None and (shape is None or view.shape[1:] == shape):
             return Batch(t=view)  # the peer pushed them at once: one view of its buffer

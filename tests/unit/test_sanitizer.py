@@ -639,6 +639,78 @@ def test_an_undefined_value_is_followed_through_a_pipe_and_its_lanes() -> None:
     assert hazards(run_text(text, ins, {}, filename="<pipe>")) == []
 
 
+# a cube loop pushing a [32, 32] product per column block of b, a vector loop popping each, scaling it
+# and storing it into its block of c: both loops are sweeps (exec.sweep), the vector one popping first
+SWEPT_PIPE = """# pypto.program: LoopMatmul
+import pypto.language as pl
+
+@pl.program
+class LoopMatmul:
+    @pl.function(type=pl.FunctionType.AIC, level=pl.Level.AIC, role=pl.Role.SubWorker)
+    def mm_aic(a: pl.Tensor[[32, 64], pl.BF16], b: pl.Tensor[[64, 64], pl.BF16], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]], __gm_pipe_buffer: pl.Out[pl.Tensor[[1], pl.FP32]]):
+        buf_import: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name='mm_c2v_slot_buffer', peer_func='mm_aiv')
+        pl.system.aic_initialize_pipe(buf_import, pl.const(0, pl.INT32), dir_mask=1, slot_size=4096, slot_num=2)
+        a_mat: pl.Tile[[32, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Mat)
+        a_left: pl.Tile[[32, 64], pl.BF16, pl.Mem.Left] = pl.tile.move(a_mat, target_memory=pl.Mem.Left)
+        for j in pl.range(2):
+            j0: pl.Scalar[pl.INDEX] = j * 32
+            b_mat: pl.Tile[[64, 32], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, j0], [64, 32], [64, 32], target_memory=pl.Mem.Mat)
+            b_right: pl.Tile[[64, 32], pl.BF16, pl.Mem.Right] = pl.tile.move(b_mat, target_memory=pl.Mem.Right)
+            acc: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_left, b_right)
+            pl.tile.tpush_to_aiv(acc, split=0)
+    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def mm_aiv(a: pl.Tensor[[32, 64], pl.BF16], b: pl.Tensor[[64, 64], pl.BF16], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]], __gm_pipe_buffer: pl.Out[pl.Tensor[[1], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        buf: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name='mm_c2v_slot_buffer', size=8192, base=-1)
+        pl.system.aiv_initialize_pipe(buf, pl.const(0, pl.INT32), dir_mask=1, slot_size=4096, slot_num=2)
+        for j, (c_iter,) in pl.range(2, init_values=(c,)):
+            j0: pl.Scalar[pl.INDEX] = j * 32
+            acc_vec: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            t: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.muls(acc_vec, 2.0)
+            pl.system.tfree_to_aic(acc_vec)
+            c_tile: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(t, [0, j0], c_iter)
+            c_rv: pl.Tensor[[32, 64], pl.FP32] = pl.yield_(c_tile)
+        return c_rv
+    @pl.function(type=pl.FunctionType.Group, level=pl.Level.CORE_GROUP, role=pl.Role.SubWorker)
+    def mm(a: pl.Tensor[[32, 64], pl.BF16], b: pl.Tensor[[64, 64], pl.BF16], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]], __gm_pipe_buffer: pl.Out[pl.Tensor[[1], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        self.mm_aic(a, b, c, __gm_pipe_buffer)
+        self.mm_aiv(a, b, c, __gm_pipe_buffer)
+        return c
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: pl.Tensor[[32, 64], pl.BF16], b: pl.Tensor[[64, 64], pl.BF16], c: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        gm_pipe_buffer_0: pl.Tensor[[1], pl.FP32] = pl.tensor.create([1], dtype=pl.FP32, layout=pl.TensorLayout.ND, manual_dep=True)
+        c1: pl.Tensor[[32, 64], pl.FP32] = self.mm(a, b, c, gm_pipe_buffer_0)
+        return c1
+"""
+
+
+@pytest.mark.parametrize("memory", [True, False])
+@pytest.mark.parametrize("exact", [False, True])
+def test_undefined_tiles_popped_in_a_sweep_reach_the_output_with_their_finding(memory: bool, exact: bool) -> None:
+    """b replaced by a tensor.create without init_value: the cube's sweep declines (its window of b is
+    undefined) and pushes tile by tile, each push carrying its shadow; the vector core's sweep pops
+    them in bulk. Before, the pops were stacked into one tensor with no shadow and stored in one
+    strided copy that cleared c's: no finding, in the batched run only. Now the popped tiles stay
+    apart and run item by item: the same finding, with the same path, batched or exact."""
+    g = torch.Generator().manual_seed(3)
+    ins = {
+        "a": torch.randn(32, 64, generator=g).to(torch.bfloat16),
+        "b": torch.randn(64, 64, generator=g).to(torch.bfloat16),
+        "c": torch.zeros(32, 64),
+    }
+    exp = {"c": 2 * (ins["a"].float() @ ins["b"].float())}
+    clean = run_text(SWEPT_PIPE, {k: v.clone() for k, v in ins.items()}, exp, filename="<swept>", memory=memory, exact=exact)
+    assert clean.status == "pass" and hazards(clean) == [], (clean.error, hazards(clean))
+    call = "        c1: pl.Tensor[[32, 64], pl.FP32] = self.mm(a, b, c, gm_pipe_buffer_0)"
+    broken = SWEPT_PIPE.replace(
+        call, "        u: pl.Tensor[[64, 64], pl.BF16] = pl.tensor.create([64, 64], dtype=pl.BF16, layout=pl.TensorLayout.ND)\n" + call
+    ).replace("self.mm(a, b, c,", "self.mm(a, u, c,")
+    r = run_text(broken, {k: v.clone() for k, v in ins.items()}, exp, filename="<swept>", memory=memory, exact=exact)
+    (h,) = hazards(r, "uninitialised")
+    assert h["name"] == "u" and h["line"] == 38, h  # the create, before the call
+    assert h["related"] == [14, 16, 17, 25, 27], h  # the load of b, the matmul, the push, the pop's use, the store
+    assert "reaches the output 'c'" in h["message"] and "[0:32, 0:64]" in h["message"], h["message"]
+
+
 QWEN3 = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "qwen3_scope3_910b"
 
 
@@ -779,3 +851,29 @@ def test_the_same_findings_with_and_without_the_memory_model(dump: str) -> None:
         assert set(found) == {"wu"}, (memory, found)
         assert found["wu"]["line"] == created and store in found["wu"]["related"], found["wu"]
         assert "reaches the output 'out'" in found["wu"]["message"]
+
+
+@pytest.mark.skipif(not (QWEN3 / "tensors.pt").is_file(), reason="needs ../shared/fixtures (qwen3_scope3_910b)")
+@pytest.mark.parametrize("weight", ["post_rms_weight__ssa_v0", "w_down__ssa_v0"])
+def test_an_undefined_mlp_weight_reaches_the_output_through_the_swept_down_projection(weight: str) -> None:
+    """qwen3 49_after_MaterializeValidShapeSymbols with the post-norm weight or the down projection's
+    weight replaced, in the orchestrator, by a tensor.create without init_value: the values reach the
+    output through the vector core's swept down-projection loop, which pops the cube's products in
+    bulk. Before, every such weight (post_rms_weight, w_gate, w_up, w_down) passed unreported in the
+    default (batched) run, found only with --exact; now one finding, memory model on or off."""
+    import re
+
+    from pypto_lsp.validate.golden import load_bundle
+
+    types = {"post_rms_weight__ssa_v0": ("[1, 512]", "pl.FP32"), "w_down__ssa_v0": ("[1024, 512]", "pl.BF16")}
+    shape, dtype = types[weight]
+    lines = (QWEN3 / "passes_dump" / "49_after_MaterializeValidShapeSymbols.py").read_text().splitlines()
+    d = next(i for i, ln in enumerate(lines) if "def scope3(" in ln)
+    for i in range(d + 1, len(lines)):
+        lines[i] = re.sub(rf"\b{weight}\b", "u", lines[i])
+    lines.insert(d + 1, f"        u: pl.Tensor[{shape}, {dtype}] = pl.tensor.create({shape}, dtype={dtype}, layout=pl.TensorLayout.ND)")
+    ins, exp = load_bundle(QWEN3 / "tensors.pt"), load_bundle(QWEN3 / "expected.pt")
+    for memory in (True, False):
+        r = run_text("\n".join(lines) + "\n", ins, exp, filename="<qwen3>", memory=memory)
+        (h,) = hazards(r, "uninitialised")
+        assert h["name"] == "u" and h["line"] == d + 2 and "reaches the output 'out'" in h["message"], (memory, h)
