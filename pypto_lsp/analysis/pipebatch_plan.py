@@ -75,8 +75,8 @@ class PushPlan:
 @dataclass(slots=True)
 class PopPlan:
     # per pop in iteration order: (accumulator index, pop target name, pop type, add op, add
-    # target name, add type, accumulator first)
-    steps: list[tuple[int, str, TileType | TensorType, str, str, TileType | TensorType, bool]]
+    # target name, add type, accumulator first, the add's line)
+    steps: list[tuple[int, str, TileType | TensorType, str, str, TileType | TensorType, bool, int]]
     split: int
     pid: int
 
@@ -215,7 +215,7 @@ def plan_pop_loop(loop: For, fn: Function) -> PopPlan | None:
     carried = {t.name: i for i, t in enumerate(loop.iter_args)}
     popped: dict[str, tuple[str, Any]] = {}
     updates: dict[str, int] = {}  # add target -> accumulator index
-    steps: list[tuple[int, str, Any, str, str, Any, bool]] = []
+    steps: list[tuple[int, str, Any, str, str, Any, bool, int]] = []
     freed: set[str] = set()
     pipe: tuple[int, int] | None = None
     for s in body[:-1]:
@@ -237,7 +237,7 @@ def plan_pop_loop(loop: For, fn: Function) -> PopPlan | None:
                 return None
             pop_name, pop_type = popped.pop(term)
             updates[s.target.name] = carried[acc]
-            steps.append((carried[acc], pop_name, pop_type, "tile.add", s.target.name, s.target.type, acc_first))
+            steps.append((carried[acc], pop_name, pop_type, "tile.add", s.target.name, s.target.type, acc_first, s.span.line))
         elif isinstance(s, ExprStmt) and isinstance(s.value, OpCall) and s.value.op == "system.tfree_to_aic":
             e = s.value
             if len(e.args) != 1 or not isinstance(e.args[0], Name) or _split_kwargs(e, frozenset({"split", "id"})) is None:

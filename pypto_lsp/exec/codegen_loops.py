@@ -84,9 +84,9 @@ class LoopLowering:
         else:
             pop = st.plan
             steps = ""
-            for slot, p_name, p_type, op, a_name, a_type, first_ in pop.steps:
+            for slot, p_name, p_type, op, a_name, a_type, first_, line in pop.steps:
                 steps += f"({slot}, {self.f.check_args(p_type)}, {literal(p_name)}, {literal(op)}, "
-                steps += f"{self.f.check_args(a_type)}, {literal(a_name)}, {first_}), "
+                steps += f"{self.f.check_args(a_type)}, {literal(a_name)}, {first_}, {line}), "
             inits = "".join(c + ", " for c in carried)
             call = [
                 (0, f"_pl_b = _pl_pipebatch.pop_accumulate(({inits}), {chunks}, ({steps}), {pop.split}, {pop.pid})"),

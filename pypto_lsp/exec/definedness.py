@@ -226,10 +226,11 @@ class Definedness:
         if e.count <= 0:
             self.shadows.pop(t.untyped_storage().data_ptr(), None)
 
-    def adopt(self, t: torch.Tensor, src: Shadow, sh: torch.Tensor) -> None:
+    def adopt(self, t: torch.Tensor, src: Shadow, sh: torch.Tensor, line: int | None = None) -> None:
         """``t``, a fresh copy made from ``src``'s buffer (a pipe's clone, a lane's part), holds
-        undefined elements where ``sh`` is set: its own shadow, with ``src``'s origin and path."""
-        line = self.caller_line()
+        undefined elements where ``sh`` is set: its own shadow, with ``src``'s origin and path
+        (``line`` on it: the caller's line when None)."""
+        line = self.caller_line() if line is None else line
         e = self._new(t, src.line, src.name, src.first_read, _extend(src.path, line), src)
         if e is not None:
             if e is not src and e.line != src.line:

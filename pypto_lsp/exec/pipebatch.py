@@ -109,7 +109,7 @@ def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], .
     if len(set(slots)) != len(slots):
         return False
     n = len(steps)
-    for j, (slot, p_shape, p_dt, _pv, _pn, _op, a_shape, a_dt, _av, _an, _first) in enumerate(steps):
+    for j, (slot, p_shape, p_dt, _pv, _pn, _op, a_shape, a_dt, _av, _an, _first, _line) in enumerate(steps):
         init = inits[slot]
         if p_shape != a_shape or p_dt != a_dt or init.dtype != a_dt or tuple(init.shape) != tuple(a_shape):
             return False
@@ -128,7 +128,7 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     nothing popped: an accumulator is no tensor, the loop runs as written).
 
     ``steps``: per pop of one iteration ``(accumulator, pop shape, pop dtype, pop valid, pop name,
-    add op, add shape, add dtype, add valid, add name, accumulator first)``.
+    add op, add shape, add dtype, add valid, add name, accumulator first, the add's IR line)``.
     """
 
     if not all(isinstance(v, torch.Tensor) for v in inits):
@@ -146,7 +146,7 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
         # rounding only, as a K-chunk matmul run as one)
         n = len(steps)
         popped = view if view is not None else torch.stack(items)
-        for j, ((slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first), add) in enumerate(
+        for j, ((slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first, _line), add) in enumerate(
             zip(steps, adds, strict=True)
         ):
             check_value(items[j], p_shape, p_dt, p_valid, p_name)
@@ -156,7 +156,7 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
         return tuple(acc)
     k = 0
     for _ in range(chunks):
-        for (slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first), add in zip(steps, adds, strict=True):
+        for (slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first, _line), add in zip(steps, adds, strict=True):
             t = items[k]
             t = check_value(t if t.shape == p_shape else fit_shape(t, p_shape), p_shape, p_dt, p_valid, p_name)
             k += 1
@@ -168,7 +168,8 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
 
 def _undefined_sums(inits: tuple[Any, ...], items: list[Any], steps: tuple[tuple[Any, ...], ...], acc: list[Any]) -> None:
     """Under the sanitizer: each accumulator is undefined where its initial value or any tile added
-    to it was (the adds ran outside the kernels that carry shadows, :mod:`.definedness`)."""
+    to it was (the adds ran outside the kernels that carry shadows, :mod:`.definedness`), the add's
+    line on its path as the loop run add by add would put it."""
 
     san = sanitizer.active()
     if san is None or not san.defined.shadows:
@@ -185,4 +186,4 @@ def _undefined_sums(inits: tuple[Any, ...], items: list[Any], steps: tuple[tuple
             total |= fit(sh, shape)
         origin = d.entry(undefined[0][0])
         if origin is not None:
-            d.adopt(acc[slot], origin, total)
+            d.adopt(acc[slot], origin, total, line=step[-1])
