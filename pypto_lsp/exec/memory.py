@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..ir.memory import DTYPE_BITS, Finding, Hazard
-from . import context
+from . import context, sanitizer
 from .observe import Observer, RunInfo
 from .values import DTYPES
 
@@ -324,7 +324,11 @@ class Frame:
                 v.copy_(value)  # the same bytes (an op that returns its operand): harmless
             except RuntimeError:  # a partial overlap with its own operand: copy through a temporary
                 v.copy_(value.clone())
-            out = v.detach()
+            # a tile holding undefined elements (exec.definedness) goes on as itself, its bytes also in
+            # the arena: the arena's storage is every tile's of the space, one shadow cannot tell
+            # their origins apart, and the copy alone would carry none (the value's undefined
+            # elements then reached the output unseen on every placed dump)
+            out = value.detach() if sanitizer.undefined_in((value,)) else v.detach()
             valid = getattr(value, _VALID, None)
             if valid is not None:
                 setattr(out, _VALID, valid)
