@@ -126,7 +126,8 @@ def test_an_undefined_weight_is_followed_through_the_batched_pipe_loops():
     K-chunk loop pushes the products (a batched push loop, exec.pipebatch, declines: the operands are
     undefined), the vector core pops and accumulates them in bulk (pop_accumulate: the sums keep the
     tiles' undefined elements) and stores into resid1_gm, block by block, every element of it. The
-    weight gets the one finding, on its creation line, the push and the store on its path: resid1_gm's
+    weight gets the one finding, on its creation line, the push, the accumulating add (as the loop run
+    add by add names it, not the loop's header) and the store on its path: resid1_gm's
     own missing init_value changes nothing (each element is overwritten before it is read), so it is
     not named (before, it was, as the buffer the values passed through)."""
 
@@ -144,6 +145,7 @@ def test_an_undefined_weight_is_followed_through_the_batched_pipe_loops():
     aic = next(i for i, ln in enumerate(lines) if "def oproj_block_aic(" in ln)
     push = next(i for i, ln in enumerate(lines) if i > aic and "pl.tile.tpush_to_aiv(t__tile, split=0)" in ln) + 1
     store = next(i for i, ln in enumerate(lines) if "pl.tile.store(t__tile_1, [0, o0__ssa_v0], resid1_gm__ssa_v0)" in ln) + 1
+    add = next(i for i, ln in enumerate(lines) if "= pl.tile.add(o_acc__iter_v1, t__tile_Vec)" in ln) + 1
     ins, exp = load_bundle(QWEN3 / "tensors.pt"), load_bundle(QWEN3 / "expected.pt")
     for memory in (True, False):
         r = run_text("\n".join(lines) + "\n", ins, exp, filename="<qwen3>", memory=memory)
@@ -151,6 +153,7 @@ def test_an_undefined_weight_is_followed_through_the_batched_pipe_loops():
         assert set(found) == {"wu"}, found
         wu = found["wu"]
         assert wu["line"] == first + 1 and push in wu["related"] and store in wu["related"], wu
+        assert add in wu["related"] and add - 2 not in wu["related"], wu  # the add, not the for line
         assert "reaches the output 'out'" in wu["message"]
 
 
@@ -284,46 +287,29 @@ def test_an_undefined_mlp_weight_reaches_the_output_through_the_swept_down_proje
         assert h["name"] == "u" and h["line"] == d + 2 and "reaches the output 'out'" in h["message"], (memory, h)
 
 
-_PARAM = re.compile(r"(\w+): pl\.Tensor\[(\[[^\]]*\]), (pl\.\w+)[\],]")
-
-
-def _with_undefined_inputs(text: str) -> list[tuple[str, str]]:
-    """``text`` once per input tensor of its orchestrator (not ``pl.Out``): every use of it in the
-    body replaced by ``u_x``, a tensor.create without init_value of its type on the body's first line."""
-    lines = text.splitlines()
-    d = next(i for i, ln in enumerate(lines) if "FunctionType.Orchestration" in ln) + 1
-    end = next((i for i in range(d + 1, len(lines)) if lines[i].lstrip().startswith(("@pl.function", "def "))), len(lines))
-    indent = lines[d + 1][: len(lines[d + 1]) - len(lines[d + 1].lstrip())]
-    out = []
-    for name, shape, dtype in _PARAM.findall(lines[d].split("->")[0]):
-        if f"{name}: pl.Out[" in lines[d]:
-            continue
-        body = [re.sub(rf"\b{re.escape(name)}\b", "u_x", ln) for ln in lines[d + 1 : end]]
-        create = f"{indent}u_x: pl.Tensor[{shape}, {dtype}] = pl.tensor.create({shape}, dtype={dtype}, layout=pl.TensorLayout.ND)"
-        out.append((name, "\n".join([*lines[: d + 1], create, *body, *lines[end:]]) + "\n"))
-    return out
-
-
 _SWEEPING = ["mixed_matmul", "softmax", "elementwise", "split_rows", "odd_rows", "returns", "allreduce_ranks"]
 
 
 @pytest.mark.parametrize("example", _SWEEPING)
 def test_batched_and_exact_runs_find_the_same_undefined_inputs(example: str) -> None:
-    """Each example's last dump with each input of its orchestrator replaced by a tensor created
-    without init_value: the default run (sweeps, batched pipe loops, K-chunk matmuls) reports the
-    same buffers as ``--exact`` (every loop tile by tile), which follows each kernel. A batched path
-    that drops a shadow shows here as a finding only the exact run has."""
+    """Each example's last dump (its tiles placed: the memory model runs them in the arenas) with
+    each input of its orchestrator replaced by a tensor created without init_value: the default run
+    (sweeps, batched pipe loops, K-chunk matmuls) reports the same buffers, lines and paths as
+    ``--exact`` (every loop tile by tile), and the memory model on the same buffers as values only.
+    A batched path or an arena copy that drops a shadow shows here as a finding one run lacks
+    (tests/conformance/undefined_inputs.py runs the same over every real dump)."""
     from pypto_lsp.validate.golden import load_bundle
+
+    from ..conformance.undefined_inputs import findings, with_undefined_inputs
 
     ex = EXAMPLES / example
     ins = load_bundle(ex / "golden" / "inputs.pt")
     last = sorted((ex / "passes_dump").glob("*.py"))[-1]
-    variants = _with_undefined_inputs(last.read_text())
+    variants = with_undefined_inputs(last.read_text())
     assert variants, f"{last.name}: no orchestrator input found"
     for name, text in variants:
-        found = {}
-        for exact in (False, True):
-            r = run_text(text, {k: v.clone() for k, v in ins.items()}, {}, filename=last.name, memory=False, exact=exact)
-            assert r.error is None or r.error.kind == "uninitialised", (name, exact, r.error)
-            found[exact] = sorted((h["name"], h["line"], tuple(h["related"])) for h in hazards(r, "uninitialised"))
-        assert found[False] == found[True], (name, found)
+        runs = {(memory, exact): findings(text, ins, exact, last.name, memory) for memory in (False, True) for exact in (False, True)}
+        assert all(err in (None, "uninitialised") for _, err in runs.values()), (name, runs)
+        for memory in (False, True):
+            assert runs[(memory, False)] == runs[(memory, True)], (name, memory, runs)
+        assert [f[0] for f in runs[(True, False)][0]] == [f[0] for f in runs[(False, False)][0]], (name, runs)
