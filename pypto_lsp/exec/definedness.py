@@ -298,6 +298,10 @@ class Definedness:
             if inflow:
                 assert e_src is not None
                 self.inflow(e_dst, e_src)
+            elif e_src is not None and e_src is not e_dst and bool(s_src.any()) and e_src.path[: len(e_dst.path)] == e_dst.path:
+                # the buffer's own values back into it, through more lines (a read-modify-write of
+                # its windows): the path runs on through them, as it would had the write come first
+                e_dst.path = _extend(e_src.path, self.caller_line())
         self.assign(dst, e_dst, new.clone())
         if e_dst.own is not None and e_dst.count > 0 and not bool((e_dst.own & e_dst.flat).any()):
             self._reorigin(e_dst)
@@ -420,10 +424,7 @@ class Definedness:
         line = self.caller_line()
         src = und[0][1]
         for _a, seen, sh_read in {id(x[1]): x for x in und}.values():
-            if seen.first_read is None:
-                seen.first_read = (line or 0, op)
-                if self.on_read is not None:
-                    self.on_read(seen, line or 0, op, int(sh_read.sum()))
+            self._first_read(seen, line, op, sh_read)
         for r in _results(out):
             if r.untyped_storage().data_ptr() in inputs:
                 continue  # a view of an operand (or the operand itself): its shadow is already there
@@ -433,6 +434,21 @@ class Definedness:
             made = self._new(r, src.line, src.name, src.first_read, _extend(src.path, line), src)
             if made is not None:
                 self.assign(r, made, sh)
+
+    def _first_read(self, e: Shadow, line: int | None, op: str, sh: torch.Tensor) -> None:
+        if e.first_read is None:
+            e.first_read = (line or 0, op)
+            if self.on_read is not None:
+                self.on_read(e, line or 0, op, int(sh.sum()))
+
+    def read(self, t: torch.Tensor, op: str) -> None:
+        """``op`` read ``t`` outside the wrapped kernels (a batched path's windows): its buffer's first
+        read, if ``t`` holds an undefined element, as the kernel would have recorded it."""
+        e = self.entry(t)
+        if e is not None:
+            sh = self.shadow(t)
+            if sh is not None and bool(sh.any()):
+                self._first_read(e, self.caller_line(), op, sh)
 
     def _rule(
         self,

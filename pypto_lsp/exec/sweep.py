@@ -464,9 +464,14 @@ def _fast_window(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, a
     view = _windows(sw, src, offs, shape, count)
     if view is None:
         return None
+    san = sanitizer.active()
+    if san is not None and san.defined.shadows:
+        san.defined.read(view, name)
     if name == "tile.load":
         _sanitized("r", sw, src, offs, shape, count, name)
+        window = view
         view = view.clone(memory_format=torch.contiguous_format)  # a load makes fresh tiles
+        _moved(view, window)
     return Batch(t=view)
 
 
@@ -486,8 +491,19 @@ def _fast_write(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, ar
     if view is None:
         return None
     _sanitized("w", sw, dst, offs, list(t.shape[1:]), count, name)
+    _moved(view, t)
     view.copy_(t.to(dst.dtype))
     return dst
+
+
+def _moved(dst: Any, src: Any) -> None:
+    """Under the sanitizer: ``dst`` (the windows written, or the fresh tiles loaded) takes ``src``'s
+    undefined elements, as a store or a load of one iteration does (:mod:`.definedness`). A window
+    of the loop's own carried tensor can hold them though the loop's reads did not (``Sweep.ready``
+    looks at those only): a read-modify-write of an uninitialised accumulator."""
+    san = sanitizer.active()
+    if san is not None and san.defined.shadows:
+        san.defined.moved(dst, src)
 
 
 def _sanitized(kind: str, sw: Sweep, t: Any, offs: Any, shape: list[int], count: int, op: str) -> None:

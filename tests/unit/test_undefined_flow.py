@@ -313,3 +313,43 @@ def test_batched_and_exact_runs_find_the_same_undefined_inputs(example: str) -> 
         for memory in (False, True):
             assert runs[(memory, False)] == runs[(memory, True)], (name, memory, runs)
         assert [f[0] for f in runs[(True, False)][0]] == [f[0] for f in runs[(False, False)][0]], (name, runs)
+
+
+# a loop adding 1 to each [16, 16] window of the tensor it carries, in place (slice, adds, assemble):
+# a sweep, its windows read and written in one strided view each
+READ_MODIFY_WRITE = """# pypto.program: Rmw
+import pypto.language as pl
+
+@pl.program
+class Rmw:
+    @pl.function(type=pl.FunctionType.InCore, level=pl.Level.CHIP_DIE, role=pl.Role.SubWorker)
+    def bump(c: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+        for nb, (c_iter,) in pl.range(4, init_values=(c,)):
+            n0: pl.Scalar[pl.INDEX] = nb * 16
+            c_prev: pl.Tensor[[16, 16], pl.FP32] = pl.tensor.slice(c_iter, [16, 16], [0, n0])
+            c_next: pl.Tensor[[16, 16], pl.FP32] = pl.tensor.adds(c_prev, 1.0)
+            c_new: pl.Tensor[[16, 64], pl.FP32] = pl.tensor.assemble(c_iter, c_next, [0, n0])
+            c_rv: pl.Tensor[[16, 64], pl.FP32] = pl.yield_(c_new)
+        return c_rv
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, c: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+        r: pl.Tensor[[16, 64], pl.FP32] = self.bump(c)
+        return r
+"""
+
+
+@pytest.mark.parametrize("memory", [False, True])
+def test_a_carried_tensor_read_and_written_back_in_a_sweep_keeps_its_undefined_values(memory: bool) -> None:
+    """c replaced by a tensor created without init_value (line 17): the sweep reads windows of the
+    tensor it carries, which Sweep.ready does not look at, and wrote them back in one strided copy
+    that cleared their shadow: no finding in the default run, one with --exact. Now the same finding
+    both ways, its path the slice, the add and the assemble (the exact run used to stop at the slice)."""
+    from ..conformance.undefined_inputs import findings, with_undefined_inputs
+
+    clean = run_text(READ_MODIFY_WRITE, {"c": torch.zeros(16, 64)}, {"c": torch.ones(16, 64)}, filename="<rmw>", memory=memory)
+    assert clean.status == "pass" and hazards(clean) == [], (clean.error, hazards(clean))
+    ((name, text),) = with_undefined_inputs(READ_MODIFY_WRITE)
+    assert name == "c"
+    want = ([("u_x", 17, (10, 11, 12))], None)
+    assert findings(text, {"c": torch.zeros(16, 64)}, False, "<rmw>", memory) == want
+    assert findings(text, {"c": torch.zeros(16, 64)}, True, "<rmw>", memory) == want
