@@ -61,23 +61,15 @@ def findings(
     return found, (r.error.kind if r.error is not None else None)
 
 
-def main(argv: list[str]) -> int:
+def check(root: Path = FIXTURES, memory: bool = False, every: bool = False, selector: str | None = None) -> tuple[int, int, list[str]]:
+    """Runs, runs with a finding, and one line per disagreement between the batched and the exact run."""
     import json
 
     from pypto_lsp.validate.golden import load_bundle
-    from pypto_lsp.validate.process_setup import configure_process
 
-    configure_process()
-    root = COVERAGE if "--coverage" in argv else FIXTURES
-    every = "--all-dumps" in argv
-    memory = "--memory" in argv
-    words = [a for a in argv if not a.startswith("--")]
-    selector = words[0] if words else None
-    if not (root / "verdicts.json").is_file():
-        print(f"no fixtures at {root}")
-        return 0
     verdicts = json.loads((root / "verdicts.json").read_text())
-    runs = found = disagree = 0
+    runs = found = 0
+    disagree: list[str] = []
     seen: set[str] = set()
     for case, spec in verdicts.items():
         if (selector and selector not in case) or spec.get("kind") or spec["dir"] in seen:
@@ -95,9 +87,22 @@ def main(argv: list[str]) -> int:
                 runs += 1
                 found += bool(exact)
                 if batched != exact or err_b != err_e:
-                    disagree += 1
-                    print(f"{case}/{f.name}: {name} undefined: batched {batched} ({err_b}), exact {exact} ({err_e})", flush=True)
-    print(f"undefined inputs: {runs} runs, {found} with a finding, {disagree} where batched and exact disagree")
+                    disagree.append(f"{case}/{f.name}: {name} undefined: batched {batched} ({err_b}), exact {exact} ({err_e})")
+                    print(disagree[-1], flush=True)
+    return runs, found, disagree
+
+
+def main(argv: list[str]) -> int:
+    from pypto_lsp.validate.process_setup import configure_process
+
+    configure_process()
+    root = COVERAGE if "--coverage" in argv else FIXTURES
+    words = [a for a in argv if not a.startswith("--")]
+    if not (root / "verdicts.json").is_file():
+        print(f"no fixtures at {root}")
+        return 0
+    runs, found, disagree = check(root, "--memory" in argv, "--all-dumps" in argv, words[0] if words else None)
+    print(f"undefined inputs: {runs} runs, {found} with a finding, {len(disagree)} where batched and exact disagree")
     return 1 if disagree else 0
 
 
