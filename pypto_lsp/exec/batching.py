@@ -20,7 +20,6 @@ def chunk_window(src: Any, offsets: tuple[Any, ...], shape: tuple[int, int], axi
     offs = [int(o) for o in offsets]
     if any(o < 0 or o + n > size for o, n, size in zip(offs, full, src.shape, strict=True)):
         return None  # past the edge: the loop as written handles the clamping
-
     san = sanitizer.active()
     if san is not None:  # the chunks' loads, as one read of their region
         san.access("r", src, offs, full, "tile.load")
@@ -32,7 +31,6 @@ def kchunk(inits: tuple[Any, ...], specs: tuple[tuple[Any, ...], ...], chunks: i
 
     ``specs``: per accumulator ``(A, a_offsets, a_shape, B, b_offsets, b_shape)`` at the first chunk.
     """
-
     if any(sanitizer.undefined_in((init, s[0], s[3])) for init, s in zip(inits, specs, strict=True)):
         return None  # undefined elements are followed kernel by kernel (exec.definedness)
     out = []
@@ -46,6 +44,5 @@ def kchunk(inits: tuple[Any, ...], specs: tuple[tuple[Any, ...], ...], chunks: i
         if tuple(init.shape) != (a_shape[0], b_shape[1]):
             return None
         # DIVERGENCE from chunk-by-chunk order: one FP32 matmul over the whole contracted axis
-
         out.append(init + torch.matmul(as_f32(lhs), as_f32(rhs)))
     return tuple(out)

@@ -58,7 +58,6 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
     loop's first chunk; ``order``: the products one iteration pushes; ``first``: the chunk to start
     from (a :class:`Peel`'s middle).
     """
-
     if sanitizer.undefined_in([s[0] for s in specs] + [s[4] for s in specs]):
         return False  # undefined elements are followed push by push (exec.definedness), not in bulk
     products = []
@@ -104,7 +103,6 @@ def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], .
     """Whether every accumulator and popped tile already has its site's annotated shape and dtype
     (the popped tiles without a valid region), and every step its own accumulator. ``view``: the
     popped tiles as one view (:func:`.crosscore.parts_view`: one shape and dtype, no valid region), or None."""
-
     slots = [s[0] for s in steps]
     if len(set(slots)) != len(slots):
         return False
@@ -130,7 +128,6 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     ``steps``: per pop of one iteration ``(accumulator, pop shape, pop dtype, pop valid, pop name,
     add op, add shape, add dtype, add valid, add name, accumulator first, the add's IR line)``.
     """
-
     if not all(isinstance(v, torch.Tensor) for v in inits):
         return None
     if sanitizer.undefined_in(inits):
@@ -170,7 +167,6 @@ def _undefined_sums(inits: tuple[Any, ...], items: list[Any], steps: tuple[tuple
     """Under the sanitizer: each accumulator is undefined where its initial value or any tile added
     to it was (the adds ran outside the kernels that carry shadows, :mod:`.definedness`), the add's
     line on its path as the loop run add by add would put it."""
-
     san = sanitizer.active()
     if san is None or not san.defined.shadows:
         return

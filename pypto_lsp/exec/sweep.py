@@ -89,7 +89,6 @@ class Batch:
             return self.items[i]
         if self.valid is None:
             return self.t[i]
-
         return with_valid(self.t[i], self.valid)
 
     def all(self) -> list[Any]:
@@ -97,7 +96,6 @@ class Batch:
             return self.items
         if self.valid is None:
             return list(self.t.unbind(0))
-
         return [with_valid(x, self.valid) for x in self.t.unbind(0)]
 
     def stacked(self) -> Any:
@@ -164,7 +162,6 @@ class Sweep:
     def ready(self, reads: tuple[Any, ...], writes: tuple[tuple[Any, list[Any], tuple[int, ...]], ...]) -> bool:
         """True when the writes of different iterations never overlap and no tensor the body
         reads shares storage with one it writes (else the caller runs the loop as written)."""
-
         if sanitizer.undefined_in(reads):
             return False  # undefined elements are followed kernel by kernel (exec.definedness)
         targets = []
@@ -226,7 +223,6 @@ class Sweep:
         if self.pop_first is None:
             self.hi = self.end
             return True
-
         op, split, pid = self.pop_first
         rt = get_runtime()
         lane = context.lane()
@@ -277,7 +273,6 @@ class Sweep:
 
     def chk(self, value: Any, shape: tuple[Any, ...], dt: Any, valid: Any, name: str) -> Any:
         """The annotation check of one site, for every iteration."""
-
         if not isinstance(value, Batch):
             return check_value(value, shape, dt, valid, name)
         t = value.t
@@ -464,14 +459,15 @@ def _fast_window(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, a
     view = _windows(sw, src, offs, shape, count)
     if view is None:
         return None
-    san = sanitizer.active()
-    if san is not None and san.defined.shadows:
-        san.defined.read(view, name)
+    defined = _following()
+    if defined is not None:
+        defined.read(view, name)
     if name == "tile.load":
         _sanitized("r", sw, src, offs, shape, count, name)
         window = view
         view = view.clone(memory_format=torch.contiguous_format)  # a load makes fresh tiles
-        _moved(view, window)
+        if defined is not None:
+            defined.moved(view, window)
     return Batch(t=view)
 
 
@@ -490,20 +486,21 @@ def _fast_write(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, ar
     view = _windows(sw, dst, offs, list(t.shape[1:]), count)
     if view is None:
         return None
+    defined = _following()
     _sanitized("w", sw, dst, offs, list(t.shape[1:]), count, name)
-    _moved(view, t)
+    if defined is not None:
+        defined.moved(view, t)
     view.copy_(t.to(dst.dtype))
     return dst
 
 
-def _moved(dst: Any, src: Any) -> None:
-    """Under the sanitizer: ``dst`` (the windows written, or the fresh tiles loaded) takes ``src``'s
-    undefined elements, as a store or a load of one iteration does (:mod:`.definedness`). A window
-    of the loop's own carried tensor can hold them though the loop's reads did not (``Sweep.ready``
-    looks at those only): a read-modify-write of an uninitialised accumulator."""
+def _following() -> Any:
+    """The run's :class:`.definedness.Definedness` while it follows an undefined buffer, else None.
+    A batched load or write then moves the windows' shadows as one iteration's kernel would: a
+    window of the loop's own carried tensor can hold undefined elements though the loop's reads did
+    not (``Sweep.ready`` looks at those only): a read-modify-write of an uninitialised accumulator."""
     san = sanitizer.active()
-    if san is not None and san.defined.shadows:
-        san.defined.moved(dst, src)
+    return san.defined if san is not None and san.defined.shadows else None
 
 
 def _sanitized(kind: str, sw: Sweep, t: Any, offs: Any, shape: list[int], count: int, op: str) -> None:
@@ -530,7 +527,6 @@ _MATMULS = {"tile.matmul", "tensor.matmul"}
 
 def _fast_stacked(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
     """The kernel once on the stacked tiles (torch broadcasts over the iteration axis)."""
-
     call = []
     rank = None
     for a in args:
