@@ -6,11 +6,13 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from .lend import keep_source
 
 
 class GoldenError(Exception):
@@ -72,6 +74,23 @@ def tensor_problem(t: torch.Tensor) -> str | None:
     return None
 
 
+def _decode(raw: bytes, suffix: str) -> object:
+    if suffix == ".safetensors":
+        from safetensors.torch import load as load_safetensors
+
+        return load_safetensors(raw)
+    return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+
+
+def _remaker(raw: bytes, suffix: str, key: str) -> Callable[[], torch.Tensor]:
+    def remake() -> torch.Tensor:
+        data = _decode(raw, suffix)
+        assert isinstance(data, Mapping)
+        return data[key]
+
+    return remake
+
+
 def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
     """Load a ``dict[str, Tensor]``; never unpickles code. Regular files only; cached per file version."""
     p = Path(path)
@@ -87,12 +106,7 @@ def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
         return hit
     raw = read_regular(p)
     try:
-        if p.suffix == ".safetensors":
-            from safetensors.torch import load as load_safetensors
-
-            data: object = load_safetensors(raw)
-        else:
-            data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        data = _decode(raw, p.suffix)
     except Exception as exc:  # corrupt file, pickle with code, wrong format ...
         raise GoldenError(f"cannot read golden bundle {p}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
     if not isinstance(data, Mapping):
@@ -107,6 +121,8 @@ def load_bundle(path: str | Path) -> dict[str, torch.Tensor]:
         if problem is not None:
             raise GoldenError(f"golden bundle {p}: '{k}' is {problem}; a golden is a dense tensor with its values")
         out[k] = v
+        # a run that writes into an input is undone from these bytes (validate.lend), not from a copy
+        keep_source(v, _remaker(raw, p.suffix, k))
     if len(_CACHE) > 16:
         _CACHE.clear()
     if key is not None:

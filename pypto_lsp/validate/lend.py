@@ -4,8 +4,10 @@ Every run used to clone every input bundle tensor (at hidden 4096 the weights ar
 a file). A tensor bound to an ``In`` parameter of the entry is now passed as it is: a dump does
 not write its inputs, and when one does anyway (a store into an input, a bug the run should
 still report as the dump computes it), torch's version counter, which every in-place write
-into a tensor or a view of it bumps, tells afterwards; the tensor is then restored from a copy
-made once per process (the run's own result keeps what the dump wrote). Output parameters and
+into a tensor or a view of it bumps, tells afterwards; the tensor is then restored (the run's own result keeps what the dump wrote). A tensor read from
+a bundle file is restored from that file's bytes, which :func:`pypto_lsp.validate.golden.load_bundle`
+keeps with it (no copy: a copy of the hidden-4096 weights was 50 ms of the first run in a process);
+any other is restored from a copy made once per process. Output parameters and
 anything not bound to an ``In`` parameter are cloned as before, and so is everything while a
 timed-out run may still be writing (:func:`pypto_lsp.validate.engine.abandoned_runs`).
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -22,12 +24,27 @@ import torch
 from ..exec.values import register_input
 from ..ir.model import Program
 
-__all__ = ["Loan", "lend", "uint32_as_held", "uint32_golden", "uint32_keys"]
+__all__ = ["Loan", "keep_source", "lend", "uint32_as_held", "uint32_golden", "uint32_keys"]
 
 _SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
 
 # id(tensor) -> (the tensor, weakly; its version when copied; the copy)
 _PRISTINE: dict[int, tuple[weakref.ref[torch.Tensor], int, torch.Tensor]] = {}
+
+
+# id(a bundle tensor) -> (the tensor, weakly; its version when loaded; how to make it again: its
+# file's bytes decoded anew). The entry goes with the tensor.
+_SOURCES: dict[int, tuple[weakref.ref[torch.Tensor], int, Callable[[], torch.Tensor]]] = {}
+
+
+def keep_source(t: torch.Tensor, remake: Callable[[], torch.Tensor]) -> None:
+    """``remake()`` gives ``t``'s values as loaded: a written ``t`` is restored from it, no copy is made."""
+    key = id(t)
+
+    def gone(_ref: weakref.ref[torch.Tensor]) -> None:
+        _SOURCES.pop(key, None)
+
+    _SOURCES[key] = (weakref.ref(t, gone), t._version, remake)
 
 
 def _candidates(name: str) -> list[str]:
@@ -40,6 +57,16 @@ def _bound_key(name: str, tensors: Mapping[str, Any]) -> str | None:
         if c in tensors:
             return c
     return None
+
+
+def _restorer(t: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """How to get ``t``'s values as they are now back: its bundle's bytes while it is unchanged
+    since loaded, else a copy."""
+    source = _SOURCES.get(id(t))
+    if source is not None and source[0]() is t and source[1] == t._version:
+        return source[2]
+    copy = _pristine(t)
+    return lambda: copy
 
 
 def _pristine(t: torch.Tensor) -> torch.Tensor:
@@ -58,17 +85,18 @@ class Loan:
     """The tensors lent to one run and their versions when lent."""
 
     def __init__(self) -> None:
-        # (key, the tensor, its version when lent, its pristine copy: held here, the process-wide
-        # table may drop it while the run goes on)
-        self.lent: list[tuple[str, torch.Tensor, int, torch.Tensor]] = []
+        # (key, the tensor, its version when lent, how to get its values back: a copy held here,
+        # the process-wide table may drop it while the run goes on, or its bundle's bytes)
+        self.lent: list[tuple[str, torch.Tensor, int, Callable[[], torch.Tensor]]] = []
 
     def settle(self, run_tensors: dict[str, torch.Tensor]) -> list[str]:
         """After the run: an input the dump wrote keeps its written state in ``run_tensors`` (a
         copy) and is restored for the next run. The keys restored."""
         restored = []
-        for key, t, version, copy in self.lent:
+        for key, t, version, restore in self.lent:
             if t._version != version:
                 run_tensors[key] = t.clone()
+                copy = restore()
                 with torch.no_grad():
                     t.copy_(copy)
                 _PRISTINE[id(t)] = (weakref.ref(t), t._version, copy)
@@ -96,10 +124,10 @@ def lend(
         if k in unsigned:
             out[k] = uint32_as_held(v)  # a copy in the dtype the run holds UINT32 in
         elif k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
-            copy = _pristine(v)  # once per process: what a write is undone from
+            restore = _restorer(v)  # what a write is undone from
             register_input(v)  # its FP32 conversion may be kept for the next run
             out[k] = v
-            loan.lent.append((k, v, v._version, copy))
+            loan.lent.append((k, v, v._version, restore))
         else:
             out[k] = v.clone()
     return out, loan
