@@ -557,6 +557,9 @@ class Sanitizer(Observer):
         Past ``deadline`` (``time.monotonic()``) a ``TimeoutError``, as the run's own."""
         out: list[Hazard] = []
         indexes: dict[tuple[int, Any], AccessIndex] = {}
+        # per index, the tasks that touched its buffer (a bit each): a task ordered after all of
+        # them cannot race on it, and its lookup is skipped (a chain of tasks: no lookup at all)
+        touched: dict[tuple[int, Any], int] = {}
         seen: set[tuple[int, int, int]] = set()
 
         def ordered(a: _Task, b: _Task) -> bool:
@@ -570,7 +573,9 @@ class Sanitizer(Observer):
                 idx = indexes.get((key, t.rank))
                 if idx is None:
                     idx = indexes[(key, t.rank)] = AccessIndex(self.roots[key], overlap, covers)
-                hit = idx.first_race(t, boxes, ordered)
+                before = touched.get((key, t.rank), 0)
+                touched[(key, t.rank)] = before | (1 << t.index)
+                hit = idx.first_race(t, boxes, ordered) if before & ~t.reach else None
                 if hit is not None:
                     a, ka, kb, q = hit
                     sig = (a.site.index, t.site.index, key)
