@@ -11,6 +11,7 @@ so another name bound to the original object keeps its own metadata.
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -124,9 +125,9 @@ _CONVERT_THREADS = [min(4, os.cpu_count() or 1)]
 
 
 def convert_threads(n: int) -> None:
-    """How many intra-op threads one big weight conversion of :func:`as_f32` may use (the engine
-    runs on one: dump tensors are small). A process among several running dumps side by side
-    (the CLI's worker pool) sets 1."""
+    """How many parts of one big weight conversion of :func:`as_f32` run side by side (the engine
+    runs on one intra-op thread: dump tensors are small). A process among several running dumps
+    side by side (the CLI's worker pool) sets 1."""
     _CONVERT_THREADS[0] = max(1, n)
 
 
@@ -138,6 +139,28 @@ def register_input(t: torch.Tensor) -> None:
         _F32.pop(k, None)
     if t.dtype in _HALF and t.numel() >= _MIN_ELEMENTS:
         _INPUTS[t.untyped_storage().data_ptr()] = weakref.ref(t)
+
+
+def _float_in_parts(flat: torch.Tensor, threads: int) -> torch.Tensor:
+    """``flat.float()`` converted in ``threads`` parts side by side, one Python thread each (torch
+    lets go of the GIL while it copies). Not by raising torch's thread count: that count is the
+    process's, and a long matmul running meanwhile in another thread (the debug adapter's run of
+    the previous pass, a Dask worker's other file) would take it up and give other bits."""
+    out = torch.empty(flat.shape, dtype=torch.float32)
+    n = flat.numel()
+    step = -(-n // threads)
+    parts = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+    def convert(lo: int, hi: int) -> None:
+        out[lo:hi].copy_(flat[lo:hi])
+
+    helpers = [threading.Thread(target=convert, args=part, name="pypto-lsp-f32", daemon=True) for part in parts[1:]]
+    for h in helpers:
+        h.start()
+    convert(*parts[0])
+    for h in helpers:
+        h.join()
+    return out
 
 
 def as_f32(t: torch.Tensor) -> torch.Tensor:
@@ -156,14 +179,10 @@ def as_f32(t: torch.Tensor) -> torch.Tensor:
     if hit is None or hit[0] != version:
         storage = owner.untyped_storage()
         flat = torch.empty(0, dtype=owner.dtype).set_(storage, 0, (storage.nbytes() // owner.element_size(),), (1,))
-        threads, before = _CONVERT_THREADS[0], torch.get_num_threads()
-        wide = threads > before and flat.numel() >= _WIDE_ELEMENTS
-        if wide:
-            torch.set_num_threads(threads)  # 117 M weight elements at hidden 4096: ~0.17 s on one core
-        try:
+        threads = _CONVERT_THREADS[0]
+        if threads > 1 and flat.numel() >= _WIDE_ELEMENTS:
+            hit = (version, _float_in_parts(flat, threads))  # 117 M weight elements at hidden 4096: ~0.17 s on one core
+        else:
             hit = (version, flat.float())
-        finally:
-            if wide:
-                torch.set_num_threads(before)
         _F32[ptr] = hit
     return hit[1].as_strided(t.shape, t.stride(), t.storage_offset())
