@@ -63,3 +63,24 @@ def test_two_megabytes_of_spaces_parse_and_normalise() -> None:
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
+def test_loop_marks_strip_in_linear_time() -> None:
+    # ClassifyIterArgCarry's marks leave the key (validate.folders._INERT_LOOP_ATTRS): a header with
+    # 200 000 marks and no closing brace, and 20 000 headers with another key among the marks, in a
+    # child with a bound (a backtracking pattern would take hours)
+    code = textwrap.dedent(
+        """
+        from pypto_lsp.validate.folders import normalise
+        mark = '"iter_arg_rebind_1": True, '
+        one = "for i, (x,) in pl.range(4, init_values=(y,), attrs={" + mark * 200_000 + '"iter_arg_rebind_2": False):'
+        many = ("for i, (x,) in pl.range(4, init_values=(y,), attrs={" + mark * 10 + '"q": 1}):' + chr(10)) * 20_000
+        ok = "for i, (x,) in pl.range(4, init_values=(y,), attrs={" + mark * 3 + '"iter_arg_rebind_2": False}):'
+        assert normalise(one) == one  # no closing brace: not a mark, kept
+        assert normalise(many) == many  # another key among the marks: kept
+        assert normalise(ok) == "for i, (x,) in pl.range(4, init_values=(y,)):"
+        print("ok")
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
