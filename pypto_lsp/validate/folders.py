@@ -34,6 +34,16 @@ _COMMENT = re.compile(r"^[ \t]*#.*$\n?", re.M)
 _INERT_LOOP_ATTRS = re.compile(
     r', attrs=\{"iter_arg_rebind_\d+": (?:True|False)(?:, "iter_arg_rebind_\d+": (?:True|False))*\}(?=\):$)', re.M
 )
+# StampTfreeSplit's ``split=N`` on a slot hand-back (``pl.system.tfree_to_aic(t, split=1)``): a ``tfree``
+# is a no-op here (exec.kernels.noops: a pop frees its slot), so the stamp changes nothing that runs
+_INERT_TFREE_SPLIT = re.compile(r"^([ \t]*pl\.system\.tfree_to_ai[cv]\(\w+), split=\d+\)$", re.M)
+
+
+def _inert_marks_out(text: str) -> str:
+    """``text`` without the marks of passes that only annotate it for PyPTO's later passes."""
+    return _INERT_TFREE_SPLIT.sub(r"\1)", _INERT_LOOP_ATTRS.sub("", text))
+
+
 _ALLOC_HEAD = re.compile(r"\w+: pl\.Ptr = pl\.tile\.alloc\(")
 
 
@@ -48,7 +58,7 @@ def normalise(text: str, memory: bool = False) -> str:
     """The dump text with what cannot change numbers removed (the cache key's IR part).
 
     ``memory``: placements matter (the memory model runs tiles where the IR puts them)."""
-    t = _INERT_LOOP_ATTRS.sub("", _COMMENT.sub("", text))
+    t = _inert_marks_out(_COMMENT.sub("", text))
     if not memory:
         t = MEMREF_ITEM.sub("", t)
     lines = (raw.rstrip(" \t") for raw in t.split("\n"))
@@ -63,7 +73,7 @@ def keyed_text(text: str, memory: bool = False) -> str:
     part. Two dumps with the same key then have their statements on the same lines, so a reused
     result's line numbers (errors, hazards, the value to blame) are the reusing file's too; a
     dump that only adds a comment line runs again rather than point one line off."""
-    t = _INERT_LOOP_ATTRS.sub("", _COMMENT_LINE.sub("", text))
+    t = _inert_marks_out(_COMMENT_LINE.sub("", text))
     if not memory:
         t = MEMREF_ITEM.sub("", t)
     lines = (raw.rstrip(" \t") for raw in t.split("\n"))

@@ -65,10 +65,11 @@ def test_two_megabytes_of_spaces_parse_and_normalise() -> None:
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
 
 
-def test_loop_marks_strip_in_linear_time() -> None:
-    # ClassifyIterArgCarry's marks leave the key (validate.folders._INERT_LOOP_ATTRS): a header with
-    # 200 000 marks and no closing brace, and 20 000 headers with another key among the marks, in a
-    # child with a bound (a backtracking pattern would take hours)
+def test_pass_marks_strip_in_linear_time() -> None:
+    # ClassifyIterArgCarry's and StampTfreeSplit's marks leave the key (validate.folders._inert_marks_out):
+    # a header with 200 000 marks and no closing brace, 20 000 headers with another key among the
+    # marks, a tfree after 2 M spaces with another keyword, in a child with a bound (a backtracking
+    # pattern would take hours)
     code = textwrap.dedent(
         """
         from pypto_lsp.validate.folders import normalise
@@ -79,6 +80,9 @@ def test_loop_marks_strip_in_linear_time() -> None:
         assert normalise(one) == one  # no closing brace: not a mark, kept
         assert normalise(many) == many  # another key among the marks: kept
         assert normalise(ok) == "for i, (x,) in pl.range(4, init_values=(y,)):"
+        spaces = " " * 2_000_000 + "pl.system.tfree_to_aic(t, split=" + "1" * 200_000 + ", id=2)"
+        assert normalise(spaces) == spaces  # StampTfreeSplit's stamp is only split=N alone
+        assert normalise("    pl.system.tfree_to_aiv(t, split=1)") == "    pl.system.tfree_to_aiv(t)"
         print("ok")
         """
     )

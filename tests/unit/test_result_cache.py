@@ -60,3 +60,33 @@ def test_the_folder_runs_the_marked_twin_once(tmp_path: Path) -> None:
     first, second = rep.files
     assert first.status == second.status == "pass"
     assert not first.cached and second.cached  # one run, its result given to both
+
+
+MIXED = Path(__file__).resolve().parents[2] / "examples" / "mixed_matmul"
+
+
+def test_a_stamped_tfree_split_is_the_same_run() -> None:
+    """StampTfreeSplit adds ``split=1`` to a ``tfree``: the slot hand-back is a no-op here (a pop frees
+    its slot), so the stamped dump and the one before are one run."""
+    from pypto_lsp.ir.catalogue import NOOP_OPS
+    from pypto_lsp.validate.engine import run_text
+
+    before = (MIXED / "passes_dump" / "24_after_SplitVectorKernel.py").read_text()
+    stamped = (MIXED / "passes_dump" / "25_after_StampTfreeSplit.py").read_text()
+    assert "tfree_to_aic(acc__tile_Vec, split=1)" in stamped and stamped != before
+    assert keyed_text(stamped, True) == keyed_text(before, True)
+    # the reason it may be; when a tfree comes to do something, this fails: take the stamp out of
+    # the key then (validate.folders._INERT_TFREE_SPLIT)
+    assert {"system.tfree_to_aic", "system.tfree_to_aiv"} <= NOOP_OPS
+    inputs = load_bundle(MIXED / "golden" / "inputs.pt")
+    expected = load_bundle(MIXED / "golden" / "expected.pt")
+    runs = [run_text(t, inputs, expected, sanitize=True).to_json() for t in (before, stamped)]
+    for r in runs:
+        r.pop("seconds", None)
+    assert runs[0] == runs[1] and runs[0]["status"] == "pass"
+
+
+def test_a_tfree_with_something_else_stays_in_the_key() -> None:
+    before = (MIXED / "passes_dump" / "24_after_SplitVectorKernel.py").read_text()
+    other = before.replace("tfree_to_aic(acc__tile_Vec)", "tfree_to_aic(acc__tile_Vec, split=1, id=2)")
+    assert other != before and keyed_text(other, True) != keyed_text(before, True)
