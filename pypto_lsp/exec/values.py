@@ -151,8 +151,13 @@ def _float_in_parts(flat: torch.Tensor, threads: int) -> torch.Tensor:
     step = -(-n // threads)
     parts = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
+    failed: list[BaseException] = []
+
     def convert(lo: int, hi: int) -> None:
-        out[lo:hi].copy_(flat[lo:hi])
+        try:
+            out[lo:hi].copy_(flat[lo:hi])
+        except BaseException as exc:  # raised below, in the caller's thread
+            failed.append(exc)
 
     helpers = [threading.Thread(target=convert, args=part, name="pypto-lsp-f32", daemon=True) for part in parts[1:]]
     for h in helpers:
@@ -160,6 +165,8 @@ def _float_in_parts(flat: torch.Tensor, threads: int) -> torch.Tensor:
     convert(*parts[0])
     for h in helpers:
         h.join()
+    if failed:  # a part not converted: no half-filled copy is kept
+        raise failed[0]
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import torch
 
 from pypto_lsp.validate.engine import run_text
@@ -147,3 +148,32 @@ def test_a_bundle_input_is_lent_without_a_copy_and_restored_from_its_files_bytes
         r = run_text(_program(True), ins, {"out": x0 + 2, "x": x0 + 1}, rtol=0, atol=0)
         assert r.status == PASS, (r.error, r.tensors)
         assert torch.equal(x, x0) and load_bundle(tmp_path / "tensors.pt")["x"] is x
+
+
+def test_a_conversion_part_that_fails_fails_the_conversion(monkeypatch) -> None:
+    """A part converted in a helper thread that raises (out of memory, say) raises in the caller, and
+    no half-converted copy is kept for the next run."""
+    import threading
+
+    from pypto_lsp.exec import values
+    from pypto_lsp.exec.values import as_f32, convert_threads, register_input
+
+    real_copy = torch.Tensor.copy_
+
+    def copy_(self, src, *a, **kw):  # type: ignore[no-untyped-def]
+        if threading.current_thread().name == "pypto-lsp-f32":
+            raise MemoryError("no room for this part")
+        return real_copy(self, src, *a, **kw)
+
+    monkeypatch.setattr(torch.Tensor, "copy_", copy_)
+    w = torch.randn(2048, 2048 + 64).bfloat16()
+    register_input(w)
+    convert_threads(2)
+    try:
+        with pytest.raises(MemoryError):
+            as_f32(w[:, 64:])
+        assert w.untyped_storage().data_ptr() not in values._F32
+        monkeypatch.undo()
+        assert torch.equal(as_f32(w[:, 64:]), w[:, 64:].float())  # converted whole the next time
+    finally:
+        convert_threads(min(4, os.cpu_count() or 1))
