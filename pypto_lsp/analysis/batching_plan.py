@@ -35,6 +35,9 @@ editor setting ``pypto-lsp.exact``) that travels in ``validate.config.RunSetting
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -309,12 +312,43 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
 
 def used_after(loop: For, fn: Function, names: set[str]) -> bool:
     """Whether a statement of ``fn`` outside ``loop`` reads any of ``names``."""
+    if not names:
+        return False
     inside = {id(s) for s in walk_stmts(loop.body)}
-    for s in walk_stmts(fn.body):
-        if id(s) in inside or s is loop:
-            continue
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, Name) and sub.id in names:
-                    return True
-    return False
+    inside.add(id(loop))
+    return any(not names.isdisjoint(read) for sid, read in statement_reads(fn) if sid not in inside)
+
+
+class _Reads(threading.local):
+    """Per thread, while one program is lowered: each function's statements and the names each reads."""
+
+    by_fn: dict[int, tuple[Function, list[tuple[int, frozenset[str]]]]] | None = None
+
+
+_READS = _Reads()
+
+
+@contextmanager
+def reads_kept() -> Iterator[None]:
+    """Within: :func:`statement_reads` walks each function's expressions once, not once per loop it
+    is asked about (``analysis.lowering.lower_program`` asks for every loop of a function). The IR
+    is not changed meanwhile."""
+    outer = _READS.by_fn
+    _READS.by_fn = {}
+    try:
+        yield
+    finally:
+        _READS.by_fn = outer
+
+
+def statement_reads(fn: Function) -> list[tuple[int, frozenset[str]]]:
+    """``(id(statement), the names its own expressions read)`` for every statement of ``fn``, in order."""
+    kept = _READS.by_fn
+    if kept is not None:
+        hit = kept.get(id(fn))
+        if hit is not None and hit[0] is fn:
+            return hit[1]
+    out = [(id(s), frozenset(sub.id for e in stmt_exprs(s) for sub in walk_expr(e) if isinstance(sub, Name))) for s in walk_stmts(fn.body)]
+    if kept is not None:
+        kept[id(fn)] = (fn, out)
+    return out

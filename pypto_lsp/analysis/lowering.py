@@ -190,32 +190,42 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
     # sweeps and pipe loops run on placed dumps too: their first and last iterations in the arenas
     sweeps = not options.trace and not exact
     functions: dict[str, FunctionLowering] = {}
-    for fn in program.functions:
-        mem = placed.functions.get(fn.name) if placed is not None else None
-        if mem is not None and mem.empty:
-            mem = None
-        lanes = split_aiv_function(fn)
-        f = FunctionLowering(
-            function=fn,
-            types=_types(fn),
-            lanes=lanes,
-            cube=frozenset(cube_names(fn)) if lanes is not None else frozenset(),
-            memory=mem,
-            same_path=mem is not None and sweeps and same_path_every_call(fn),
-        )
-        for s in walk_stmts(fn.body):
-            if isinstance(s, For):
-                st = _strategy(s, f, program, options, batching, sweeps)
-                if not isinstance(st, AsWritten):
-                    f.loops[id(s)] = st
-        functions[fn.name] = f
+    with batching_plan.reads_kept():
+        for fn in program.functions:
+            functions[fn.name] = _lower_function(fn, program, options, placed, batching, sweeps)
     return Lowering(options, placed, functions, reaches_syncall(program), _skipped(program))
+
+
+def _lower_function(
+    fn: Function, program: Program, options: Options, placed: MemoryPlan | None, batching: bool, sweeps: bool
+) -> FunctionLowering:
+    """One function's loop strategies (see :func:`lower_program`)."""
+    mem = placed.functions.get(fn.name) if placed is not None else None
+    if mem is not None and mem.empty:
+        mem = None
+    lanes = split_aiv_function(fn)
+    f = FunctionLowering(
+        function=fn,
+        types=_types(fn),
+        lanes=lanes,
+        cube=frozenset(cube_names(fn)) if lanes is not None else frozenset(),
+        memory=mem,
+        same_path=mem is not None and sweeps and same_path_every_call(fn),
+    )
+    for s in walk_stmts(fn.body):
+        if isinstance(s, For):
+            st = _strategy(s, f, program, options, batching, sweeps)
+            if not isinstance(st, AsWritten):
+                f.loops[id(s)] = st
+    return f
 
 
 def _skipped(program: Program) -> dict[str, tuple[int, ...]]:
     """Per function launched with ``predicate=`` (``pl.submit``/``pl.spmd_submit``, or called in a
     predicated ``with pl.spmd(...)``): the arguments an undispatched launch returns (ir.tasks)."""
     launched: list[FuncCall] = []
+    if program.source and "predicate" not in program.source:
+        return {}  # no launch can carry one: the walk below would find nothing
     for fn in program.functions:
         for s in walk_stmts(fn.body):
             scoped = [x for b in s.body for x in stmt_exprs(b)] if isinstance(s, Scope) and "predicate" in s.kwargs else []

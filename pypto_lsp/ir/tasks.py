@@ -155,6 +155,8 @@ def reaches_syncall(program: Program) -> frozenset[str]:
     call): an SPMD launch of one runs its blocks so that they meet at the barrier (exec.spmd)."""
     from .model import OpCall, stmt_exprs, walk_stmts
 
+    if program.source and "syncall" not in program.source:
+        return frozenset()  # no barrier anywhere: the walk below would find none
     calls: dict[str, set[str]] = {}
     found: set[str] = set()
     for fn in program.functions:

@@ -170,3 +170,25 @@ def test_a_pre_ssa_accumulation_batches_too(tensors) -> None:
         "        acc: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full", "        acc9: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.full"
     )
     assert not _batched(late)
+
+
+def test_the_reads_after_a_loop_are_walked_once_per_function_while_a_program_is_lowered() -> None:
+    """``used_after`` asks, for each candidate loop, whether anything after it reads what the loop
+    made; while one program is lowered each function's reads are collected once, not once per loop,
+    and the answers are the ones a fresh walk gives."""
+    from pypto_lsp.analysis.batching_plan import reads_kept, statement_reads, used_after
+    from pypto_lsp.ir.model import For, walk_stmts
+    from pypto_lsp.ir.parser import parse_text
+
+    program = parse_text(_program(256, 64), "k.py").program
+    assert program is not None
+    fn = program.functions[0]
+    loop = next(s for s in walk_stmts(fn.body) if isinstance(s, For))
+    fresh = (used_after(loop, fn, {"acc_rv"}), used_after(loop, fn, {"k0", "a_c"}), used_after(loop, fn, {"y"}))
+    assert fresh == (True, False, True)  # acc_rv is the loop's own yield target: the assemble reads it
+    assert statement_reads(fn) is not statement_reads(fn)  # outside a lowering: walked each time
+    with reads_kept():
+        first = statement_reads(fn)
+        assert statement_reads(fn) is first
+        assert (used_after(loop, fn, {"acc_rv"}), used_after(loop, fn, {"k0", "a_c"}), used_after(loop, fn, {"y"})) == fresh
+    assert statement_reads(fn) is not first  # the cache ends with the lowering
