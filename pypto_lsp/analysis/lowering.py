@@ -223,9 +223,9 @@ def _lower_function(
 def _skipped(program: Program) -> dict[str, tuple[int, ...]]:
     """Per function launched with ``predicate=`` (``pl.submit``/``pl.spmd_submit``, or called in a
     predicated ``with pl.spmd(...)``): the arguments an undispatched launch returns (ir.tasks)."""
-    launched: list[FuncCall] = []
     if program.source and "predicate" not in program.source:
         return {}  # no launch can carry one: the walk below would find nothing
+    launched: list[FuncCall] = []
     for fn in program.functions:
         for s in walk_stmts(fn.body):
             scoped = [x for b in s.body for x in stmt_exprs(b)] if isinstance(s, Scope) and "predicate" in s.kwargs else []
