@@ -120,6 +120,7 @@ _INPUTS: dict[int, weakref.ref[torch.Tensor]] = {}
 _F32: dict[int, tuple[int, torch.Tensor]] = {}
 _HALF = (torch.bfloat16, torch.float16)
 _MIN_ELEMENTS = 1 << 16  # weights, not tiles
+_WINDOW_PART = 8  # a view of at most 1/8 of its input is converted on its own (see as_f32)
 _WIDE_ELEMENTS = 1 << 22  # a conversion this big uses the machine's cores (see convert_threads)
 _CONVERT_THREADS = [min(4, os.cpu_count() or 1)]
 
@@ -171,9 +172,17 @@ def _float_in_parts(flat: torch.Tensor, threads: int) -> torch.Tensor:
 
 
 def as_f32(t: torch.Tensor) -> torch.Tensor:
-    """``t.float()``; for a window of a golden input (a BF16/FP16 weight), a view of that input
-    converted once per process and version: a run at hidden 4096 converts 117 M weight elements in
-    ~0.3 s, and every dump of a folder (and every save in the editor) read the same weights."""
+    """``t.float()``; for a big part of a golden input (a BF16/FP16 weight), a view of that input
+    converted once per process and version (every dump of a folder, every save in the editor, reads
+    the same weights).
+
+    A window of at most 1/:data:`_WINDOW_PART` of its input (a tile, one task's K-chunk columns) is
+    converted on its own, each time: the matmul then reads a contiguous FP32 window, which costs
+    what reading the strided window of a whole FP32 copy costs (the conversion included; measured
+    on the K-chunk ``bmm``s of hidden 4096: 31 ms either way for one weight's 128 windows), and the
+    run neither pays for converting the whole weight first (~90 ms of the hidden-4096 last dump's
+    0.54 s cold) nor holds its copy (4 bytes an element: 470 MB there). The bits are the same either
+    way (a test multiplies both)."""
     if t.dtype not in _HALF:
         return t.float()
     ptr = t.untyped_storage().data_ptr()
@@ -184,6 +193,9 @@ def as_f32(t: torch.Tensor) -> torch.Tensor:
     version = owner._version  # shared by every view of it: a write anywhere in it shows here
     hit = _F32.get(ptr)
     if hit is None or hit[0] != version:
+        if t.numel() * _WINDOW_PART <= owner.numel():
+            _F32.pop(ptr, None)  # an older version's copy: not kept
+            return t.float()  # a window: on its own (a whole copy made for a bigger part is used while it lasts)
         storage = owner.untyped_storage()
         flat = torch.empty(0, dtype=owner.dtype).set_(storage, 0, (storage.nbytes() // owner.element_size(),), (1,))
         threads = _CONVERT_THREADS[0]

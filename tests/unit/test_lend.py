@@ -57,20 +57,48 @@ def test_an_input_only_read_is_not_copied_and_a_written_one_is_restored() -> Non
 
 
 def test_a_lent_weight_is_converted_to_fp32_once_per_version() -> None:
-    """Matmuls read BF16 weights as FP32: a lent input's conversion is kept across runs, and a
-    write into the input (its version moves) makes a new one."""
+    """Matmuls read BF16 weights as FP32: a lent input's conversion, made for a big part of it, is
+    kept across runs, and a write into the input (its version moves) makes a new one."""
     from pypto_lsp.exec.values import as_f32, register_input
 
     w = torch.randn(256, 512).bfloat16()
     register_input(w)
-    win = w[:, 64:128]
-    a, b = as_f32(win), as_f32(w[:, 64:128])
-    assert torch.equal(a, win.float()) and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    part = w[:, 64:]
+    a, b = as_f32(part), as_f32(w[:, 64:])
+    assert torch.equal(a, part.float()) and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    win = as_f32(w[:, 64:128])  # a window, while the whole copy lasts: a view of it too
+    assert win.untyped_storage().data_ptr() == a.untyped_storage().data_ptr() and torch.equal(win, w[:, 64:128].float())
     w[0, 70] = 3.0  # in place: the version counter moves
-    c = as_f32(w[:, 64:128])
+    c = as_f32(w[:, 64:])
     assert float(c[0, 6]) == 3.0 and c.untyped_storage().data_ptr() != a.untyped_storage().data_ptr()
     other = torch.randn(256, 512).bfloat16()  # never lent: converted each time
     assert as_f32(other).untyped_storage().data_ptr() != as_f32(other).untyped_storage().data_ptr()
+
+
+def test_a_window_of_a_lent_weight_is_converted_on_its_own_with_the_same_products() -> None:
+    """A window of at most an eighth of its weight (a tile, one task's columns) is converted alone:
+    no whole FP32 copy is made (or kept: one of an older version is dropped), and a matmul or a
+    K-chunk ``bmm`` of it gives the bits the strided window of a whole copy gives."""
+    from pypto_lsp.exec import values
+    from pypto_lsp.exec.values import as_f32, register_input
+
+    torch.manual_seed(3)
+    w = (torch.randn(1024, 512) * 0.05).bfloat16()
+    register_input(w)
+    ptr = w.untyped_storage().data_ptr()
+    whole = w.float()
+    for cols in ((0, 64), (64, 128), (448, 512)):
+        win = w[:, cols[0] : cols[1]]
+        got = as_f32(win)
+        assert ptr not in values._F32 and torch.equal(got, win.float())
+        a = torch.randn(16, 1024)
+        assert torch.equal(torch.matmul(a, got), torch.matmul(a, whole[:, cols[0] : cols[1]]))
+        chunks = torch.randn(8, 16, 128)
+        assert torch.equal(torch.bmm(chunks, got.reshape(8, 128, 64)), torch.bmm(chunks, whole[:, cols[0] : cols[1]].reshape(8, 128, 64)))
+    as_f32(w[:, 64:])  # a big part: the whole copy
+    assert ptr in values._F32
+    w[0, 0] = 1.0  # a new version: the next window drops the old copy
+    assert torch.equal(as_f32(w[:64, :64]), w[:64, :64].float()) and ptr not in values._F32
 
 
 def test_a_big_weight_converts_on_the_machines_cores_without_raising_torchs_thread_count(monkeypatch) -> None:
