@@ -16,7 +16,9 @@ Per size:
 * folder cold: ``pypto-lsp validate passes_dump --no-cache --no-localize`` in a fresh process
   (``summary.seconds``, 2 worker processes by default);
 * last dump cold: the same for ``49_after_...`` alone (``summary.seconds``: parse, checks,
-  codegen, run, compare), and in this process the run of that dump (``run_text``: wall and CPU);
+  codegen, run, compare) and the peak resident memory of that process (``peak MB``: inputs, goldens
+  and the run; the largest of the runs), and in this process the run of that dump (``run_text``:
+  wall and CPU);
 * kernel calls of that run and its execute time per call (µs);
 * with ``--memory both`` (the default), folder and last dump cold again with ``--memory off`` (values
   only) and their ratio: the memory-model cost.
@@ -102,28 +104,34 @@ def best_of(fn: Any, repeat: int) -> tuple[float, float]:
     return wall, cpu
 
 
-def cli_summary_seconds(path: Path, inputs: Path, expected: Path, extra: list[str]) -> tuple[float, float]:
-    """``summary.seconds`` of one cold ``validate`` and the CPU seconds of its processes."""
+def cli_summary_seconds(path: Path, inputs: Path, expected: Path, extra: list[str]) -> tuple[float, float, float]:
+    """``summary.seconds`` of one cold ``validate``, the CPU seconds of its processes and the peak
+    resident memory (MB) of the CLI's own process (its pool workers, if any, not counted)."""
     cmd = [sys.executable, "-m", "pypto_lsp", "validate", str(path), "--inputs", str(inputs), "--expected", str(expected)]
     cmd += ["--no-cache", "--no-localize", "--json", *extra]
     c0 = os.times()
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
+        p = subprocess.Popen(cmd, cwd=ROOT, stdout=out_f, stderr=err_f, text=True)
+        _pid, _status, usage = os.wait4(p.pid, 0)  # this child's own rusage (its peak RSS)
+        p.returncode = 0
+        out_f.seek(0)
+        err_f.seek(0)
+        out, err = out_f.read(), err_f.read()
     c1 = os.times()
     cpu = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
-    out = p.stdout
     try:
         rep = json.loads(out[out.index("{") : out.rindex("}") + 1])
     except ValueError:
-        raise RuntimeError(f"validate printed no JSON: {p.stderr[-2000:]}") from None
+        raise RuntimeError(f"validate printed no JSON: {err[-2000:]}") from None
     bad = [f for f in rep["files"] if f["status"] != "pass"]
     if bad:
         print(f"  note: {len(bad)} file(s) did not pass, e.g. {Path(bad[0]['file']).name}: {bad[0]['status']}")
-    return float(rep["summary"]["seconds"]), cpu
+    return float(rep["summary"]["seconds"]), cpu, usage.ru_maxrss / 1024  # Linux: KB
 
 
-def best_cli(path: Path, inputs: Path, expected: Path, extra: list[str], n: int) -> tuple[float, float]:
+def best_cli(path: Path, inputs: Path, expected: Path, extra: list[str], n: int) -> tuple[float, float, float]:
     runs = [cli_summary_seconds(path, inputs, expected, extra) for _ in range(max(1, n))]
-    return min(r[0] for r in runs), min(r[1] for r in runs)
+    return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
 
 
 def kernel_calls(text: str, inputs: dict[str, Any], expected: dict[str, Any], memory: bool = True, exact: bool = False) -> int:
@@ -184,7 +192,7 @@ def main() -> int:
     )
     print(
         f"{'case':<26} {'hidden':>6} {'memory':>6} {'golden':>9} {'plain':>9} {'folder cold':>11} {'(cpu)':>8} {'last cold':>9}"
-        f" {'(cpu)':>8} {'last run':>9} {'(cpu)':>8} {'x golden':>8} {'x plain':>8} {'calls':>7} {'µs/call':>8} {'load':>5}"
+        f" {'(cpu)':>8} {'peak MB':>7} {'last run':>9} {'(cpu)':>8} {'x golden':>8} {'x plain':>8} {'calls':>7} {'µs/call':>8} {'load':>5}"
     )
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for name, case, hidden in CASES:
@@ -208,8 +216,8 @@ def main() -> int:
             for mode in modes:
                 flags = [*extra, "--memory", mode]
                 memory = mode == "on"
-                folder, folder_cpu = best_cli(case / "passes_dump", ins, exp, flags, args.repeat - 1)
-                last_cold, last_cpu = best_cli(last, ins, exp, flags, args.repeat)
+                folder, folder_cpu, _ = best_cli(case / "passes_dump", ins, exp, flags, args.repeat - 1)
+                last_cold, last_cpu, last_mb = best_cli(last, ins, exp, flags, args.repeat)
 
                 def one_run(
                     text: str = text, inputs: dict[str, Any] = inputs, expected: dict[str, Any] = expected, memory: bool = memory
@@ -238,6 +246,7 @@ def main() -> int:
                     "folder_cold_cpu_s": folder_cpu,
                     "last_cold_s": last_cold,
                     "last_cold_cpu_s": last_cpu,
+                    "last_cold_peak_mb": last_mb,
                     "last_run_s": run_wall,
                     "last_run_cpu_s": run_cpu,
                     "last_warm_run_s": warm_wall,
@@ -247,7 +256,7 @@ def main() -> int:
                 }
                 print(
                     f"{name:<26} {hidden:>6} {mode:>6} {gold_wall * 1e3:6.1f} ms {gold_plain * 1e3:6.1f} ms {folder:9.2f} s"
-                    f" {folder_cpu:6.2f} s {last_cold:7.3f} s {last_cpu:6.2f} s {run_wall:7.3f} s {run_cpu:6.3f} s"
+                    f" {folder_cpu:6.2f} s {last_cold:7.3f} s {last_cpu:6.2f} s {last_mb:7.0f} {run_wall:7.3f} s {run_cpu:6.3f} s"
                     f" {last_cold / gold_wall:7.1f}x {last_cold / gold_plain:7.1f}x {calls:>7} {per_call:8.1f}"
                     f" {os.getloadavg()[0]:5.1f}",
                     flush=True,
