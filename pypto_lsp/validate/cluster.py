@@ -6,7 +6,10 @@ as a client. The goldens are scattered once, broadcast to every worker; each dis
 is one task that returns the same ``FileResult.to_json()`` a local run makes, plus the address
 of the worker that ran it. A worker that dies mid-task has its tasks rescheduled by the
 scheduler (``distributed.scheduler.allowed-failures``); a task the scheduler gives up on
-(``KilledWorker``) is a ``worker-lost`` result, as a lost process of the local pool is.
+(``KilledWorker``) is a ``worker-lost`` result, as a lost process of the local pool is. Scattered
+data is the one thing Dask cannot recover: when every worker holding the goldens dies (one killed
+while the broadcast was still copying them to the others), the scheduler cancels every task that
+needs them, so the goldens are scattered again and those files run again.
 
 Dask is an optional extra (``pip install pypto-lsp[cluster]``): this module imports it only
 when a run asks for a cluster, so the local default never loads it.
@@ -76,6 +79,7 @@ class DaskExecutor:
         """(key, result) pairs as tasks finish, one per key of ``todo``; ``workers_of[key]`` is
         the address that ran it. The goldens go to every worker once (scatter, broadcast)."""
         from asyncio import CancelledError
+        from concurrent.futures import CancelledError as FutureCancelled
 
         from distributed import as_completed
 
@@ -84,35 +88,64 @@ class DaskExecutor:
         client = self.client
         # torch.save bytes, not tensors: Dask's own tensor serializer needs numpy, which torch does not
         token, blob = goldens_blob(inputs, expected)
-        scattered = client.scatter({"goldens": blob}, broadcast=True, hash=False)
-        g = scattered if isinstance(scattered, dict) else dict(scattered)
         # the budget this machine resolves (its default when the run sets none), not each worker's
         settings = settings.override(max_alloc=budget(settings.max_alloc))
         options = {"cache_dir": cache_dir}
-        futures = {}
-        for key, (text, filename) in todo.items():
+        pid = os.getpid()
+        goldens: list[Any] = []  # every scatter of the goldens (the last one is current)
+        rescatters = [0]
+
+        def scatter() -> None:
+            name = "goldens" if not goldens else f"goldens-{len(goldens) + 1}"
+            scattered = client.scatter({name: blob}, broadcast=True, hash=False)
+            goldens.append((scattered if isinstance(scattered, dict) else dict(scattered))[name])
+
+        scatter()
+        futures: dict[Any, tuple[str, int]] = {}  # future -> (key, how many scatters there were when it was sent)
+
+        def submit(key: str) -> Any:
+            text, filename = todo[key]
+            again = f"-{len(goldens)}" if len(goldens) > 1 else ""
             fut = client.submit(
                 run_on_worker,
                 key,
                 text,
                 filename,
                 token,
-                g["goldens"],
+                goldens[-1],
                 settings,
                 options,
-                key=f"pypto-lsp-{key}-{os.getpid()}",
+                key=f"pypto-lsp-{key}-{pid}{again}",
                 pure=False,
             )
-            futures[fut] = key
+            futures[fut] = (key, len(goldens))
+            return fut
+
+        for key in todo:
+            submit(key)
         try:
-            for fut in as_completed(list(futures), loop=client.loop):
-                key = futures[fut]
+            pending = as_completed(list(futures), loop=client.loop)
+            for fut in pending:
+                key, used = futures[fut]
                 filename = todo[key][1]
                 worker: str | None
                 try:
                     value, worker = fut.result()
                 except (Exception, CancelledError) as exc:  # KilledWorker (lost twice), a lost scheduler, a worker without us
-                    kind = "worker-lost" if type(exc).__name__ == "KilledWorker" else "internal"
+                    cancelled = isinstance(exc, (CancelledError, FutureCancelled))  # distributed's: concurrent.futures'
+                    if cancelled and (used < len(goldens) or (rescatters[0] < MAX_RESCATTERS and _lost(client, goldens[-1]))):
+                        # the workers that held the goldens died (killed while the broadcast was still
+                        # copying them, say): Dask cannot recover scattered data, so they go out again
+                        # (once per loss, not once per file) and the file runs again
+                        try:
+                            if used == len(goldens):
+                                rescatters[0] += 1
+                                scatter()
+                            pending.add(submit(key))
+                            continue
+                        except (Exception, CancelledError) as again_exc:  # no worker left to take them
+                            exc = again_exc
+                    kind = "worker-lost" if type(exc).__name__ in ("KilledWorker", "TimeoutError") else "internal"
                     msg = (
                         f"worker lost: the Dask workers running this file died ({exc}); the other files went on"
                         if kind == "worker-lost"
@@ -126,8 +159,23 @@ class DaskExecutor:
         finally:
             for fut in futures:
                 fut.release()
-            for fut in g.values():
+            for fut in goldens:
                 fut.release()
+
+
+MAX_RESCATTERS = 3  # the goldens sent again after their holders died, at most this often in a run
+
+
+def _lost(client: Any, data: Any) -> bool:
+    """Whether no worker holds the scattered ``data`` any more. The scheduler then cancels every
+    task that needs it ("lost dependencies", or "already forgotten" when it dropped the key first)."""
+    if data.status != "finished":
+        return True
+    try:
+        holders = client.who_has(data).get(data.key, ())
+    except Exception:  # the scheduler gone too: nothing to send the goldens to
+        return False
+    return not holders
 
 
 def goldens_blob(inputs: Mapping[str, Any], expected: Mapping[str, Any]) -> tuple[str, bytes]:

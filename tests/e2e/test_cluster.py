@@ -61,9 +61,17 @@ class LocalCluster:
         self._start(
             "scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"]
         )
-        for i in range(workers):
+        try:
+            self.add_workers(workers)
+        except BaseException:
+            self.close()  # never a process left behind
+            raise
+
+    def add_workers(self, n: int) -> None:
+        """Start ``n`` more workers and wait until the scheduler has them all."""
+        for _ in range(n):
             self._start(
-                f"worker{i}",
+                f"worker{len(self.procs) - 1}",
                 [
                     sys.executable,
                     "-m",
@@ -77,17 +85,14 @@ class LocalCluster:
                     "127.0.0.1",
                 ],
             )
+        client = distributed.Client(self.address, timeout=f"{START_S}s")
         try:
-            client = distributed.Client(self.address, timeout=f"{START_S}s")
-            try:
-                client.wait_for_workers(workers, timeout=START_S)
-                by_pid = {p.pid: p for p in self.procs}
-                self.workers = {addr: by_pid[pid] for addr, pid in client.run(os.getpid).items()}
-            finally:
-                client.close()
-        except BaseException:
-            self.close()  # never a process left behind
-            raise
+            client.wait_for_workers(len(self.workers) + n, timeout=START_S)
+            by_pid = {p.pid: p for p in self.procs}
+            new = sorted(set(client.scheduler_info(n_workers=-1)["workers"]) - set(self.workers))  # not the ones there (one may be stopped)
+            self.workers.update({addr: by_pid[pid] for addr, pid in client.run(os.getpid, workers=new).items()})
+        finally:
+            client.close()
 
     def _start(self, name: str, cmd: list[str]) -> None:
         log = open(self.tmp / f"{name}.log", "wb")  # the child keeps its own copy
@@ -241,3 +246,44 @@ def test_a_worker_killed_mid_run_loses_no_file(tmp_path: Path) -> None:
     assert _verdicts(doc) == _verdicts(local), err  # every file reported, the same verdicts
     assert {f["worker"] for f in doc["files"]} <= {victim, survivor}
     assert any(f["worker"] == survivor for f in doc["files"])
+
+
+def test_goldens_lost_with_the_workers_holding_them_are_sent_again(tmp_path: Path) -> None:
+    """Dask cannot recover scattered data: when every worker holding the goldens dies (in the wild,
+    one killed while the broadcast was still copying them to the others), the scheduler cancels
+    every task that needs them. They are sent again and the files run again: every file reported,
+    with the local verdicts. Here the only worker holds them; it is frozen mid-run (so the run cannot
+    end first), a second one joins, then the first is killed."""
+    folder = _variants(EXAMPLES / "elementwise" / "passes_dump", tmp_path / "elementwise", 40)
+    _, local, _ = _validate(tmp_path, folder, "--jobs", "1", "--exact")
+    c = LocalCluster(tmp_path, workers=1)
+    try:
+        (holder,) = c.workers
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
+            cwd=ROOT,
+            env=_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        watcher = distributed.Client(c.address, timeout="30s")
+        try:
+            deadline = time.monotonic() + RUN_S
+            while not watcher.processing().get(holder) and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.005)
+            assert proc.poll() is None, "the run ended before its worker could be stopped"
+            os.kill(c.workers[holder].pid, signal.SIGSTOP)  # mid-run, with the only copy of the goldens
+        finally:
+            watcher.close()
+        c.add_workers(1)
+        (newcomer,) = set(c.workers) - {holder}
+        os.kill(c.workers[holder].pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=RUN_S)
+    finally:
+        c.close()
+    doc = json.loads(out)
+    assert proc.returncode == 0, (err, [f["error"] for f in doc["files"] if f["error"]][:3])
+    assert _verdicts(doc) == _verdicts(local), err  # every file reported, the same verdicts
+    assert any(f["worker"] == newcomer for f in doc["files"])
+    assert {f["worker"] for f in doc["files"]} <= {holder, newcomer}
