@@ -133,7 +133,8 @@ class DaskExecutor:
                     value, worker = fut.result()
                 except (Exception, CancelledError) as exc:  # KilledWorker (lost twice), a lost scheduler, a worker without us
                     cancelled = isinstance(exc, (CancelledError, FutureCancelled))  # distributed's: concurrent.futures'
-                    if cancelled and (used < len(goldens) or (rescatters[0] < MAX_RESCATTERS and _lost(client, goldens[-1]))):
+                    lost = cancelled and (used < len(goldens) or _lost(client, goldens[-1]))
+                    if lost and (used < len(goldens) or rescatters[0] < MAX_RESCATTERS):
                         # the workers that held the goldens died (killed while the broadcast was still
                         # copying them, say): Dask cannot recover scattered data, so they go out again
                         # (once per loss, not once per file) and the file runs again
@@ -145,12 +146,15 @@ class DaskExecutor:
                             continue
                         except (Exception, CancelledError) as again_exc:  # no worker left to take them
                             exc = again_exc
-                    kind = "worker-lost" if type(exc).__name__ in ("KilledWorker", "TimeoutError") else "internal"
-                    msg = (
-                        f"worker lost: the Dask workers running this file died ({exc}); the other files went on"
-                        if kind == "worker-lost"
-                        else f"the cluster could not run this file: {type(exc).__name__}: {exc}"
-                    )
+                    if lost:
+                        kind = "worker-lost"
+                        msg = f"worker lost: the Dask workers holding the goldens died and no worker took them again ({type(exc).__name__}: {exc})"
+                    elif type(exc).__name__ in ("KilledWorker", "TimeoutError"):
+                        kind = "worker-lost"
+                        msg = f"worker lost: the Dask workers running this file died ({exc}); the other files went on"
+                    else:
+                        kind = "internal"
+                        msg = f"the cluster could not run this file: {type(exc).__name__}: {exc}"
                     value = FileResult(filename, ERROR, error=ErrorInfo(kind, msg), rtol=settings.rtol, atol=settings.atol).to_json()
                     worker = None  # no worker ran it
                 if worker:

@@ -197,7 +197,7 @@ def _kill_mid_run(c: LocalCluster, tmp_path: Path, folder: Path) -> tuple[dict[s
         stderr=subprocess.PIPE,
         text=True,
     )
-    victim, survivor = sorted(c.workers)
+    victim, survivor = sorted(c.workers)[0], sorted(c.workers)[-1]  # one worker: the victim itself
     watcher = distributed.Client(c.address, timeout="30s")
     try:
         deadline = time.monotonic() + RUN_S
@@ -287,3 +287,20 @@ def test_goldens_lost_with_the_workers_holding_them_are_sent_again(tmp_path: Pat
     assert _verdicts(doc) == _verdicts(local), err  # every file reported, the same verdicts
     assert any(f["worker"] == newcomer for f in doc["files"])
     assert {f["worker"] for f in doc["files"]} <= {holder, newcomer}
+
+
+def test_every_worker_lost_reports_every_file_worker_lost_without_hanging(tmp_path: Path) -> None:
+    """The only worker killed mid-run and none to take its place: the goldens cannot be sent again
+    (a scatter waits 5 s for a worker, at most 3 times), so every file not run is ``worker-lost``,
+    reported, and the run ends (exit 1) instead of waiting for a worker that never comes."""
+    folder = _variants(EXAMPLES / "elementwise" / "passes_dump", tmp_path / "elementwise", 40)
+    c = LocalCluster(tmp_path, workers=1)
+    try:
+        doc, err, code, _, _ = _kill_mid_run(c, tmp_path, folder)
+    finally:
+        c.close()
+    assert code == 1, err
+    assert len(doc["files"]) == len(list(folder.glob("*.py")))
+    lost = [f for f in doc["files"] if f["status"] == "error"]
+    assert lost and all(f["error"]["kind"] == "worker-lost" and "worker" not in f for f in lost), [f["error"] for f in lost][:3]
+    assert all(f["status"] == "pass" for f in doc["files"] if f not in lost)
