@@ -63,7 +63,12 @@ class DaskExecutor:
 
     def close(self) -> None:
         import contextlib
+        import logging
 
+        if self.client.status != "running":
+            # the scheduler went away: closing cancels the client's reconnection attempts, which
+            # Dask logs as a traceback; the run's report already says what happened
+            logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         with contextlib.suppress(Exception):
             self.client.close(timeout=5)
 
@@ -133,7 +138,7 @@ class DaskExecutor:
                     value, worker = fut.result()
                 except (Exception, CancelledError) as exc:  # KilledWorker (lost twice), a lost scheduler, a worker without us
                     cancelled = isinstance(exc, (CancelledError, FutureCancelled))  # distributed's: concurrent.futures'
-                    lost = cancelled and (used < len(goldens) or _lost(client, goldens[-1]))
+                    lost = cancelled and client.status == "running" and (used < len(goldens) or _lost(client, goldens[-1]))
                     if lost and (used < len(goldens) or rescatters[0] < MAX_RESCATTERS):
                         # the workers that held the goldens died (killed while the broadcast was still
                         # copying them, say): Dask cannot recover scattered data, so they go out again
@@ -146,7 +151,10 @@ class DaskExecutor:
                             continue
                         except (Exception, CancelledError) as again_exc:  # no worker left to take them
                             exc = again_exc
-                    if lost:
+                    if client.status != "running":  # the scheduler is gone (the client gave up reconnecting)
+                        kind = "scheduler-lost"
+                        msg = f"scheduler lost: the connection to the Dask scheduler at {self.address} was lost and this file was not run ({type(exc).__name__}: {exc})"
+                    elif lost:
                         kind = "worker-lost"
                         msg = f"worker lost: the Dask workers holding the goldens died and no worker took them again ({type(exc).__name__}: {exc})"
                     elif type(exc).__name__ in ("KilledWorker", "TimeoutError"):

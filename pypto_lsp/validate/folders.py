@@ -364,7 +364,8 @@ TRANSIENT_KINDS = frozenset(
         "SystemError",
         "io",
         "internal",
-        "worker-lost",  # the pool's process died or was stopped (validate --jobs)
+        "worker-lost",  # the pool's process died or was stopped (validate --jobs), or a Dask worker
+        "scheduler-lost",  # the Dask scheduler of validate --cluster went away mid-run
         "crash",
         "cancelled",
         # OSError and its kinds (PermissionError, ...): the file system, not the dump

@@ -304,3 +304,39 @@ def test_every_worker_lost_reports_every_file_worker_lost_without_hanging(tmp_pa
     lost = [f for f in doc["files"] if f["status"] == "error"]
     assert lost and all(f["error"]["kind"] == "worker-lost" and "worker" not in f for f in lost), [f["error"] for f in lost][:3]
     assert all(f["status"] == "pass" for f in doc["files"] if f not in lost)
+
+
+def test_a_scheduler_lost_mid_run_reports_every_file_and_ends(tmp_path: Path) -> None:
+    """The scheduler killed mid-run: every file not run is an error of kind ``scheduler-lost``
+    (never cached), the run ends with exit 1 instead of waiting, and stderr carries no Dask
+    traceback (closing the client cancels its reconnection attempts, which Dask logs)."""
+    folder = _variants(EXAMPLES / "elementwise" / "passes_dump", tmp_path / "elementwise", 40)
+    c = LocalCluster(tmp_path, workers=1)
+    try:
+        (worker,) = c.workers
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
+            cwd=ROOT,
+            env=_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        watcher = distributed.Client(c.address, timeout="30s")
+        try:
+            deadline = time.monotonic() + RUN_S
+            while not watcher.processing().get(worker) and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.005)
+            assert proc.poll() is None, "the run ended before the scheduler could be killed"
+        finally:
+            watcher.close()
+        os.kill(c.procs[0].pid, signal.SIGKILL)  # the scheduler
+        out, err = proc.communicate(timeout=RUN_S)
+    finally:
+        c.close()
+    assert proc.returncode == 1, err
+    doc = json.loads(out)
+    assert len(doc["files"]) == len(list(folder.glob("*.py")))
+    failed = [f for f in doc["files"] if f["status"] != "pass"]
+    assert failed and all(f["error"]["kind"] == "scheduler-lost" for f in failed), [f["error"] for f in failed][:3]
+    assert "Traceback" not in err, err[-3000:]
