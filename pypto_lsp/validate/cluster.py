@@ -151,18 +151,7 @@ class DaskExecutor:
                             continue
                         except (Exception, CancelledError) as again_exc:  # no worker left to take them
                             exc = again_exc
-                    if client.status != "running":  # the scheduler is gone (the client gave up reconnecting)
-                        kind = "scheduler-lost"
-                        msg = f"scheduler lost: the connection to the Dask scheduler at {self.address} was lost and this file was not run ({type(exc).__name__}: {exc})"
-                    elif lost:
-                        kind = "worker-lost"
-                        msg = f"worker lost: the Dask workers holding the goldens died and no worker took them again ({type(exc).__name__}: {exc})"
-                    elif type(exc).__name__ in ("KilledWorker", "TimeoutError"):
-                        kind = "worker-lost"
-                        msg = f"worker lost: the Dask workers running this file died ({exc}); the other files went on"
-                    else:
-                        kind = "internal"
-                        msg = f"the cluster could not run this file: {type(exc).__name__}: {exc}"
+                    kind, msg = _failure(exc, self.address, scheduler_gone=client.status != "running", goldens_lost=lost)
                     value = FileResult(filename, ERROR, error=ErrorInfo(kind, msg), rtol=settings.rtol, atol=settings.atol).to_json()
                     worker = None  # no worker ran it
                 if worker:
@@ -176,6 +165,21 @@ class DaskExecutor:
 
 
 MAX_RESCATTERS = 3  # the goldens sent again after their holders died, at most this often in a run
+
+
+def _failure(exc: BaseException, address: str, scheduler_gone: bool, goldens_lost: bool) -> tuple[str, str]:
+    """The error kind and message of a file the cluster did not run."""
+    what = f"{type(exc).__name__}: {exc}"
+    if scheduler_gone:  # the client gave up reconnecting
+        return (
+            "scheduler-lost",
+            f"scheduler lost: the connection to the Dask scheduler at {address} was lost and this file was not run ({what})",
+        )
+    if goldens_lost:
+        return "worker-lost", f"worker lost: the Dask workers holding the goldens died and no worker took them again ({what})"
+    if type(exc).__name__ in ("KilledWorker", "TimeoutError"):  # lost more often than allowed-failures
+        return "worker-lost", f"worker lost: the Dask workers running this file died ({exc}); the other files went on"
+    return "internal", f"the cluster could not run this file: {what}"
 
 
 def _lost(client: Any, data: Any) -> bool:
