@@ -42,6 +42,23 @@ def cluster_address(flag: str | None, case_value: str | None) -> str | None:
     return None
 
 
+def _probe(address: str, timeout_s: float) -> None:
+    """Connect to ``address`` once with Dask's own transport layer (and the security settings of
+    the Dask config, as ``Client`` would), and hang up. A ``Client`` whose constructor fails keeps
+    a half-started event loop that its finaliser then waits 10 s on, with a traceback at exit: an
+    address that is malformed, of a transport not installed, or that nobody answers fails here."""
+    import asyncio
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def once() -> None:
+        comm = await connect(address, timeout=timeout_s, **Security().get_connection_args("client"))
+        await comm.close()
+
+    asyncio.run(once())
+
+
 class DaskExecutor:
     """A connected client, and how a folder's distinct files run through it."""
 
@@ -51,9 +68,14 @@ class DaskExecutor:
         except ImportError as exc:
             raise ClusterError(f"--cluster needs Dask: {INSTALL_HINT}") from exc
         try:
+            _probe(address, timeout_s)
             self.client = Client(address, timeout=f"{timeout_s}s", set_as_default=False)
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            raise ClusterError(f"cannot reach the Dask scheduler at {address} within {timeout_s:g} s: {exc}") from exc
+        except Exception as exc:  # a malformed address, a transport Dask lacks, nobody listening
+            shown = address if len(address) <= 200 else address[:200] + "..."
+            why = str(exc) if len(str(exc)) <= 300 else str(exc)[:300] + "..."
+            if isinstance(exc, OSError | TimeoutError):
+                raise ClusterError(f"cannot reach the Dask scheduler at {shown} within {timeout_s:g} s: {why}") from exc
+            raise ClusterError(f"cannot use {shown!r} as a Dask scheduler address: {type(exc).__name__}: {why}") from exc
         self.address = address
         self.name = f"dask:{address}"
         self.cache_dir: str | None = None  # the shared result cache the workers read and write

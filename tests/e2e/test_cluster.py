@@ -162,6 +162,20 @@ def test_no_scheduler_exits_2_within_seconds(tmp_path: Path) -> None:
     assert time.monotonic() - t0 < 60  # the connection gives up after seconds (a loaded machine adds start-up)
 
 
+@pytest.mark.parametrize("address", ["garbage", "tcp://", "a://b://c", "tls://127.0.0.1:1", "x" * 5000])
+def test_an_address_dask_cannot_use_exits_2_at_once_with_one_line(tmp_path: Path, address: str) -> None:
+    """A malformed address, or one of a transport needing settings it lacks: one line saying so,
+    exit 2, at once. (A ``distributed.Client`` whose constructor fails keeps a half-started loop its
+    finaliser waited 10 s on at exit, printing a traceback.)"""
+    t0 = time.monotonic()
+    code, _, err = _validate(tmp_path, EXAMPLES / "softmax" / "passes_dump", "--cluster", address)
+    took = time.monotonic() - t0
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Dask scheduler" in lines[0] and len(lines[0]) < 800, err[-2000:]
+    assert took < 60, took  # no hang (the traceback above came with a 10 s wait at exit)
+
+
 def test_config_key_and_environment_name_the_cluster(cluster: LocalCluster, tmp_path: Path) -> None:
     work = tmp_path / "softmax"
     shutil.copytree(EXAMPLES / "softmax", work)
