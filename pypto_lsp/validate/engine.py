@@ -390,67 +390,70 @@ def run(
     context.reset()  # no pipe contents or SPMD/lane state carried over from a previous run
     run_tensors, loan = lend(comp.program, gen.entry, inputs, clone_all=clone_inputs or abandoned_runs() > 0)
     try:
-        args = resolve_args(comp.program, gen.entry, run_tensors)
-        decode_stored_args(comp.program, gen.entry, args, run_tensors)  # FP8/FP4/E8M0 storage dtypes
-        _check_arg_types(comp.program, gen.entry, args)
-    except (KeyError, GoldenError) as exc:
-        msg = exc.args[0] if exc.args else str(exc)
-        fn = comp.program.function(gen.entry)
-        return Outcome(run_tensors, error=_span_error("golden", str(msg), fn.name_span if fn else None), exception=exc)
-    info = RunInfo(gen, args, run_tensors)
-    for o in observers:
-        o.peers([p for p in observers if p is not o])
-    ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": SAFE_BUILTINS}
-    ns.update(_modules(gen, max_alloc))  # the objects the script needs, by the names it uses
-    for o in observers:
-        o.namespace(ns, info)
-    for block in comp.code:  # the script's blocks in order (exec.script_code)
-        exec(block, ns)  # our own generated code, never dump text
-    if "_pl_world_ranks" in ns:  # a multi-rank program (exec.codegen_ranks)
-        ns["_pl_world_ranks"] = ranks
-    info.ns = ns
-    for o in observers:
-        o.started(ns, info)
-    for op, sym in gen.op_symbols.items():
+        try:
+            args = resolve_args(comp.program, gen.entry, run_tensors)
+            decode_stored_args(comp.program, gen.entry, args, run_tensors)  # FP8/FP4/E8M0 storage dtypes
+            _check_arg_types(comp.program, gen.entry, args)
+        except (KeyError, GoldenError) as exc:
+            msg = exc.args[0] if exc.args else str(exc)
+            fn = comp.program.function(gen.entry)
+            return Outcome(run_tensors, error=_span_error("golden", str(msg), fn.name_span if fn else None), exception=exc)
+        info = RunInfo(gen, args, run_tensors)
         for o in observers:
-            k = ns.get(sym)
-            w = o.kernel(op, k, info) if callable(k) else None
-            if w is not None:
-                ns[sym] = w
-    fn_obj = ns[gen.functions[gen.entry]]
+            o.peers([p for p in observers if p is not o])
+        ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": SAFE_BUILTINS}
+        ns.update(_modules(gen, max_alloc))  # the objects the script needs, by the names it uses
+        for o in observers:
+            o.namespace(ns, info)
+        for block in comp.code:  # the script's blocks in order (exec.script_code)
+            exec(block, ns)  # our own generated code, never dump text
+        if "_pl_world_ranks" in ns:  # a multi-rank program (exec.codegen_ranks)
+            ns["_pl_world_ranks"] = ranks
+        info.ns = ns
+        for o in observers:
+            o.started(ns, info)
+        for op, sym in gen.op_symbols.items():
+            for o in observers:
+                k = ns.get(sym)
+                w = o.kernel(op, k, info) if callable(k) else None
+                if w is not None:
+                    ns[sym] = w
+        fn_obj = ns[gen.functions[gen.entry]]
 
-    watch = [o for o in observers if type(o).deadlock is not Observer.deadlock]
+        watch = [o for o in observers if type(o).deadlock is not Observer.deadlock]
 
-    def invoke() -> Any:
-        if not watch:
-            return fn_obj(*args)
-        from ..exec import crosscore  # deadlocks to the observers that listen (on the run's thread)
+        def invoke() -> Any:
+            if not watch:
+                return fn_obj(*args)
+            from ..exec import crosscore  # deadlocks to the observers that listen (on the run's thread)
 
-        def deadlock(group: Any, slot: int) -> None:
-            for o in watch:
-                o.deadlock(group, slot, info)
+            def deadlock(group: Any, slot: int) -> None:
+                for o in watch:
+                    o.deadlock(group, slot, info)
 
-        crosscore.set_observer(deadlock)
+            crosscore.set_observer(deadlock)
+            try:
+                return fn_obj(*args)
+            finally:
+                crosscore.set_observer(None)
+
+        call: Callable[[], Any] = invoke
+        for o in reversed(observers):  # the first observer's call is the outermost
+            call = partial(o.call, call, info)
+        out = Outcome(run_tensors, lent=dict(run_tensors))
         try:
-            return fn_obj(*args)
-        finally:
-            crosscore.set_observer(None)
-
-    call: Callable[[], Any] = invoke
-    for o in reversed(observers):  # the first observer's call is the outermost
-        call = partial(o.call, call, info)
-    out = Outcome(run_tensors, lent=dict(run_tensors))
-    try:
-        try:
-            out.value = info.value = _run_with_timeout(call, timeout)
-        finally:
-            loan.settle(run_tensors)
-    except Exception as exc:
-        info.error = out.exception = exc
-        out.error = _error_info(exc, gen)
-    for o in observers:
-        o.finished(info)
-    return out
+            try:
+                out.value = info.value = _run_with_timeout(call, timeout)
+            finally:
+                loan.settle(run_tensors)
+        except Exception as exc:
+            info.error = out.exception = exc
+            out.error = _error_info(exc, gen)
+        for o in observers:
+            o.finished(info)
+        return out
+    finally:
+        loan.release()  # every path: the inputs it lent may be lent again (settle releases too)
 
 
 _MODULES: dict[str, Any] = {}

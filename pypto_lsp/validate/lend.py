@@ -15,6 +15,7 @@ timed-out run may still be writing (:func:`pypto_lsp.validate.engine.abandoned_r
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -81,6 +82,15 @@ def _pristine(t: torch.Tensor) -> torch.Tensor:
     return copy
 
 
+# id(an input lent to a run still going) -> (the tensor, weakly; that run's loan; its values as lent).
+# Runs in several threads of one process (a Dask worker with more than one thread, the debugger's
+# run of the previous pass) must not lend one tensor twice: the first may write it (a dump that
+# writes its input), and the second would read the write, take it for the values as lent and
+# "restore" it for good. The second gets its own copy of the values as lent instead.
+_ACTIVE: dict[int, tuple[weakref.ref[torch.Tensor], Loan, Callable[[], torch.Tensor]]] = {}
+_ACTIVE_LOCK = threading.Lock()
+
+
 class Loan:
     """The tensors lent to one run and their versions when lent."""
 
@@ -88,6 +98,16 @@ class Loan:
         # (key, the tensor, its version when lent, how to get its values back: a copy held here,
         # the process-wide table may drop it while the run goes on, or its bundle's bytes)
         self.lent: list[tuple[str, torch.Tensor, int, Callable[[], torch.Tensor]]] = []
+        self.held: list[int] = []  # ids in _ACTIVE this loan holds
+
+    def release(self) -> None:
+        """The tensors this loan holds may be lent to other runs again (idempotent)."""
+        with _ACTIVE_LOCK:
+            for i in self.held:
+                entry = _ACTIVE.get(i)
+                if entry is not None and entry[1] is self:
+                    del _ACTIVE[i]
+        self.held = []
 
     def settle(self, run_tensors: dict[str, torch.Tensor]) -> list[str]:
         """After the run: an input the dump wrote keeps its written state in ``run_tensors`` (a
@@ -102,6 +122,7 @@ class Loan:
                 _PRISTINE[id(t)] = (weakref.ref(t), t._version, copy)
                 restored.append(key)
         self.lent = []
+        self.release()
         return restored
 
 
@@ -124,7 +145,18 @@ def lend(
         if k in unsigned:
             out[k] = uint32_as_held(v)  # a copy in the dtype the run holds UINT32 in
         elif k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
-            restore = _restorer(v)  # what a write is undone from
+            with _ACTIVE_LOCK:
+                busy = _ACTIVE.get(id(v))
+                if busy is not None and busy[0]() is v:
+                    as_lent = busy[2]  # lent to a run still going in another thread
+                else:
+                    as_lent = None
+                    restore = _restorer(v)  # what a write is undone from
+                    _ACTIVE[id(v)] = (weakref.ref(v), loan, restore)
+                    loan.held.append(id(v))
+            if as_lent is not None:
+                out[k] = as_lent().clone()  # this run's own copy of the values as lent
+                continue
             register_input(v)  # its FP32 conversion may be kept for the next run
             out[k] = v
             loan.lent.append((k, v, v._version, restore))

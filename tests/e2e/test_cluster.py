@@ -51,9 +51,10 @@ def _env(tmp: Path, allowed_failures: int = 1) -> dict[str, str]:
 class LocalCluster:
     """The processes of a real cluster, started as a team would (``dask scheduler``, ``dask worker``)."""
 
-    def __init__(self, tmp: Path, workers: int = 2, allowed_failures: int = 1) -> None:
+    def __init__(self, tmp: Path, workers: int = 2, allowed_failures: int = 1, nthreads: int = 1) -> None:
         self.tmp = tmp
         self.allowed_failures = allowed_failures
+        self.nthreads = nthreads
         self.address = f"tcp://127.0.0.1:{_free_port()}"
         self.procs: list[subprocess.Popen[bytes]] = []
         self.workers: dict[str, subprocess.Popen[bytes]] = {}  # address -> process
@@ -78,7 +79,7 @@ class LocalCluster:
                     "distributed.cli.dask_worker",
                     self.address,
                     "--nthreads",
-                    "1",
+                    str(self.nthreads),
                     "--no-nanny",
                     "--no-dashboard",
                     "--host",
@@ -354,3 +355,78 @@ def test_a_scheduler_lost_mid_run_reports_every_file_and_ends(tmp_path: Path) ->
     failed = [f for f in doc["files"] if f["status"] != "pass"]
     assert failed and all(f["error"]["kind"] == "scheduler-lost" for f in failed), [f["error"] for f in failed][:3]
     assert "Traceback" not in err, err[-3000:]
+
+
+_ORCH = "@pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)"
+
+
+def _lend_race_folder(root: Path, readers: int) -> Path:
+    """A dump that writes its input (a bug it reports: it fails) and then computes for a while, and
+    ``readers`` dumps that only read that input (each passes): on a worker with two threads a reader
+    runs while the writer's write is in the shared input."""
+    import torch
+
+    dumps = root / "passes_dump"
+    dumps.mkdir(parents=True)
+
+    def program(body: list[str]) -> str:
+        head = [
+            "# pypto.program: Lend",
+            "import pypto.language as pl",
+            "",
+            "@pl.program",
+            "class Lend:",
+            f"    {_ORCH}",
+            "    def main(self, x: pl.Tensor[[4, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:",
+        ]
+        return "\n".join([*head, *("        " + b for b in body), "        return out", ""])
+
+    t = "pl.Tensor[[4, 8], pl.FP32]"
+    (dumps / "00_after_Writer.py").write_text(
+        program(
+            [
+                f"x_c: {t} = pl.tensor.slice(x, [4, 8], [0, 0])",
+                f"d: {t} = pl.tensor.adds(x_c, 100.0)",
+                f"x: {t} = pl.tensor.assemble(x, d, [0, 0])",
+                "for i, (acc,) in pl.range(4000, init_values=(d,)):",
+                f"    acc2: {t} = pl.tensor.adds(acc, 0.0)",
+                f"    acc_rv: {t} = pl.yield_(acc2)",
+                f"out: {t} = pl.tensor.assemble(out, acc_rv, [0, 0])",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    for i in range(1, readers + 1):
+        (dumps / f"{i:02d}_after_Reader{i}.py").write_text(
+            program(
+                [
+                    f"x_c: {t} = pl.tensor.slice(x, [4, 8], [0, 0])",
+                    f"d: {t} = pl.tensor.adds(x_c, {1.0 + i * 1e-9!r})",
+                    f"out: {t} = pl.tensor.assemble(out, d, [0, 0])",
+                ]
+            ),
+            encoding="utf-8",
+        )
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    torch.save({"x": x, "out": torch.zeros(4, 8)}, root / "tensors.pt")
+    torch.save({"out": x + 1}, root / "expected.pt")
+    return dumps
+
+
+def test_a_worker_with_two_threads_gives_the_local_verdicts_when_a_dump_writes_its_input(tmp_path: Path) -> None:
+    """Dask's default worker runs a thread per core: two files at once in one process, sharing the
+    goldens. A dump that writes its input (lent, not copied) used to leave the write in the input
+    for every later file of that worker (39 of 39 readers failed, run after run): a run lent an
+    input another run still holds now reads its own copy of the values as lent."""
+    dumps = _lend_race_folder(tmp_path / "race", 39)
+    goldens = ["--inputs", str(tmp_path / "race" / "tensors.pt"), "--expected", str(tmp_path / "race" / "expected.pt"), "--exact"]
+    _, local, _ = _validate(tmp_path, dumps, "--jobs", "1", *goldens)
+    assert sum(f["status"] == "pass" for f in local["files"]) == 39
+    c = LocalCluster(tmp_path, workers=1, nthreads=2)
+    try:
+        for _ in range(2):  # and the worker's next run too
+            code, remote, err = _validate(tmp_path, dumps, "--cluster", c.address, *goldens)
+            assert code == 1, err  # the writer fails, as locally
+            assert _verdicts(remote) == _verdicts(local), err
+    finally:
+        c.close()

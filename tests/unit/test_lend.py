@@ -205,3 +205,43 @@ def test_a_conversion_part_that_fails_fails_the_conversion(monkeypatch) -> None:
         assert torch.equal(as_f32(w[:, 64:]), w[:, 64:].float())  # converted whole the next time
     finally:
         convert_threads(min(4, os.cpu_count() or 1))
+
+
+def test_an_input_lent_to_a_run_still_going_is_copied_for_the_next_not_lent_twice() -> None:
+    """Two runs in two threads of one process (a Dask worker with several threads, the debugger's
+    run of the previous pass): the first may write its input (a dump bug it reports). The second,
+    lent the tensor meanwhile, read the write, took it for the values as lent, and "restored" it:
+    every later run of the process saw the written input (found on a two-thread Dask worker: 39 of
+    39 readers failed, run after run). Now the second gets its own copy of the values as lent."""
+    from pypto_lsp.ir.parser import parse_text
+    from pypto_lsp.validate import lend as lend_mod
+
+    program = parse_text(_program(True), "lend.py").program
+    assert program is not None
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    before = x.clone()
+    inputs = {"x": x, "out": torch.zeros(4, 8)}
+    first, loan_a = lend_mod.lend(program, "main", inputs)
+    assert first["x"] is x
+    x.add_(100.0)  # the first run writes its input, and is still going
+    second, loan_b = lend_mod.lend(program, "main", inputs)
+    assert second["x"] is not x and torch.equal(second["x"], before)  # the values as lent, its own
+    assert loan_a.settle(first) == ["x"] and torch.equal(x, before)  # the first restores it
+    assert loan_b.settle(second) == [] and torch.equal(x, before)  # the second leaves it so
+    third, loan_c = lend_mod.lend(program, "main", inputs)  # nobody holds it: lent again
+    assert third["x"] is x
+    loan_c.settle(third)
+
+
+def test_a_run_that_fails_before_it_starts_frees_what_it_was_lent() -> None:
+    """A run whose goldens do not fit its parameters returns early: the inputs it was lent are free
+    again (the next run is lent them, not given copies)."""
+    from pypto_lsp.validate import lend as lend_mod
+
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    bad = run_text(_program(False), {"x": x[:2], "out": torch.zeros(4, 8)}, {"out": x + 1}, rtol=0, atol=0)
+    assert bad.status != PASS
+    assert not [e for e in lend_mod._ACTIVE.values() if e[0]() is x]
+    ok = run_text(_program(False), {"x": x, "out": torch.zeros(4, 8)}, {"out": x + 1}, rtol=0, atol=0)
+    assert ok.status == PASS, ok.error
+    assert not lend_mod._ACTIVE  # every run released what it held
