@@ -336,6 +336,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except ClusterError as exc:
         _say(f"pypto-lsp validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    for warning in getattr(executor, "warnings", ()):  # workers that get no file, and why
+        _say(f"pypto-lsp validate: warning: {warning}", file=sys.stderr)
     # torch and the engine load here, after argument checks (fast failures stay fast)
     from .validate.folders import AUTO_JOBS, ResultCache, validate_files
     from .validate.process_setup import configure_process

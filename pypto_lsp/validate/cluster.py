@@ -79,6 +79,37 @@ class DaskExecutor:
         self.address = address
         self.name = f"dask:{address}"
         self.cache_dir: str | None = None  # the shared result cache the workers read and write
+        self.only: list[str] | None = None  # the workers files may go to (None: any)
+        self.warnings: list[str] = []
+        self._check_workers()
+
+    def _check_workers(self) -> None:
+        """Every worker must import the same pypto-lsp as this client: a worker without it dies
+        unpickling its first task (taking the goldens with it), one of another version may give
+        other verdicts. Files go only to the workers that have it; none: :class:`ClusterError`.
+        A cluster without workers yet (one that scales up on demand) is not checked."""
+        import pkgutil
+
+        from .. import __version__ as ours
+
+        # the worker imports pypto_lsp as a task would (a stdlib function: nothing of ours to unpickle)
+        found = self.client.run(pkgutil.resolve_name, "pypto_lsp:__version__", on_error="return")
+        unfit = {}
+        for worker, theirs in sorted(found.items()):
+            if isinstance(theirs, BaseException):
+                unfit[worker] = f"it cannot import pypto_lsp ({type(theirs).__name__})"
+            elif theirs != ours:
+                unfit[worker] = f"it has pypto-lsp {theirs}"
+        if not unfit:
+            return
+        fit = sorted(set(found) - set(unfit))
+        said = "; ".join(f"{w}: {why}" for w, why in list(unfit.items())[:5]) + (f"; and {len(unfit) - 5} more" if len(unfit) > 5 else "")
+        need = f"every worker needs pypto-lsp {ours} (pip install 'pypto-lsp[cluster]=={ours}')"
+        if not fit:
+            self.close()
+            raise ClusterError(f"no worker of the Dask cluster at {self.address} can run pypto-lsp {ours}: {said}; {need}")
+        self.only = fit
+        self.warnings.append(f"{len(unfit)} of {len(found)} Dask workers get no file ({said}); {need}")
 
     def workers(self) -> list[str]:
         return sorted(self.client.scheduler_info().get("workers", {}))
@@ -124,7 +155,7 @@ class DaskExecutor:
 
         def scatter() -> None:
             name = "goldens" if not goldens else f"goldens-{len(goldens) + 1}"
-            scattered = client.scatter({name: blob}, broadcast=True, hash=False)
+            scattered = client.scatter({name: blob}, broadcast=True, hash=False, workers=self.only)
             goldens.append((scattered if isinstance(scattered, dict) else dict(scattered))[name])
 
         scatter()
@@ -144,6 +175,8 @@ class DaskExecutor:
                 options,
                 key=f"pypto-lsp-{key}-{pid}{again}",
                 pure=False,
+                workers=self.only,
+                allow_other_workers=False,
             )
             futures[fut] = (key, len(goldens))
             return fut

@@ -70,27 +70,30 @@ class LocalCluster:
 
     def add_workers(self, n: int) -> None:
         """Start ``n`` more workers and wait until the scheduler has them all."""
-        for _ in range(n):
-            self._start(
-                f"worker{len(self.procs) - 1}",
-                [
-                    sys.executable,
-                    "-m",
-                    "distributed.cli.dask_worker",
-                    self.address,
-                    "--nthreads",
-                    str(self.nthreads),
-                    "--no-nanny",
-                    "--no-dashboard",
-                    "--host",
-                    "127.0.0.1",
-                ],
-            )
+        if n == 0:
+            return
         client = distributed.Client(self.address, timeout=f"{START_S}s")
         try:
-            client.wait_for_workers(len(self.workers) + n, timeout=START_S)
+            before = set(client.scheduler_info(n_workers=-1)["workers"])  # ours, and any started otherwise
+            for _ in range(n):
+                self._start(
+                    f"worker{len(self.procs) - 1}",
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        self.address,
+                        "--nthreads",
+                        str(self.nthreads),
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--host",
+                        "127.0.0.1",
+                    ],
+                )
+            client.wait_for_workers(len(before) + n, timeout=START_S)
             by_pid = {p.pid: p for p in self.procs}
-            new = sorted(set(client.scheduler_info(n_workers=-1)["workers"]) - set(self.workers))  # not the ones there (one may be stopped)
+            new = sorted(set(client.scheduler_info(n_workers=-1)["workers"]) - before)  # only those: one there may be stopped
             self.workers.update({addr: by_pid[pid] for addr, pid in client.run(os.getpid, workers=new).items()})
         finally:
             client.close()
@@ -428,5 +431,41 @@ def test_a_worker_with_two_threads_gives_the_local_verdicts_when_a_dump_writes_i
             code, remote, err = _validate(tmp_path, dumps, "--cluster", c.address, *goldens)
             assert code == 1, err  # the writer fails, as locally
             assert _verdicts(remote) == _verdicts(local), err
+    finally:
+        c.close()
+
+
+def test_workers_that_cannot_import_pypto_lsp_get_no_file(tmp_path: Path) -> None:
+    """A worker that cannot import pypto_lsp died unpickling its first task, taking the goldens
+    with it: every file came back "worker lost", nothing said why. The workers are asked first:
+    with no fit worker the run stops at once (exit 2, saying which and why); with some, the files
+    go to those only, and a warning names the others."""
+    c = LocalCluster(tmp_path, workers=0)
+    try:
+        blocked = "import sys; sys.modules['pypto_lsp'] = None; from distributed.cli.dask_worker import main; main()"
+        c._start(
+            "unfit",
+            [sys.executable, "-c", blocked, c.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
+        )
+        watcher = distributed.Client(c.address, timeout=f"{START_S}s")
+        try:
+            watcher.wait_for_workers(1, timeout=START_S)
+            (unfit,) = watcher.scheduler_info(n_workers=-1)["workers"]
+            folder = EXAMPLES / "softmax" / "passes_dump"
+            code, _, err = _validate(tmp_path, folder, "--cluster", c.address)
+            assert code == 2, err
+            assert f"no worker of the Dask cluster at {c.address} can run pypto-lsp" in err and unfit in err, err
+            c.add_workers(1)
+            fit = set(c.workers) - {unfit}
+            assert len(fit) == 1, c.workers
+            _, local, _ = _validate(tmp_path, folder, "--jobs", "1")
+            code, remote, err = _validate(tmp_path, folder, "--cluster", c.address)
+            assert code == 0, err
+            assert _verdicts(remote) == _verdicts(local)
+            assert {f["worker"] for f in remote["files"]} == fit
+            assert "warning: 1 of 2 Dask workers get no file" in err and unfit in err, err
+            assert unfit in watcher.scheduler_info(n_workers=-1)["workers"]  # still there: it got nothing
+        finally:
+            watcher.close()
     finally:
         c.close()
