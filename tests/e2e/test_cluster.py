@@ -205,8 +205,8 @@ def _variants(src: Path, dst: Path, n: int) -> Path:
     return dumps
 
 
-def _kill_mid_run(c: LocalCluster, tmp_path: Path, folder: Path) -> tuple[dict[str, Any], str, int, str, str]:
-    """Validate ``folder`` on ``c`` and kill -9 a worker while it holds a file of the run."""
+def _run_until_held(c: LocalCluster, tmp_path: Path, folder: Path, worker: str) -> subprocess.Popen[str]:
+    """Start ``validate folder --cluster`` on ``c`` and return once ``worker`` holds a file of the run."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
         cwd=ROOT,
@@ -215,16 +215,22 @@ def _kill_mid_run(c: LocalCluster, tmp_path: Path, folder: Path) -> tuple[dict[s
         stderr=subprocess.PIPE,
         text=True,
     )
-    victim, survivor = sorted(c.workers)[0], sorted(c.workers)[-1]  # one worker: the victim itself
     watcher = distributed.Client(c.address, timeout="30s")
     try:
         deadline = time.monotonic() + RUN_S
-        while not watcher.processing().get(victim) and time.monotonic() < deadline and proc.poll() is None:
+        while not watcher.processing().get(worker) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.005)
-        assert proc.poll() is None, "the run ended before a worker could be killed"
-        os.kill(c.workers[victim].pid, signal.SIGKILL)  # mid-run: it holds a file of this run
+        assert proc.poll() is None, "the run ended before it could be interrupted"
     finally:
         watcher.close()
+    return proc
+
+
+def _kill_mid_run(c: LocalCluster, tmp_path: Path, folder: Path) -> tuple[dict[str, Any], str, int, str, str]:
+    """Validate ``folder`` on ``c`` and kill -9 a worker while it holds a file of the run."""
+    victim, survivor = sorted(c.workers)[0], sorted(c.workers)[-1]  # one worker: the victim itself
+    proc = _run_until_held(c, tmp_path, folder, victim)
+    os.kill(c.workers[victim].pid, signal.SIGKILL)  # mid-run: it holds a file of this run
     out, err = proc.communicate(timeout=RUN_S)
     return json.loads(out), err, proc.returncode, victim, survivor
 
@@ -277,23 +283,8 @@ def test_goldens_lost_with_the_workers_holding_them_are_sent_again(tmp_path: Pat
     c = LocalCluster(tmp_path, workers=1)
     try:
         (holder,) = c.workers
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
-            cwd=ROOT,
-            env=_env(tmp_path),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        watcher = distributed.Client(c.address, timeout="30s")
-        try:
-            deadline = time.monotonic() + RUN_S
-            while not watcher.processing().get(holder) and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.005)
-            assert proc.poll() is None, "the run ended before its worker could be stopped"
-            os.kill(c.workers[holder].pid, signal.SIGSTOP)  # mid-run, with the only copy of the goldens
-        finally:
-            watcher.close()
+        proc = _run_until_held(c, tmp_path, folder, holder)
+        os.kill(c.workers[holder].pid, signal.SIGSTOP)  # mid-run, with the only copy of the goldens
         c.add_workers(1)
         (newcomer,) = set(c.workers) - {holder}
         os.kill(c.workers[holder].pid, signal.SIGKILL)
@@ -332,22 +323,7 @@ def test_a_scheduler_lost_mid_run_reports_every_file_and_ends(tmp_path: Path) ->
     c = LocalCluster(tmp_path, workers=1)
     try:
         (worker,) = c.workers
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--no-cache", "--exact", "--cluster", c.address],
-            cwd=ROOT,
-            env=_env(tmp_path),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        watcher = distributed.Client(c.address, timeout="30s")
-        try:
-            deadline = time.monotonic() + RUN_S
-            while not watcher.processing().get(worker) and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.005)
-            assert proc.poll() is None, "the run ended before the scheduler could be killed"
-        finally:
-            watcher.close()
+        proc = _run_until_held(c, tmp_path, folder, worker)
         os.kill(c.procs[0].pid, signal.SIGKILL)  # the scheduler
         out, err = proc.communicate(timeout=RUN_S)
     finally:
