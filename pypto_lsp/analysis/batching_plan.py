@@ -11,11 +11,13 @@ The loop this recognises (SSA form, as the compiler prints it from ConvertToSSA 
 
 i.e. every iteration only adds ``A[r:r+M, k:k+C] @ B[k:k+C, c:c+P]`` into an FP32 accumulator,
 the chunks tile the contracted axis contiguously, and nothing computed in the body is used
-after the loop. It runs as ``acc0 + A[r:r+M, K0:K1] @ B[K0:K1, c:c+P]``: one kernel call instead
-of ~5 per chunk. The sum is taken in another order than chunk by chunk, so the result differs by
-FP32 rounding only (``tests/conformance/test_batching.py`` runs both paths over every fixture
-dump). At run time, a window out of bounds, a valid region or an unexpected dtype falls back to
-the loop as written.
+after the loop. It runs as one call instead of ~5 per chunk: every chunk's product in one batched
+matmul (each the loop's own product bit for bit: :func:`pypto_lsp.exec.batching.chunk_products`),
+rounded to the product's annotated dtype where the IR narrows it (``t: pl.Tensor[[M, P], pl.BF16]
+= pl.tensor.matmul(...)``), then added into the accumulator one by one in the loop's order
+(:func:`pypto_lsp.exec.batching.add_in_order`): the loop's bits, which
+``tests/conformance/test_batching.py`` checks on every fixture dump. At run time, a window out of
+bounds, a valid region or an unexpected dtype falls back to the loop as written.
 
 Kept per iteration, always: loops with cross-core pipes, control flow or any other op in the
 body (nothing but windows, moves, matmuls and the accumulating adds is batched), traced runs
@@ -97,12 +99,17 @@ class Accumulation:
     lhs: Window
     rhs: Window
     name: str | None = None  # before ConvertToSSA: the accumulator the body rebinds (no iter_args)
+    # the dtype the IR gives each chunk's product when it is narrower than FP32 (a named
+    # ``t: pl.Tensor[[M, P], pl.BF16] = pl.tensor.matmul(a, b)``): the loop rounds each product to it
+    # before adding, and so does the batched call
+    product: str | None = None
 
 
 _WINDOW_OPS = ("tensor.slice", "tile.load")
 _MM_OPS = ("tensor.matmul", "tile.matmul")
 _ADD_OPS = ("tensor.add", "tile.add")
 _MOVE_KW = frozenset({"target_memory", "blayout", "slayout"})
+_PRODUCT_DTYPES = ("FP32", "BF16", "FP16")  # a named product's dtypes the batched call rounds as the loop does
 
 
 def loop_invariant(e: Expr, assigned: set[str]) -> bool:
@@ -199,8 +206,8 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
             return None
     affine: dict[str, tuple[int, int]] = {var: (1, 0)}  # name -> (a, b): a * var + b
     windows: dict[str, Window] = {}
-    matmuls: dict[str, tuple[Window, Window]] = {}
-    updates: dict[str, tuple[str, tuple[Window, Window]]] = {}  # target -> (iter_arg, operands)
+    matmuls: dict[str, tuple[Window, Window, str | None]] = {}  # name -> (operands, the product's dtype if not FP32)
+    updates: dict[str, tuple[str, tuple[Window, Window, str | None]]] = {}  # target -> (iter_arg, matmul)
     carried = {t.name for t in loop.iter_args} if not pre_ssa else set(accs)
 
     def invariant(e: Expr) -> bool:
@@ -239,7 +246,7 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
     def operand(e: Expr) -> Window | None:
         return windows.get(e.id) if isinstance(e, Name) else None
 
-    def matmul(e: Expr) -> tuple[Window, Window] | None:
+    def matmul(e: Expr) -> tuple[Window, Window, str | None] | None:
         if isinstance(e, Name):
             return matmuls.get(e.id)
         if not isinstance(e, OpCall) or e.op not in _MM_OPS or len(e.args) != 2:
@@ -253,7 +260,7 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
         lhs, rhs = operand(e.args[0]), operand(e.args[1])
         if lhs is None or rhs is None or lhs.axis != 1 or rhs.axis != 0 or lhs.shape[1] != rhs.shape[0]:
             return None
-        return lhs, rhs
+        return lhs, rhs, None  # an inline product: FP32 (exec.kernels.matmul)
 
     for s in body[:-1]:
         if not isinstance(s, Assign):
@@ -276,9 +283,11 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
                 return None
         elif isinstance(v, OpCall) and v.op in _MM_OPS:
             mm = matmul(v)
-            if mm is None:
+            # the product's annotation (none: FP32, as the kernel leaves it without a result type)
+            product = "FP32" if s.target.type is None else getattr(s.target.type, "dtype", None)
+            if mm is None or product not in _PRODUCT_DTYPES or getattr(s.target.type, "valid_shape", None) is not None:
                 return None
-            matmuls[name] = mm
+            matmuls[name] = (mm[0], mm[1], None if product == "FP32" else product)
         elif isinstance(v, OpCall) and v.op in _ADD_OPS and len(v.args) == 2 and not v.kwargs:
             x, y = v.args
             acc, term = (x, y) if isinstance(x, Name) and x.id in carried else (y, x)
@@ -294,7 +303,7 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
     if pre_ssa:
         if set(updates) != carried or any(updates[a][0] != a for a in accs):
             return None
-        plan = [Accumulation(*updates[a][1], name=a) for a in accs]
+        plan = [Accumulation(*updates[a][1][:2], name=a, product=updates[a][1][2]) for a in accs]
         yld = Yield([], [], loop.header_span)
     # the yield hands each update back to its own iter_arg
     if len(yld.values) != len(loop.iter_args):
@@ -302,8 +311,8 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
     for it, val in zip(loop.iter_args, yld.values, strict=True):
         if not isinstance(val, Name) or val.id not in updates or updates[val.id][0] != it.name:
             return None
-        lhs, rhs = updates[val.id][1]
-        plan.append(Accumulation(lhs, rhs))
+        lhs, rhs, product = updates[val.id][1]
+        plan.append(Accumulation(lhs, rhs, product=product))
     # nothing the body computes may be read after the loop (only the yielded accumulators)
     if used_after(loop, fn, assigned - carried - {t.name for t in yld.targets}):
         return None

@@ -20,18 +20,18 @@ accumulator::
 (several products / accumulators per iteration too). Each side runs as one call:
 
 * :func:`push_loop` computes every chunk product with one batched matmul (``torch.bmm`` over
-  the chunks) and queues them in the loop's order all at once (the pushes are the loop's only
+  the chunks: :func:`.batching.chunk_products`) and queues them in the loop's order all at once (the pushes are the loop's only
   effects, and FIFOs are unbounded: the consumers pop the same sequence), or one at a time when
   the consumer lanes race (``paced``: each push hands them the turn as the loop's would);
 * :func:`pop_accumulate` pops as the loop would (blocking whenever the FIFO is empty, so the
-  scheduling is unchanged), checks each site once and adds to each accumulator the sum of its
-  popped tiles (one reduction, over a view of the buffer the pushes queued when they came in
-  one bulk push); tiles of mixed shapes or with a valid region take the loop's adds one by one.
+  scheduling is unchanged), checks each site once and adds its popped tiles to each accumulator
+  one by one in the loop's order, in one call (:func:`.batching.add_in_order`, over a view of the
+  buffer the pushes queued when they came in one bulk push); tiles of mixed shapes or with a
+  valid region take the loop's adds one by one.
 
-The chunk products are each the same FP32 matmul as the loop's; ``bmm`` may order a product's
-sum differently from ``matmul``, and the reduction sums the chunks in another order than the
-loop's adds (FP32 rounding only, as a K-chunk accumulation run as one matmul; the both-paths
-test in ``tests/conformance/test_batching.py`` covers it). A window out of bounds, a source with a valid
+The chunk products are each the loop's FP32 matmul bit for bit and the accumulators get the
+loop's adds in the loop's order, so both ends give the loop's bits (the both-paths test in
+``tests/conformance/test_batching.py`` compares them on every fixture dump). A window out of bounds, a source with a valid
 region or an unexpected dtype runs the loop as written (decided before any push).
 
 With the memory model on, a placed program's pipe loops run their first and last iterations

@@ -46,9 +46,10 @@ Why the results are the loop's:
   for a tile the peer would only send after one of this body's pushes). With a pipe in the
   body the peer kernel of the group may not write GM, and the body reads GM only through
   parameters declared ``In`` (or its own carried tensor), so no interleaving can change a read;
-* elementwise ops are exact per element whatever the batch; a batched matmul may sum in
-  another order than one matmul per tile (FP32 rounding only; the both-paths test in
-  ``tests/conformance/test_batching.py`` runs every fixture dump both ways);
+* elementwise ops are exact per element whatever the batch; a batched matmul gives each tile's
+  own product bit for bit (a product with one row or one column runs tile by tile: BLAS sums a
+  matrix-vector product in another order); the both-paths test in
+  ``tests/conformance/test_batching.py`` runs every fixture dump both ways and compares the bits;
 * checks: each site is checked for every iteration (at once when the items are stacked: one
   dtype, one shape). A statement whose value nothing uses (dead code, e.g. the idle AIV lane's
   add of tiles with an empty valid region) runs for the first iteration of each chunk only, to

@@ -53,7 +53,7 @@ class LoopLowering:
             offs = "".join((literal(o) if isinstance(o, int) else self.f.expr(o)) + ", " for o in w.offsets)
             return f"{self.f.py(w.source)}, ({offs}), {w.shape!r}"
 
-        specs = "".join(f"({spec(a.lhs)}, {spec(a.rhs)}), " for a in plan)
+        specs = "".join(f"({spec(a.lhs)}, {spec(a.rhs)}, {self.f.gen.dtype(a.product) if a.product else None}), " for a in plan)
         trips = st.trips
         self.f.emit(ind, f"_pl_b = _pl_kchunk.kchunk(({''.join(c + ', ' for c in carried)}), ({specs}), {len(trips)})", s.header_span)
         self.f.emit(ind, "if _pl_b is not None:", s.header_span)

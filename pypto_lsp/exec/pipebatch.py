@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from . import context, crosscore, sanitizer
-from .batching import chunk_window
+from .batching import add_each_in_order, add_in_order, chunk_products, chunk_window
 from .crosscore import parts_view
 from .definedness import fit
 from .lane_tiles import fit_shape
@@ -71,11 +71,7 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
             return False
         if not (lhs.dtype.is_floating_point and rhs.dtype.is_floating_point):
             return False
-        m, c = a_shape
-        p = b_shape[1]
-        left = as_f32(lhs).reshape(m, chunks, c).permute(1, 0, 2)
-        right = as_f32(rhs).reshape(chunks, c, p)
-        products.append(torch.bmm(left, right))  # [chunks, M, P]: chunk i's product at [i]
+        products.append(chunk_products(as_f32(lhs), as_f32(rhs), chunks))  # [chunks, M, P]: chunk i's product at [i]
     rt = crosscore.get_runtime()
     if paced:  # the consumers race (exec.sweep.racy_peer): each push hands them the turn as the loop's would
         for i in range(chunks):
@@ -138,17 +134,24 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     view = parts_view(items)
     if _uniform(acc, items, steps, view):
         # every pop and every sum has the annotated shape and dtype already: each site is checked
-        # once (the checks would change nothing in between); each accumulator adds the sum of its
-        # tiles (one reduction over the popped tiles, in place of the loop's one add per tile: FP32
-        # rounding only, as a K-chunk matmul run as one)
+        # once (the checks would change nothing in between); each accumulator adds its tiles one
+        # by one in the loop's order, in one call (batching.add_in_order: the loop's bits)
         n = len(steps)
         popped = view if view is not None else torch.stack(items)
+        totals: list[Any] = [None] * n
+        if all(s[7] == torch.float32 for s in steps) and len({s[6] for s in steps}) == 1:
+            totals = add_each_in_order([acc[s[0]] for s in steps], popped)  # x + y == y + x: ``first`` changes no bit
         for j, ((slot, p_shape, p_dt, p_valid, p_name, _op, a_shape, a_dt, a_valid, a_name, first, _line), add) in enumerate(
             zip(steps, adds, strict=True)
         ):
             check_value(items[j], p_shape, p_dt, p_valid, p_name)
-            part = popped[j::n].sum(0)
-            acc[slot] = check_value(add(acc[slot], part) if first else add(part, acc[slot]), a_shape, a_dt, a_valid, a_name)
+            total = totals[j]
+            if total is None and a_dt.is_floating_point:
+                total = add_in_order(acc[slot], popped[j::n])
+            elif total is None:  # integers: any order, the same sum (the add kernel's wrap-around kept)
+                part = popped[j::n].sum(0)
+                total = add(acc[slot], part) if first else add(part, acc[slot])
+            acc[slot] = check_value(total, a_shape, a_dt, a_valid, a_name)
         _undefined_sums(inits, items, steps, acc)
         return tuple(acc)
     k = 0

@@ -554,6 +554,42 @@ def _fast_stacked(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, 
     return Batch(t=r)
 
 
+def _fast_matmul(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
+    """The iterations' products as one batched matmul, which on this machine's BLAS gives each
+    iteration's own product bit for bit unless a side is a vector (one row or one column: there
+    ``matmul`` takes the matrix-vector path, which sums in another order): those run iteration by
+    iteration. BLAS makes no such promise, so the first batch of each operand layout is computed
+    both ways and compared; a layout where they differ runs iteration by iteration from then on."""
+    key = (
+        name,
+        count,
+        *(
+            (a.shape, a.stride(), a.dtype)
+            for a in (x.stacked() if isinstance(x, Batch) else x for x in args)
+            if isinstance(a, torch.Tensor)
+        ),
+    )
+    key += tuple(repr(kw.get(k)) for k in ("a_trans", "b_trans"))
+    exact = _MATMUL_EXACT.get(key)
+    if exact is False:
+        return None
+    r = _fast_stacked(sw, kernel, name, count, args, kw)
+    if r is None or r.t is None or r.t.dim() != 3 or 1 in r.t.shape[1:]:
+        return None
+    if exact is None:
+        want = [kernel(*sw._at(args, i), **{k: sw._at(v, i) for k, v in kw.items()}) for i in range(count)]
+        exact = all(isinstance(w, torch.Tensor) and torch.equal(r.t[i], w) for i, w in enumerate(want))
+        if len(_MATMUL_EXACT) > 4096:
+            _MATMUL_EXACT.clear()
+        _MATMUL_EXACT[key] = exact
+        return r if exact else Batch(items=want)
+    return r
+
+
+# (op, count, operand shapes, strides and dtypes, transposes) -> whether the batched product is each iteration's
+_MATMUL_EXACT: dict[tuple[Any, ...], bool] = {}
+
+
 def _fast_move(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
     return args[0] if args and isinstance(args[0], Batch) and not _varies(args[1:]) else None
 
@@ -561,6 +597,7 @@ def _fast_move(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, arg
 _FAST: dict[str, Callable[[Sweep, Callable[..., Any], str, int, tuple[Any, ...], dict[str, Any]], Any]] = {
     **{op: _fast_window for op in WINDOWS},
     **{op: _fast_write for op in WRITES},
-    **{op: _fast_stacked for op in _ELEMENTWISE | _MATMULS},
+    **{op: _fast_stacked for op in _ELEMENTWISE},
+    **{op: _fast_matmul for op in _MATMULS},
     "tile.move": _fast_move,
 }

@@ -207,8 +207,8 @@ class RunSettings:
                 "exact",
                 {"type": "boolean", "default": False},
                 "Run every loop tile by tile, as written (also the case key `exact`). Off: a loop that only accumulates K-chunk "
-                "matmuls runs as one matmul, and the two ends of such a cross-core pipe run batched (faster on large dumps; "
-                "values differ by FP32 rounding at most).",
+                "matmuls runs as one batched matmul, and the two ends of such a cross-core pipe run batched (faster on large dumps; "
+                "the same values bit for bit).",
             ),
         ),
     )

@@ -39,8 +39,8 @@ from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
 
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
-# tensor ops, returned values; 3: multi-rank programs run)
-ENGINE_VERSION = "3"
+# tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order)
+ENGINE_VERSION = "4"
 
 
 SSA_SUFFIX = re.compile(r"__ssa_v\d+$")

@@ -112,7 +112,7 @@ class ResultCache:
             + (":sanitize" if s.sanitize else "")
             + (":strict" if s.sanitize == "strict" else "")
         )
-        mode = "exact" if s.exact else "batched"  # batched loops differ by rounding (exec.batching)
+        mode = "exact" if s.exact else "batched"  # the same bits since engine 4; kept apart all the same
         from ..ir.alloc_budget import budget
 
         # a smaller budget may stop a run that passed (ir.alloc_budget)

@@ -141,7 +141,7 @@ def test_exact_from_the_case_the_editor_setting_and_the_worker(tmp_path) -> None
     cfg.write_text('[[cases]]\ndumps = "passes_dump"\nexact = 1\n')
     with pytest.raises(ConfigError, match="'exact' must be true or false"):
         find_case(dump)
-    # to the worker, and into the result cache's key (the two paths differ by rounding)
+    # to the worker, and into the result cache's key (kept apart, though the two paths give the same bits)
     params = P.ValidateParams(file="f.py", text="x", golden=P.Golden("i.pt", "e.pt"), settings=RunSettings(0.1, 0.1, exact=True))
     assert P.from_wire(P.ValidateParams, P.to_wire(params)).settings.exact is True
     assert RunSettings(exact=True).engine_kwargs()["exact"] is True  # and from there to run_text
@@ -192,3 +192,133 @@ def test_the_reads_after_a_loop_are_walked_once_per_function_while_a_program_is_
         assert statement_reads(fn) is first
         assert (used_after(loop, fn, {"acc_rv"}), used_after(loop, fn, {"k0", "a_c"}), used_after(loop, fn, {"y"})) == fresh
     assert statement_reads(fn) is not first  # the cache ends with the lowering
+
+
+def _both_paths(text: str, ins: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The output ``y`` of the batched run and of the run with every loop as written."""
+    assert _batched(text)
+    out = []
+    for exact in (False, True):
+        kept: dict[str, torch.Tensor] = {}
+        r = run_text(text, ins, {"y": torch.zeros(16, 32)}, rtol=1e9, atol=1e9, exact=exact, keep=kept)
+        assert r.status == PASS, r.error
+        out.append(kept["y"])
+    return out[0], out[1]
+
+
+def _chunky(k: int, chunk: int, rows: int = 16, cols: int = 32, seed: int = 7) -> dict[str, torch.Tensor]:
+    """Inputs whose chunk products differ by orders of magnitude: the order their sums are taken
+    in shows in the last bits of the accumulator."""
+    g = torch.Generator().manual_seed(seed)
+    scale = (10.0 ** (torch.rand(k // chunk, generator=g) * 8 - 4)).repeat_interleave(chunk)
+    a = (torch.randn(rows, k, generator=g) * scale).bfloat16()
+    w = torch.randn(k, cols, generator=g).bfloat16()
+    return {"a": a, "w": w, "y": torch.zeros(16, 32)}
+
+
+def test_a_batched_accumulation_adds_its_chunks_in_the_loops_order() -> None:
+    """32 chunk products of very different sizes: the batched call adds them one by one in the
+    loop's order, so its accumulator has the loop's bits (one FP32 matmul over the whole axis,
+    or a sum of the products, rounds otherwise)."""
+    text = _program(2048, 64)
+    batched, exact = _both_paths(text, _chunky(2048, 64))
+    assert torch.equal(batched, exact)
+
+
+def test_a_product_the_ir_narrows_to_bf16_is_rounded_in_the_batch_too() -> None:
+    """``t: pl.Tensor[[16, 32], pl.BF16] = pl.tensor.matmul(...)`` (the compiler's type before the
+    cross-core split): the loop rounds each chunk's product to BF16 before adding it in FP32, and
+    so does the batched call."""
+    named = "    t_c: pl.Tensor[[16, 32], pl.BF16] = pl.tensor.matmul(a_c, w_c, a_trans=False, b_trans=False, c_matrix_nz=False)"
+    text = _program(512, 64, extra=named).replace(
+        "pl.tensor.add(acc, pl.tensor.matmul(a_c, w_c, a_trans=False, b_trans=False, c_matrix_nz=False))", "pl.tensor.add(acc, t_c)"
+    )
+    batched, exact = _both_paths(text, _chunky(512, 64, seed=8))
+    assert torch.equal(batched, exact)
+    assert not torch.equal(exact, _both_paths(_program(512, 64), _chunky(512, 64, seed=8))[1])  # the rounding shows
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(1, 32), (16, 1)])
+def test_a_vector_product_batches_bit_for_bit(rows: int, cols: int) -> None:
+    """One row or one column: ``matmul`` takes BLAS's matrix-vector path there, which sums in
+    another order than a batched product; those chunks are multiplied one by one."""
+    text = _program(1024, 64).replace("[16, ", f"[{rows}, ").replace(", 32]", f", {cols}]")
+    ins = _chunky(1024, 64, rows=rows, cols=cols, seed=9)
+    ins["y"] = torch.zeros(rows, cols)
+    assert _batched(text)
+    out = []
+    for exact in (False, True):
+        kept: dict[str, torch.Tensor] = {}
+        r = run_text(text, ins, {"y": torch.zeros(rows, cols)}, rtol=1e9, atol=1e9, exact=exact, keep=kept)
+        assert r.status == PASS, r.error
+        out.append(kept["y"])
+    assert torch.equal(out[0], out[1])
+
+
+def test_add_in_order_and_chunk_products_are_the_loops() -> None:
+    """The two helpers against the loop they stand for: adds left to right in the accumulator's
+    dtype (FP32, BF16, FP16; terms from 1e-4 to 1e4), and each chunk's own matmul."""
+    from pypto_lsp.exec.batching import add_in_order, chunk_products
+
+    g = torch.Generator().manual_seed(11)
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        for n, shape in ((2, (3,)), (33, (16, 64)), (7, (1, 5)), (64, (2, 3, 4)), (5, (16, 4096))):
+            terms = (torch.randn(n, *shape, generator=g) * 10.0 ** (torch.rand(n, *shape, generator=g) * 8 - 4)).to(dt)
+            init = torch.randn(*shape, generator=g).to(dt)
+            acc = init
+            for t in terms:
+                acc = acc + t
+            got = add_in_order(init, terms)
+            assert got.dtype == dt and torch.equal(got, acc), (dt, n, shape)
+            assert torch.equal(init, init.clone())  # the accumulator given is not written
+    for m, c, p, chunks in ((1, 16, 16, 2), (16, 64, 1, 4), (16, 128, 64, 8), (3, 130, 65, 3), (1, 64, 1, 5)):
+        lhs = torch.randn(m, c * chunks, generator=g)
+        rhs = torch.randn(c * chunks, p, generator=g)
+        want = torch.stack([torch.matmul(lhs[:, i * c : (i + 1) * c], rhs[i * c : (i + 1) * c]) for i in range(chunks)])
+        assert torch.equal(chunk_products(lhs, rhs, chunks), want), (m, c, p, chunks)
+
+
+def test_a_torch_that_adds_in_another_order_is_found_and_the_loops_adds_run(monkeypatch) -> None:
+    """The order ``index_add_`` adds in is torch's implementation, not its contract: a torch whose
+    ``index_add_`` sums the slices first (as ``Tensor.sum`` does) is found by the one check a process
+    makes, and the accumulators get the loop's adds one by one."""
+    from pypto_lsp.exec import batching
+
+    def summing(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+        for k in index.unique().tolist():
+            self[k] += source[index == k].sum(0)
+        return self
+
+    monkeypatch.setattr(batching, "_IN_ORDER", [])
+    monkeypatch.setattr(torch.Tensor, "index_add_", summing)
+    assert batching._index_add_in_order() is False
+    g = torch.Generator().manual_seed(13)
+    terms = torch.randn(40, 16, 64, generator=g) * 10.0 ** (torch.rand(40, 16, 64, generator=g) * 8 - 4)
+    init = torch.randn(16, 64, generator=g)
+    acc = init
+    for t in terms:
+        acc = acc + t
+    assert not torch.equal(summing(init.clone().unsqueeze(0), 0, torch.zeros(40, dtype=torch.long), terms)[0], acc)
+    assert torch.equal(batching.add_in_order(init, terms), acc)
+    both = batching.add_each_in_order([init, init + 1], torch.stack([terms, terms], 1).reshape(80, 16, 64))
+    assert torch.equal(both[0], acc)
+
+
+def test_a_blas_whose_batched_product_differs_is_found_on_the_first_call(monkeypatch) -> None:
+    """``bmm`` giving each chunk's own ``matmul`` bit for bit is BLAS's behaviour here, not a promise:
+    the first call of a shape compares the two, and a shape where they differ is multiplied chunk
+    by chunk from then on."""
+    from pypto_lsp.exec import batching
+
+    real_bmm = torch.bmm
+    monkeypatch.setattr(batching, "_BMM_EXACT", {})
+    monkeypatch.setattr(torch, "bmm", lambda a, b: real_bmm(a, b) * (1 + 2**-20))  # another BLAS: other last bits
+    g = torch.Generator().manual_seed(14)
+    lhs, rhs = torch.randn(16, 256, generator=g), torch.randn(256, 32, generator=g)
+    want = torch.stack([torch.matmul(lhs[:, i * 64 : (i + 1) * 64], rhs[i * 64 : (i + 1) * 64]) for i in range(4)])
+    for _ in range(2):
+        assert torch.equal(batching.chunk_products(lhs, rhs, 4), want)
+    assert list(batching._BMM_EXACT.values()) == [False]
+    monkeypatch.setattr(torch, "bmm", real_bmm)
+    batching._BMM_EXACT.clear()
+    assert torch.equal(batching.chunk_products(lhs, rhs, 4), want) and list(batching._BMM_EXACT.values()) == [True]

@@ -107,3 +107,28 @@ def test_a_window_past_the_edge_runs_the_loop_as_written() -> None:
         outs[exact] = (r.status, keep.get("o"))
     assert outs[True][0] == outs[False][0]
     assert outs[True][1] is not None and outs[False][1] is not None and torch.equal(outs[True][1], outs[False][1])
+
+
+def test_the_popped_products_are_added_in_the_loops_order() -> None:
+    """Chunk products of very different sizes: the AIV end adds them one by one in the loop's
+    order (a sum of the popped tiles first would round otherwise), so both paths agree bit for bit."""
+    text = _program().replace("pl.range(4", "pl.range(32").replace("[[16, 64], pl.BF16]", "[[16, 512], pl.BF16]")
+    text = text.replace("[[64, 32], pl.BF16]", "[[512, 32], pl.BF16]")
+    assert "_pl_pipebatch.pop_accumulate(" in _source(text)
+    g = torch.Generator()
+    out = []
+    for seed in range(3):
+        g.manual_seed(seed)
+        scale = (10.0 ** (torch.rand(32, generator=g) * 8 - 4)).repeat_interleave(16)
+        a = (torch.randn(16, 512, generator=g) * scale).bfloat16()
+        b = torch.randn(512, 32, generator=g).bfloat16()
+        got = []
+        for exact in (False, True):
+            keep: dict[str, torch.Tensor] = {}
+            r = run_text(
+                text, {"a": a, "b": b, "o": torch.zeros(16, 32)}, {"o": torch.zeros(16, 32)}, rtol=1e9, atol=1e9, exact=exact, keep=keep
+            )
+            assert r.status == PASS, r.error
+            got.append(keep["o"])
+        out.append(torch.equal(got[0], got[1]))
+    assert all(out), out
