@@ -29,8 +29,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# unit and conformance tests on two xdist workers (the machine's two cores); the end-to-end,
+# adversarial and bad-input tests, which time servers, worker pools and clusters, one at a time
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q --durations=15 -n 2 tests/unit tests/conformance
+	$(BIN)/python -m pytest -q --durations=15 tests/e2e tests/adversarial tests/badinput
 
 # the VS Code extension: its unit tests, the .vsix, and the end-to-end test in real VS Code
 # (code-server + headless Chromium, installed on first use; see vscode-extension/test/e2e/run.sh)
