@@ -194,13 +194,13 @@ def test_the_reads_after_a_loop_are_walked_once_per_function_while_a_program_is_
     assert statement_reads(fn) is not first  # the cache ends with the lowering
 
 
-def _both_paths(text: str, ins: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The output ``y`` of the batched run and of the run with every loop as written."""
+def _both_paths(text: str, ins: dict[str, torch.Tensor], shape: tuple[int, int] = (16, 32)) -> tuple[torch.Tensor, torch.Tensor]:
+    """The output ``y`` (of ``shape``) of the batched run and of the run with every loop as written."""
     assert _batched(text)
     out = []
     for exact in (False, True):
         kept: dict[str, torch.Tensor] = {}
-        r = run_text(text, ins, {"y": torch.zeros(16, 32)}, rtol=1e9, atol=1e9, exact=exact, keep=kept)
+        r = run_text(text, ins, {"y": torch.zeros(*shape)}, rtol=1e9, atol=1e9, exact=exact, keep=kept)
         assert r.status == PASS, r.error
         out.append(kept["y"])
     return out[0], out[1]
@@ -245,14 +245,8 @@ def test_a_vector_product_batches_bit_for_bit(rows: int, cols: int) -> None:
     text = _program(1024, 64).replace("[16, ", f"[{rows}, ").replace(", 32]", f", {cols}]")
     ins = _chunky(1024, 64, rows=rows, cols=cols, seed=9)
     ins["y"] = torch.zeros(rows, cols)
-    assert _batched(text)
-    out = []
-    for exact in (False, True):
-        kept: dict[str, torch.Tensor] = {}
-        r = run_text(text, ins, {"y": torch.zeros(rows, cols)}, rtol=1e9, atol=1e9, exact=exact, keep=kept)
-        assert r.status == PASS, r.error
-        out.append(kept["y"])
-    assert torch.equal(out[0], out[1])
+    batched, exact = _both_paths(text, ins, (rows, cols))
+    assert torch.equal(batched, exact)
 
 
 def test_add_in_order_and_chunk_products_are_the_loops() -> None:
