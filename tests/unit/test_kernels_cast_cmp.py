@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from pypto_lsp.exec.kernels import KERNELS, ResultType, pack_mask, unpack_mask
+from pypto_lsp.exec.kernels.cast import _fp32_to_bf16_half_away, _two_neighbours
 from pypto_lsp.exec.values import get_valid
 
 K = KERNELS
@@ -112,6 +113,30 @@ def test_cast_fp32_to_16bit_float_modes(dt: torch.dtype, mode: str) -> None:
         tiny_neg = (x < 0) & (out.double() == 0)
         assert bool(torch.signbit(out[tiny_neg].float()).all())
     assert bad.numel() == 0, (mode, x[bad[:5, 0]].tolist(), out[bad[:5, 0]].tolist(), ref[bad[:5, 0]].tolist())
+
+
+def test_fp32_to_bf16_round_in_bits_is_the_two_neighbour_pick_for_every_bf16_value() -> None:
+    """The default cast (FP32 -> BF16, ties away from zero) rounds in integer arithmetic on the bits;
+    the two-neighbour path on float64 is the reference. Every BF16 value as the kept half (both signs,
+    zeros, subnormals, the largest finite, infinities, NaNs) with each kind of dropped half: none,
+    the smallest, just below half, exactly half (a tie), just above, the largest, and random ones."""
+    high = torch.arange(-32768, 32768, dtype=torch.int32) << 16
+    lows = [0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF]
+    g = torch.Generator().manual_seed(3)
+    parts = [high | low for low in lows] + [high | torch.randint(0, 0x10000, high.shape, generator=g, dtype=torch.int32)]
+    x = torch.cat(parts).view(torch.float32)
+    fast = _fp32_to_bf16_half_away(x)
+    ref = _two_neighbours(x, torch.bfloat16, "round")
+    nan = torch.isnan(x)
+    assert torch.equal(torch.isnan(fast.float()), nan)
+    same = fast.view(torch.int16) == ref.view(torch.int16)
+    assert bool(same[~nan].all()), x[~nan & ~same][:5].tolist()
+    assert torch.equal(fast[nan].view(torch.int16), x[nan].to(torch.bfloat16).view(torch.int16))  # torch's NaN
+    # a strided view (a tile's window of a wider buffer) rounds the same as its copy
+    wide = x[: 64 * 512].view(64, 512)
+    assert torch.equal(
+        _fp32_to_bf16_half_away(wide[:, 128:192]).view(torch.int16), fast[: 64 * 512].view(64, 512)[:, 128:192].view(torch.int16)
+    )
 
 
 def test_cast_bf16_ties_differ_between_round_and_rint() -> None:
