@@ -4,4 +4,6 @@ Between ``ir`` (the dump language) and ``exec`` (running it): the plans of the b
 (:mod:`.batching_plan` K-chunk accumulations, :mod:`.pipebatch_plan` pipe loops, :mod:`.sweep_plan`
 sweeps), each with its run-time half in ``exec`` of the same stem; :mod:`.lowering` takes them
 and decides, per function and loop, what the generated script does (``exec.codegen`` prints it).
+:mod:`.task_batch_plan` decides, per orchestrator loop, whether all its tasks could run as one batch
+(the first step of the task-batching executor of ``docs/speed.md``; nothing runs it yet).
 """
