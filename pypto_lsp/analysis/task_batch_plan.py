@@ -120,6 +120,7 @@ class TaskLoopPlan:
     """An orchestrator loop that submits a task per iteration, and whether its tasks can run at once."""
 
     line: int  # the ``for``
+    call_line: int  # the task call in its body
     var: str  # the loop variable
     trips: int  # tasks the loop submits (0 when its bounds are not constants)
     callee: str  # the function each task runs
@@ -246,7 +247,9 @@ def _plan_loop(program: Program, orchestrator: Function, loop: For, call: FuncCa
     kernels = _kernels(program, call.func)
 
     def plan(declined: str | None, args: tuple[TaskArg, ...] = ()) -> TaskLoopPlan:
-        return TaskLoopPlan(loop.span.line, var, rng[2] if rng else 0, call.func, tuple(k.name for k, _ in kernels or ()), args, declined)
+        return TaskLoopPlan(
+            loop.span.line, call.span.line, var, rng[2] if rng else 0, call.func, tuple(k.name for k, _ in kernels or ()), args, declined
+        )
 
     if rng is None:
         return plan("its bounds are not constants")
