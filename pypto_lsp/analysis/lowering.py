@@ -17,6 +17,8 @@ that order and the first that applies is taken. No torch here.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,7 @@ from ..ir.model import For, FuncCall, Function, Name, Program, Scope, Type, stmt
 from ..ir.tasks import reaches_syncall, skipped_results
 from . import batching_plan, pipebatch_plan, sweep_plan
 from .groups import split_aiv_function
+from .task_batch_plan import task_scalars
 
 __all__ = [
     "AsWritten",
@@ -71,6 +74,10 @@ class PipePush:
     plan: pipebatch_plan.PushPlan
     trips: range
     paced: bool  # the peer is racy: pushes paced to its pops (sweep_plan.racy_peer)
+    # per product: (step, first, tasks, the loop's chunks) when its right operand's columns are a task's stripe of a loop
+    # whose tasks could run as one batch (task_batch_plan.task_scalars) and its left operand is the
+    # same for every task: the products of every task's stripe may be made at once (exec.pipebatch)
+    across: tuple[tuple[int, int, int, int] | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +162,29 @@ def _sweep(s: For, f: FunctionLowering, program: Program) -> Sweep | None:
     return Sweep(plan, writes)
 
 
-def _strategy(s: For, f: FunctionLowering, program: Program, opts: Options, batching: bool, sweeps: bool) -> LoopStrategy:
+def _across_tasks(
+    push: pipebatch_plan.PushPlan, trips: range, fn: Function, scalars: Callable[[], dict[tuple[str, str], tuple[int, int, int]]]
+) -> tuple[tuple[int, int, int, int] | None, ...]:
+    """Per product of a push loop: the task stripe its right operand's columns are (see :class:`PipePush`)."""
+    mine = {p: v for (k, p), v in scalars().items() if k == fn.name}
+    out: list[tuple[int, int, int, int] | None] = []
+    for lhs, rhs in push.products:
+        col = rhs.offsets[1] if rhs.axis == 0 else None
+        stripe = mine.get(col.id) if isinstance(col, Name) else None
+        lhs_fixed = not any(isinstance(x, Name) and x.id in mine for o in lhs.offsets if not isinstance(o, int) for x in walk_expr(o))
+        out.append((*stripe, len(trips)) if stripe is not None and stripe[0] == rhs.shape[1] and lhs_fixed else None)
+    return tuple(out) if any(out) else ()
+
+
+def _strategy(
+    s: For,
+    f: FunctionLowering,
+    program: Program,
+    opts: Options,
+    batching: bool,
+    sweeps: bool,
+    scalars: Callable[[], dict[tuple[str, str], tuple[int, int, int]]],
+) -> LoopStrategy:
     fn = f.function
     if batching:
         accs = batching_plan.plan_loop(s, fn)
@@ -171,7 +200,7 @@ def _strategy(s: For, f: FunctionLowering, program: Program, opts: Options, batc
             if not s.iter_args:
                 push = pipebatch_plan.plan_push_loop(s, fn)
                 if push is not None:
-                    return PipePush(push, trips, sweep_plan.racy_peer(program, fn))
+                    return PipePush(push, trips, sweep_plan.racy_peer(program, fn), _across_tasks(push, trips, fn, scalars))
             else:
                 pop = pipebatch_plan.plan_pop_loop(s, fn)
                 if pop is not None:
@@ -190,14 +219,22 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
     # sweeps and pipe loops run on placed dumps too: their first and last iterations in the arenas
     sweeps = not options.trace and not exact
     functions: dict[str, FunctionLowering] = {}
+    # the kernels' parameters that step through the tasks of a loop whose tasks could run as one batch
+    scalars = functools.cache(lambda: task_scalars(program))  # asked for by push loops only (most dumps have none)
     with batching_plan.reads_kept():
         for fn in program.functions:
-            functions[fn.name] = _lower_function(fn, program, options, placed, batching, sweeps)
+            functions[fn.name] = _lower_function(fn, program, options, placed, batching, sweeps, scalars)
     return Lowering(options, placed, functions, reaches_syncall(program), _skipped(program))
 
 
 def _lower_function(
-    fn: Function, program: Program, options: Options, placed: MemoryPlan | None, batching: bool, sweeps: bool
+    fn: Function,
+    program: Program,
+    options: Options,
+    placed: MemoryPlan | None,
+    batching: bool,
+    sweeps: bool,
+    scalars: Callable[[], dict[tuple[str, str], tuple[int, int, int]]],
 ) -> FunctionLowering:
     """One function's loop strategies (see :func:`lower_program`)."""
     mem = placed.functions.get(fn.name) if placed is not None else None
@@ -214,7 +251,7 @@ def _lower_function(
     )
     for s in walk_stmts(fn.body):
         if isinstance(s, For):
-            st = _strategy(s, f, program, options, batching, sweeps)
+            st = _strategy(s, f, program, options, batching, sweeps, scalars)
             if not isinstance(st, AsWritten):
                 f.loops[id(s)] = st
     return f

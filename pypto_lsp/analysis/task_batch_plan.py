@@ -75,7 +75,7 @@ from ..ir.model import (
 )
 from ..ir.tasks import directions_of, is_task_call, returned_params
 
-__all__ = ["TaskArg", "TaskLoopPlan", "plan_task_loops"]
+__all__ = ["TaskArg", "TaskLoopPlan", "plan_task_loops", "task_scalars"]
 
 INPUT = "input"
 OWN_WINDOW = "own-window"
@@ -127,6 +127,8 @@ class TaskLoopPlan:
     kernels: tuple[str, ...]  # the kernels that run it (the callee itself, or a Group's AIC and AIV)
     args: tuple[TaskArg, ...]
     declined: str | None  # why its tasks cannot run as one batch; None: they can
+    # per kernel: the call argument behind each of its parameters (None: not a parameter of the call)
+    kernel_args: tuple[tuple[str, tuple[int | None, ...]], ...] = ()
 
     def role(self, name: str) -> str | None:
         return next((a.role for a in self.args if a.name == name), None)
@@ -209,6 +211,28 @@ def plan_task_loops(program: Program) -> list[TaskLoopPlan]:
     return plans
 
 
+def task_scalars(program: Program) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(kernel, parameter) -> (step, first value, tasks): a kernel parameter that, in the one loop
+    whose tasks could run as one batch and that runs the kernel, takes ``step * i + first`` in task
+    ``i`` of ``tasks``. What a kernel may compute for every task of its loop at once (the K-chunk
+    products of a weight's columns: :func:`pypto_lsp.exec.pipebatch.push_loop`); a parameter whose
+    value depends on an enclosing loop, or a kernel run by two loops, is left out."""
+    found: dict[tuple[str, str], tuple[int, int, int] | None] = {}
+    for plan in plan_task_loops(program):
+        by_arg = {a.index: a.step for a in plan.args if a.role == SCALAR}
+        for kernel, args in plan.kernel_args:
+            fn = program.function(kernel)
+            if fn is None:
+                continue
+            for param, arg in zip(fn.params, args, strict=False):
+                step = by_arg.get(arg) if arg is not None else None
+                key = (kernel, param.name)
+                usable = plan.declined is None and plan.trips > 1 and step is not None and step[1] is not None and step[0] != 0
+                value = (step[0], step[1], plan.trips) if usable and step is not None and step[1] is not None else None
+                found[key] = value if key not in found or found[key] == value else None
+    return {k: v for k, v in found.items() if v is not None}
+
+
 def _flat(body: list[Stmt]) -> Iterator[Stmt]:
     """The statements of ``body`` with ``with pl.scope()`` blocks opened (their bodies in place)."""
     for s in body:
@@ -248,7 +272,15 @@ def _plan_loop(program: Program, orchestrator: Function, loop: For, call: FuncCa
 
     def plan(declined: str | None, args: tuple[TaskArg, ...] = ()) -> TaskLoopPlan:
         return TaskLoopPlan(
-            loop.span.line, call.span.line, var, rng[2] if rng else 0, call.func, tuple(k.name for k, _ in kernels or ()), args, declined
+            loop.span.line,
+            call.span.line,
+            var,
+            rng[2] if rng else 0,
+            call.func,
+            tuple(k.name for k, _ in kernels or ()),
+            args,
+            declined,
+            tuple((k.name, tuple(ps)) for k, ps in kernels or ()),
         )
 
     if rng is None:

@@ -80,7 +80,8 @@ class LoopLowering:
             order = "".join(f"{i}, " for i in push.order)
             paced = ", paced=True" if st.paced else ""
             first = f", first={peel}.first" if peel is not None else ""
-            call = [(0, f"if _pl_pipebatch.push_loop(({specs}), ({order}), {chunks}{paced}{first}):")]
+            across = f", across={st.across!r}" if st.across else ""
+            call = [(0, f"if _pl_pipebatch.push_loop(({specs}), ({order}), {chunks}{paced}{first}{across}):")]
         else:
             pop = st.plan
             steps = ""

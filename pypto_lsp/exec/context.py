@@ -76,6 +76,7 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.ctx = Ctx()
         self.standalone: Any = None  # crosscore runtime used outside any group (lazy)
+        self.memo: dict[Any, Any] = {}  # what a run computes once for many tasks (dropped with the run)
 
 
 _state = _State()
@@ -166,6 +167,12 @@ def subblock(lane_idx: int, lanes: int = 2, *, mode: int | None = None) -> Itera
         fields["split_mode"] = int(mode)
     with bound(**fields):
         yield
+
+
+def run_memo() -> dict[Any, Any]:
+    """Values this run computes once and reuses across its tasks, keyed by what they are made of
+    (:func:`pypto_lsp.exec.pipebatch.push_loop`'s products across tasks); :func:`reset` drops them."""
+    return _state.memo
 
 
 def reset() -> None:

@@ -51,27 +51,43 @@ class Peel:
                 yield from (items[k] for k in step[1:])
 
 
-def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks: int, paced: bool = False, first: int = 0) -> bool:
+def push_loop(
+    specs: tuple[tuple[Any, ...], ...],
+    order: tuple[int, ...],
+    chunks: int,
+    paced: bool = False,
+    first: int = 0,
+    across: tuple[tuple[int, int, int, int] | None, ...] = (),
+) -> bool:
     """Every push of the loop, or False (nothing pushed) when the loop must run as written.
 
     ``specs``: per product ``(A, a_offsets, a_shape, a_dtype, B, b_offsets, b_shape, b_dtype)`` at the
     loop's first chunk; ``order``: the products one iteration pushes; ``first``: the chunk to start
-    from (a :class:`Peel`'s middle).
+    from (a :class:`Peel`'s middle); ``across``: per product ``(step, start, tasks, loop chunks)`` when
+    ``B``'s columns are this task's stripe of a loop whose tasks could run as one batch and ``A``'s
+    window is the same in every task (:func:`pypto_lsp.analysis.task_batch_plan.task_scalars`): the
+    products of every task's stripe are made at the first task and the others take theirs
+    (:func:`_across_tasks`).
     """
     if sanitizer.undefined_in([s[0] for s in specs] + [s[4] for s in specs]):
         return False  # undefined elements are followed push by push (exec.definedness), not in bulk
     products = []
-    for a, a_off, a_shape, a_dt, b, b_off, b_shape, b_dt in specs:
+    for j, (a, a_off0, a_shape, a_dt, b, b_off0, b_shape, b_dt) in enumerate(specs):
+        a_off, b_off = a_off0, b_off0
         if first:  # the windows move along K by one extent a chunk
             a_off = (a_off[0], a_off[1] + first * a_shape[1])
             b_off = (b_off[0] + first * b_shape[0], b_off[1])
         lhs = chunk_window(a, a_off, a_shape, 1, chunks)
-        rhs = chunk_window(b, b_off, b_shape, 0, chunks)
+        rhs = chunk_window(b, b_off, b_shape, 0, chunks)  # (the sanitizer sees this task's read either way)
         if lhs is None or rhs is None or lhs.dtype != a_dt or rhs.dtype != b_dt:
             return False
         if not (lhs.dtype.is_floating_point and rhs.dtype.is_floating_point):
             return False
-        products.append(chunk_products(as_f32(lhs), as_f32(rhs), chunks))  # [chunks, M, P]: chunk i's product at [i]
+        stripe = across[j] if j < len(across) else None
+        got = _across_tasks(lhs, rhs, (a, a_off0, a_shape), (b, b_off0, b_shape), first, chunks, stripe) if stripe is not None else None
+        products.append(
+            got if got is not None else chunk_products(as_f32(lhs), as_f32(rhs), chunks)
+        )  # [chunks, M, P]: chunk i's product at [i]
     rt = crosscore.get_runtime()
     if paced:  # the consumers race (exec.sweep.racy_peer): each push hands them the turn as the loop's would
         for i in range(chunks):
@@ -93,6 +109,79 @@ def push_loop(specs: tuple[tuple[Any, ...], ...], order: tuple[int, ...], chunks
     fresh = [stacked]
     rt.push_many_to_aiv(lambda: list((fresh.pop() if fresh else stacked.clone()).unbind(0)), 0, 0)
     return True
+
+
+# (M, C, P, stripes, chunks, dtypes) -> whether a stripe of the products over every task's columns is
+# that task's own products bit for bit (found on the first task of each layout)
+_STRIPES_EXACT: dict[tuple[Any, ...], bool] = {}
+
+
+def _across_tasks(
+    lhs: torch.Tensor,
+    rhs: torch.Tensor,
+    a_spec: tuple[Any, Any, tuple[int, int]],
+    b_spec: tuple[Any, Any, tuple[int, int]],
+    first: int,
+    chunks: int,
+    stripe: tuple[int, int, int, int],
+) -> torch.Tensor | None:
+    """This task's K-chunk products ``[chunks, M, P]`` (chunks ``first`` on of its loop), taken from the
+    products of every task's stripe of the weight's columns over every chunk of the loop, made once a
+    run (None: made as the loop makes them).
+
+    ``stripe``: ``(step, start, tasks, loop_chunks)``: task ``i`` of a loop of ``tasks`` multiplies one
+    left window (the post-norm activations) by the columns ``[step * i + start, + P)`` of the weight,
+    in ``loop_chunks`` K chunks (qwen3's MLP and output projection: 128 and 64 stripes of 64 columns at
+    hidden 4096). Made one task at a time, each stripe's windows are converted to FP32 on their own
+    (4 096 rows 16 KB apart) and multiplied; made for every stripe at once, each chunk's rows of the
+    weight are converted as one contiguous block and multiplied by one wider matmul. The products are
+    kept for the run, keyed by both operands' windows and their storages' versions (a write to either
+    makes them again); a task whose loop peels its first and last chunks (the memory model) takes the
+    middle ones from the same products. Each is a matmul of the chunk, as the loop's; that a column
+    of the wider matmul is bit for bit the narrow one's is BLAS's behaviour, not a promise: the first
+    task of each layout compares its stripe and the last one with their own products, made as the
+    loop makes them, and a layout where they differ is made task by task from then on."""
+    step, start, tasks, loop_chunks = stripe
+    a, a_off0, a_shape = a_spec
+    b, b_off0, b_shape = b_spec
+    m, c = a_shape
+    p = b_shape[1]
+    r0, ka = (int(x) for x in a_off0)
+    kb, col = (int(x) for x in b_off0)
+    task = (col - start) // step if step else -1
+    if step != p or b_shape[0] != c or (col - start) % step or not 0 <= task < tasks or first + chunks > loop_chunks:
+        return None
+    if m == 1 or p == 1 or a.dim() != 2 or b.dim() != 2 or start < 0 or start + step * tasks > b.shape[1]:
+        return None  # vectors: chunk_products multiplies them one by one (another order of sums)
+    if r0 < 0 or r0 + m > a.shape[0] or ka < 0 or ka + c * loop_chunks > a.shape[1] or kb < 0 or kb + c * loop_chunks > b.shape[0]:
+        return None
+    layout = (m, c, p, tasks, loop_chunks, a.dtype, b.dtype)
+    if _STRIPES_EXACT.get(layout) is False:
+        return None
+    memo = context.run_memo()
+    left = (a.untyped_storage().data_ptr(), a.storage_offset(), tuple(a.stride()), a._version, r0, ka)
+    right = (b.untyped_storage().data_ptr(), b.storage_offset(), tuple(b.stride()), b._version, kb)
+    key = ("products across tasks", left, right, m, c, loop_chunks, start, step, tasks)
+    kept = memo.get(key)
+    if kept is None:
+        lhs32 = as_f32(a[r0 : r0 + m, ka : ka + c * loop_chunks])
+        weight = b[kb : kb + c * loop_chunks, start : start + step * tasks]
+        wide = torch.stack([torch.matmul(lhs32[:, i * c : (i + 1) * c], as_f32(weight[i * c : (i + 1) * c])) for i in range(loop_chunks)])
+        # the operands are held with their products: their storages cannot be freed and their
+        # addresses reused by other tensors while the key names them
+        memo[key] = kept = (a, b, wide)
+    wide = kept[2]
+    mine = wide[first : first + chunks, :, task * p : (task + 1) * p].contiguous()  # the pushes own their tiles
+    if layout not in _STRIPES_EXACT:  # this task's stripe and the last one (the edge of the wider matmul's blocks)
+        own = chunk_products(as_f32(lhs), as_f32(rhs), chunks)
+        last_cols = slice(start + step * (tasks - 1), start + step * tasks)
+        rows = slice(kb + first * c, kb + (first + chunks) * c)
+        last = chunk_products(as_f32(lhs), as_f32(b[rows, last_cols]), chunks)
+        if len(_STRIPES_EXACT) > 1024:
+            _STRIPES_EXACT.clear()
+        _STRIPES_EXACT[layout] = torch.equal(mine, own) and torch.equal(wide[first : first + chunks, :, (tasks - 1) * p :], last)
+        return own
+    return mine
 
 
 def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], ...], view: Any) -> bool:

@@ -132,3 +132,71 @@ def test_the_popped_products_are_added_in_the_loops_order() -> None:
             got.append(keep["o"])
         out.append(torch.equal(got[0], got[1]))
     assert all(out), out
+
+
+# ---------------------------------------------------------------------- products across a loop's tasks
+
+
+def test_a_tasks_stripe_of_the_products_across_tasks_is_its_own_products_bit_for_bit() -> None:
+    """``push_loop(across=...)``: a loop of 8 tasks, task ``i`` multiplying the same left window by
+    the 64 columns ``[64 i, 64 i + 64)`` of a weight in 4 K chunks: every task's products (all four
+    chunks, or the middle two a peeled loop batches) come from the one wider product made at the first
+    task, each the products the loop makes for it (``chunk_products`` of its own windows), and the
+    pushes own their tiles."""
+    from pypto_lsp.exec import context, pipebatch
+    from pypto_lsp.exec.batching import chunk_products, chunk_window
+
+    g = torch.Generator().manual_seed(5)
+    a = (torch.randn(16, 256, generator=g) * 3).bfloat16()
+    w = (torch.randn(256, 512, generator=g) / 7).bfloat16()
+    stripe = (64, 0, 8, 4)
+
+    def products(task: int, first: int, chunks: int, col: int | None = None) -> tuple[torch.Tensor | None, torch.Tensor]:
+        col = 64 * task if col is None else col
+        lhs = chunk_window(a, (0, 64 * first), (16, 64), 1, chunks)
+        rhs = chunk_window(w, (64 * first, col), (64, 64), 0, chunks)
+        got = pipebatch._across_tasks(lhs, rhs, (a, (0, 0), (16, 64)), (w, (0, col), (64, 64)), first, chunks, stripe)
+        return got, chunk_products(lhs.float(), rhs.float(), chunks)
+
+    context.reset()
+    pipebatch._STRIPES_EXACT.clear()
+    for task, first, chunks in [(0, 1, 2), (3, 0, 4), (7, 1, 2), (1, 0, 4)]:
+        got, own = products(task, first, chunks)
+        assert got is not None and torch.equal(got, own), task
+        assert all(got.untyped_storage().data_ptr() != v[2].untyped_storage().data_ptr() for v in context.run_memo().values())
+    assert list(pipebatch._STRIPES_EXACT.values()) == [True]  # the first task compared its stripe and the last
+    assert len(context.run_memo()) == 1  # made once for the four tasks, peeled or not
+    a[0, 0] = 1.0  # a write to the left operand: its version moves, the products are made again
+    got, own = products(2, 0, 4)
+    assert got is not None and torch.equal(got, own) and len(context.run_memo()) == 2
+    # a column that is no task's stripe, or a layout found to differ: made as the loop makes them
+    assert products(0, 0, 4, col=32)[0] is None
+    layout = next(iter(pipebatch._STRIPES_EXACT))
+    pipebatch._STRIPES_EXACT[layout] = False
+    assert products(2, 0, 4)[0] is None
+    pipebatch._STRIPES_EXACT.clear()
+    context.reset()
+    assert context.run_memo() == {}
+
+
+def test_the_across_stripe_reaches_the_generated_push_loop() -> None:
+    """The lowering passes a push loop ``across`` only where the task plan says its weight's columns
+    step through the tasks of a loop that could run as one batch (hidden 4096's MLP and o-projection)."""
+    from pathlib import Path
+
+    dump = (
+        Path(__file__).resolve().parents[3]
+        / "shared"
+        / "fixtures"
+        / "qwen3_scope3_910b"
+        / "passes_dump"
+        / "46_after_MaterializeRuntimeScopes.py"
+    )
+    if not dump.is_file():
+        import pytest
+
+        pytest.skip("needs ../shared/fixtures (qwen3_scope3_910b)")
+    src = compile_text(dump.read_text(), memory=True).generated.source
+    assert src.count("across=((64, 0, 16, 4), (64, 0, 16, 4))") == 1  # the MLP's gate and up products: 16 tasks of 64 columns
+    assert src.count("across=((64, 0, 8, 4),)") == 1  # the output projection's: 8 tasks
+    assert "across=" not in compile_text(dump.read_text(), memory=True, exact=True).generated.source
