@@ -141,8 +141,7 @@ def test_a_tasks_stripe_of_the_products_across_tasks_is_its_own_products_bit_for
     """``push_loop(across=...)``: a loop of 8 tasks, task ``i`` multiplying the same left window by
     the 64 columns ``[64 i, 64 i + 64)`` of a weight in 4 K chunks: every task's products (all four
     chunks, or the middle two a peeled loop batches) come from the one wider product made at the first
-    task, each the products the loop makes for it (``chunk_products`` of its own windows), and the
-    pushes own their tiles."""
+    task, each the products the loop makes for it (``chunk_products`` of its own windows)."""
     from pypto_lsp.exec import context, pipebatch
     from pypto_lsp.exec.batching import chunk_products, chunk_window
 
@@ -163,7 +162,9 @@ def test_a_tasks_stripe_of_the_products_across_tasks_is_its_own_products_bit_for
     for task, first, chunks in [(0, 1, 2), (3, 0, 4), (7, 1, 2), (1, 0, 4)]:
         got, own = products(task, first, chunks)
         assert got is not None and torch.equal(got, own), task
-        assert all(got.untyped_storage().data_ptr() != v[2].untyped_storage().data_ptr() for v in context.run_memo().values())
+        # after the first task a view of the products the run keeps (push_loop copies it for its pushes)
+        kept = [v[2].untyped_storage().data_ptr() for v in context.run_memo().values()]
+        assert (got.untyped_storage().data_ptr() in kept) == (task != 0)
     assert list(pipebatch._STRIPES_EXACT.values()) == [True]  # the first task compared its stripe and the last
     assert len(context.run_memo()) == 1  # made once for the four tasks, peeled or not
     a[0, 0] = 1.0  # a write to the left operand: its version moves, the products are made again
