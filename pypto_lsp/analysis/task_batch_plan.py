@@ -15,7 +15,9 @@ Python a task, most of what separates a cross-core dump's run from its golden
 (``docs/speed.md``, eighth pass). Running every task of the loop at once keeps the device's bits only
 when the tasks do not see each other's writes, or see them in one known way. This module decides
 that, per loop: the first step of the task-batching executor laid out in ``docs/speed.md``; the
-run-time half (a task axis in front of the batched helpers' chunk axis) is not built.
+run-time half (a task axis in front of the batched helpers' chunk axis) is not built. Used so far by
+the lowering: a push loop whose weight's columns step through such a loop's tasks makes every
+task's K-chunk products at its first task (:func:`task_scalars`, ``exec.pipebatch.push_loop``).
 
 A loop's tasks can run as one batch (:attr:`TaskLoopPlan.declined` is None) when
 
