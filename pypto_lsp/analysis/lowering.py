@@ -162,7 +162,7 @@ def _sweep(s: For, f: FunctionLowering, program: Program) -> Sweep | None:
     return Sweep(plan, writes)
 
 
-def _across_tasks(
+def _task_stripes(
     push: pipebatch_plan.PushPlan, trips: range, fn: Function, scalars: Callable[[], dict[tuple[str, str], tuple[int, int, int]]]
 ) -> tuple[tuple[int, int, int, int] | None, ...]:
     """Per product of a push loop: the task stripe its right operand's columns are (see :class:`PipePush`)."""
@@ -200,7 +200,7 @@ def _strategy(
             if not s.iter_args:
                 push = pipebatch_plan.plan_push_loop(s, fn)
                 if push is not None:
-                    return PipePush(push, trips, sweep_plan.racy_peer(program, fn), _across_tasks(push, trips, fn, scalars))
+                    return PipePush(push, trips, sweep_plan.racy_peer(program, fn), _task_stripes(push, trips, fn, scalars))
             else:
                 pop = pipebatch_plan.plan_pop_loop(s, fn)
                 if pop is not None:

@@ -71,6 +71,8 @@ from ..ir.model import (
     Unpack,
     While,
     Yield,
+    fold_int,
+    fold_ints,
     stmt_exprs,
     walk_expr,
     walk_stmts,
@@ -169,31 +171,12 @@ def _affine(e: Expr | None, env: dict[str, Affine]) -> Affine | None:
     return None
 
 
-def _const(e: Expr | None, default: int | None = None) -> int | None:
-    if e is None:
-        return default
-    a = _affine(e, {})
-    return a.get("", 0) if a is not None and set(a) <= {""} else None
-
-
-def _ints(items: list[Expr]) -> list[int] | None:
-    """Constant dimensions (None: one is not a constant)."""
-    out: list[int] = []
-    for x in items:
-        c = _const(x)
-        if c is None:
-            return None
-        out.append(c)
-    return out
-
-
-def _range(loop: For) -> tuple[int, int, int] | None:
-    """(start, last, trips) of a loop with constant bounds."""
-    start, stop, step = _const(loop.start, 0), _const(loop.stop), _const(loop.step, 1)
-    if start is None or stop is None or not step:
-        return None
-    trips = max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
-    return start, start + step * max(trips - 1, 0), trips
+def _range(loop: For) -> range | None:
+    """The values of a loop's variable when its bounds fold to constants (any step but 0)."""
+    start = 0 if loop.start is None else fold_int(loop.start)
+    step = 1 if loop.step is None else fold_int(loop.step)
+    stop = fold_int(loop.stop)
+    return None if start is None or stop is None or not step else range(start, stop, step)
 
 
 # ---------------------------------------------------------------------------- the orchestrator side
@@ -228,9 +211,10 @@ def task_scalars(program: Program) -> dict[tuple[str, str], tuple[int, int, int]
                 continue
             for param, arg in zip(fn.params, args, strict=False):
                 step = by_arg.get(arg) if arg is not None else None
+                value = None
+                if plan.declined is None and plan.trips > 1 and step is not None and step[0] and step[1] is not None:
+                    value = (step[0], step[1], plan.trips)
                 key = (kernel, param.name)
-                usable = plan.declined is None and plan.trips > 1 and step is not None and step[1] is not None and step[0] != 0
-                value = (step[0], step[1], plan.trips) if usable and step is not None and step[1] is not None else None
                 found[key] = value if key not in found or found[key] == value else None
     return {k: v for k, v in found.items() if v is not None}
 
@@ -277,7 +261,7 @@ def _plan_loop(program: Program, orchestrator: Function, loop: For, call: FuncCa
             loop.span.line,
             call.span.line,
             var,
-            rng[2] if rng else 0,
+            len(rng) if rng is not None else 0,
             call.func,
             tuple(k.name for k, _ in kernels or ()),
             args,
@@ -451,7 +435,7 @@ def _kernel_accesses(
 
     def shape_of(name: str) -> list[int] | None:
         t = types.get(name)
-        return _ints(t.shape) if isinstance(t, TileType) else None
+        return fold_ints(t.shape) if isinstance(t, TileType) else None
 
     def walk(body: list[Stmt]) -> str | None:
         for s in body:
@@ -461,7 +445,7 @@ def _kernel_accesses(
                     return f"a loop of kernel '{k.name}' (line {s.span.line}) has bounds that are not constants"
                 if s.var is not None:
                     env[s.var.name] = {s.var.name: 1}
-                    ranges[s.var.name] = (rng[0], rng[1])
+                    ranges[s.var.name] = (rng.start, rng[-1] if rng else rng.start)
                 for t, init in zip(s.iter_args, s.init_values, strict=False):
                     if isinstance(init, Name) and init.id in buffer:
                         buffer[t.name] = buffer[init.id]
@@ -523,7 +507,7 @@ def _kernel_accesses(
                     offs = offsets_of(sub.args[1])
                     if offs is None:
                         return f"the window of {sub.op} (line {line}) is not affine in the task's scalars and the kernel's loops"
-                    extent = _ints(sub.args[2].items) if isinstance(sub.args[2], ListExpr | TupleExpr) else None
+                    extent = fold_ints(sub.args[2].items) if isinstance(sub.args[2], ListExpr | TupleExpr) else None
                     acc = _Access(k.name, line, "r", offs, extent, dict(ranges))
                     out.setdefault(buffer[sub.args[0].id], []).append(acc)
                     if isinstance(s, Assign) and s.value is sub:

@@ -35,6 +35,7 @@ from .model import (
     While,
     entry_function,
     fold_int,
+    fold_ints,
     stmt_exprs,
     stmt_targets,
     trailing_yield,
@@ -82,16 +83,6 @@ def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
 
     out.extend(check_pipes(program))
     out.extend(check_deps(program))
-    return out
-
-
-def _static_dims(dims: list[Expr]) -> list[int] | None:
-    out = []
-    for d in dims:
-        v = fold_int(d)
-        if v is None:
-            return None
-        out.append(v)
     return out
 
 
@@ -257,7 +248,7 @@ class _FunctionChecker:
         if isinstance(e, Name):
             t = self.types.get(e.id)
             if isinstance(t, TensorType | TileType):
-                return _static_dims(t.shape), t.dtype
+                return fold_ints(t.shape), t.dtype
             if isinstance(t, ScalarType):
                 return None, t.dtype
         return None, None
@@ -270,7 +261,7 @@ class _FunctionChecker:
         spec = catalogue.lookup(v.op)
         if spec is None or spec.result not in _RULES_CHECKED:
             return
-        declared = _static_dims(t.shape)
+        declared = fold_ints(t.shape)
         shape: list[int] | None = None
         dtype: str | None = None
         a0_shape, a0_dtype = self._shape_of(v.args[0]) if v.args else (None, None)
@@ -290,11 +281,11 @@ class _FunctionChecker:
             tt = v.kwargs.get("target_type")
             dtype = tt.name if isinstance(tt, DTypeRef) else None
         elif rule == "load" and len(v.args) > 2 and isinstance(v.args[2], ListExpr):
-            shape, dtype = _static_dims(v.args[2].items), a0_dtype
+            shape, dtype = fold_ints(v.args[2].items), a0_dtype
         elif rule in ("slice", "reshape") and len(v.args) > 1 and isinstance(v.args[1], ListExpr):
-            shape, dtype = _static_dims(v.args[1].items), a0_dtype
+            shape, dtype = fold_ints(v.args[1].items), a0_dtype
         elif rule == "create" and v.args and isinstance(v.args[0], ListExpr):
-            shape = _static_dims(v.args[0].items)
+            shape = fold_ints(v.args[0].items)
             dk = v.kwargs.get("dtype")
             dtype = dk.name if isinstance(dk, DTypeRef) else None
         elif rule == "matmul" and len(v.args) >= 2:

@@ -558,3 +558,14 @@ def fold_int(e: Any, depth: int = 0) -> int | None:
             return a * b
         return a // b if b else None
     return None
+
+
+def fold_ints(dims: list[Any]) -> list[int] | None:
+    """:func:`fold_int` of every item (a shape, a window's offsets), None when one does not fold."""
+    out = []
+    for d in dims:
+        v = fold_int(d)
+        if v is None:
+            return None
+        out.append(v)
+    return out

@@ -45,6 +45,13 @@ class Plan:
 """
 
 
+# the first loop of PROGRAM, which the tests below rewrite
+OWN_LOOP = """        for ob, (out_i,) in pl.range(4, init_values=(out,)):
+            o0: pl.Scalar[pl.INDEX] = ob * 64 + 0
+            out_n: pl.Tensor[[16, 256], pl.FP32] = self.own(x, o0, out_i)
+            out_r: pl.Tensor[[16, 256], pl.FP32] = pl.yield_(out_n)"""
+
+
 def plans(text: str) -> list[TaskLoopPlan]:
     res = parse_text(text)
     assert res.program is not None, [d.message for d in res.diagnostics]
@@ -128,10 +135,7 @@ def test_a_kernel_that_branches_on_its_arguments_is_declined() -> None:
 def test_buffers_handed_round_are_declined() -> None:
     # a ping-pong: each task's output becomes the next task's input and the other buffer its output
     got = edited(
-        """        for ob, (out_i,) in pl.range(4, init_values=(out,)):
-            o0: pl.Scalar[pl.INDEX] = ob * 64 + 0
-            out_n: pl.Tensor[[16, 256], pl.FP32] = self.own(x, o0, out_i)
-            out_r: pl.Tensor[[16, 256], pl.FP32] = pl.yield_(out_n)""",
+        OWN_LOOP,
         """        for ob, (x_i, out_i) in pl.range(4, init_values=(x, out)):
             o0: pl.Scalar[pl.INDEX] = ob * 64 + 0
             out_n: pl.Tensor[[16, 256], pl.FP32] = self.own(x_i, o0, out_i)
@@ -142,10 +146,7 @@ def test_buffers_handed_round_are_declined() -> None:
 
 def test_an_enclosing_loops_variable_is_the_same_for_every_task() -> None:
     got = edited(
-        """        for ob, (out_i,) in pl.range(4, init_values=(out,)):
-            o0: pl.Scalar[pl.INDEX] = ob * 64 + 0
-            out_n: pl.Tensor[[16, 256], pl.FP32] = self.own(x, o0, out_i)
-            out_r: pl.Tensor[[16, 256], pl.FP32] = pl.yield_(out_n)""",
+        OWN_LOOP,
         """        for half, (out_h,) in pl.range(2, init_values=(out,)):
             for ob, (out_i,) in pl.range(2, init_values=(out_h,)):
                 o0: pl.Scalar[pl.INDEX] = half * 128 + ob * 64
