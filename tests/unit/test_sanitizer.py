@@ -608,3 +608,17 @@ def test_strict_from_the_flag_and_the_case_key(tmp_path: Path) -> None:
     (case / "pypto-lsp.toml").write_text('[[cases]]\ndumps = "passes_dump"\nsanitize = "loud"\n')
     code, err, _ = kinds()
     assert code == 2 and "'sanitize' must be true, false or \"strict\"" in err, err
+
+
+def test_windows_side_by_side_are_kept_as_one_box_and_others_apart():
+    from pypto_lsp.exec.sanitizer import Box, _joined
+
+    a, b = Box((0, 0), (16, 64)), Box((0, 64), (16, 128))
+    assert _joined(a, b) == Box((0, 0), (16, 128)) and _joined(b, a) == Box((0, 0), (16, 128))
+    assert _joined(a, a) == a
+    assert _joined(a, Box((0, 65), (16, 128))) is None  # a gap between them
+    assert _joined(a, Box((0, 32), (16, 96))) is None  # overlapping: their union is a box, but not two abutting ones
+    assert _joined(a, Box((16, 64), (32, 128))) is None  # diagonal: the union is no box
+    assert _joined(a, Box((0, 64), (8, 128))) is None  # other rows
+    assert _joined(Box((0,), (4,), True), Box((4,), (8,), True)) == Box((0,), (8,), True)
+    assert _joined(Box((0,), (4,), True), Box((0, 4), (1, 8))) is None
