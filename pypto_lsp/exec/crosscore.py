@@ -38,14 +38,14 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import greenlet
 import torch
 
 from . import context, sanitizer
+from .fifo import Fifo, Tiles, parts_view, popped
 from .lane_tiles import SPLIT_CODES, fit_shape, merge_tiles, split_code, split_tile
 from .values import get_valid, with_valid
 
@@ -60,6 +60,8 @@ __all__ = [
     "merge_tiles",
     "fit_shape",
     "parts_view",
+    "Fifo",
+    "Tiles",
     "split_code",
     "run_lanes",
 ]
@@ -132,42 +134,6 @@ def _carry_undefined(make: Callable[..., Any], sources: list[torch.Tensor], made
         san.defined.carry(make, sources, made)
 
 
-def parts_view(items: list[torch.Tensor]) -> torch.Tensor | None:
-    """``items``, popped in a row from one FIFO, as one ``[n, ...]`` view of the buffer one bulk
-    push queued them from (``push_many_*``: the parts of one fresh buffer, in a row, nothing
-    between), or None. The first and the last are ``n - 1`` parts apart in one buffer, so the
-    ones between are that push's too: O(1), whatever ``n``."""
-    n = len(items)
-    if n < 2:
-        return None
-    first, last = items[0], items[-1]
-    base = first._base
-    if base is None or last._base is not base or base.dim() != first.dim() + 1 or base.shape[1:] != first.shape:
-        return None
-    if base.stride()[1:] != first.stride() or get_valid(first) is not None or get_valid(last) is not None:
-        return None
-    row = int(base.stride(0))
-    if row <= 0:
-        return None
-    i0, rem = divmod(int(first.storage_offset()) - int(base.storage_offset()), row)
-    if rem or last.storage_offset() != first.storage_offset() + (n - 1) * row or i0 + n > base.shape[0]:
-        return None
-    return base[i0 : i0 + n]
-
-
-def _take(q: deque[torch.Tensor], k: int, out: list[torch.Tensor] | None) -> None:
-    """Pop up to ``k`` tiles off the front of ``q`` onto ``out`` (None: drop them)."""
-    if len(q) <= k:  # the usual case: a bulk pop takes what a bulk push queued
-        if out is not None:
-            out.extend(q)
-        q.clear()
-        return
-    for _ in range(k):
-        t = q.popleft()
-        if out is not None:
-            out.append(t)
-
-
 _Key = tuple[str, int, int | None, int]
 
 
@@ -196,7 +162,7 @@ class Runtime:
         self.dual_nosplit = dual_nosplit
         self.group_timeout_s = group_timeout_s
         self.standalone = standalone
-        self.fifos: dict[_Key, deque[torch.Tensor]] = {}
+        self.fifos: dict[_Key, Fifo] = {}
         self.cancelled = False
         self.deadlocked: list[str] | None = None
         self.failures: list[tuple[str, int, str, BaseException]] = []
@@ -221,7 +187,7 @@ class Runtime:
     def set_ring(self, direction: str, pid: int, slots: int) -> None:
         self.rings[(direction, pid)] = slots
 
-    def _free_slot(self, key: _Key, q: deque[torch.Tensor], op: str, split: int, lane: int) -> None:
+    def _free_slot(self, key: _Key, q: Fifo, op: str, split: int, lane: int) -> None:
         """A push into a full ring waits until the consumer pops a slot; with nobody left to pop it,
         the run is deadlocked at this push (on the NPU the producer waits for ``tfree`` forever)."""
         slots = self.rings.get((key[0], key[3])) if self.rings else None
@@ -232,10 +198,10 @@ class Runtime:
 
     # -- helpers ----------------------------------------------------------------
 
-    def _q(self, key: _Key) -> deque[torch.Tensor]:
+    def _q(self, key: _Key) -> Fifo:
         q = self.fifos.get(key)
         if q is None:
-            q = self.fifos[key] = deque()
+            q = self.fifos[key] = Fifo()
         return q
 
     def waiting(self) -> dict[int, str]:
@@ -347,7 +313,7 @@ class Runtime:
         self._wait(lambda: len(q) > 0, op, split, lane)
         return q.popleft()
 
-    def pop_many_from_aic(self, split: int, lane: int, pid: int, n: int) -> list[torch.Tensor]:
+    def pop_many_from_aic(self, split: int, lane: int, pid: int, n: int) -> Sequence[torch.Tensor]:
         """``n`` no-split pops in a row (a batched loop, :mod:`.pipebatch`): blocks whenever the
         FIFO is empty, as ``n`` single pops with nothing in between would, so the turns pass alike."""
         op = "tile.tpop_from_aic"
@@ -356,12 +322,15 @@ class Runtime:
         key: _Key = ("to_aiv", 0, lane if self.dual_nosplit else None, pid)
         if self.dual_nosplit and lane not in (0, 1):
             raise ValueError(f"{op}: dual-dispatch no-split pop needs lane 0 or 1, got {lane}")
-        out: list[torch.Tensor] = []
+        out: list[Any] = []
         q = self._q(key)
-        while len(out) < n:
+        left = n
+        while left > 0:
             self._wait(lambda: len(q) > 0, op, split, lane)
-            _take(q, n - len(out), out)
-        return out
+            k = min(len(q), left)
+            q.take(k, out)
+            left -= k
+        return popped(out)
 
     # -- AIV -> AIC ----------------------------------------------------------
 
@@ -420,12 +389,11 @@ class Runtime:
         """Until one pop of ``op`` would not block (the scheduler raises deadlocks in here)."""
         self._wait(lambda: self.ready_count(op, split, lane, pid) > 0, op, split, lane)
 
-    def push_many_to_aic(
-        self, copies: Callable[[], list[torch.Tensor]], split: int, lane: int, pid: int = 0, count: int | None = None
-    ) -> None:
+    def push_many_to_aic(self, copies: Callable[[], Any], split: int, lane: int, pid: int = 0, count: int | None = None) -> None:
         """``tile.tpush_to_aic`` of many tiles in order, handing the turn on once at the end.
 
-        ``copies()`` returns the tiles as fresh copies (what a push queues), one call per FIFO.
+        ``copies()`` returns the tiles as fresh copies (what a push queues), one call per FIFO: a
+        list, or one ``[n, ...]`` buffer whose rows are the tiles (:meth:`Fifo.extend`).
         With ``count`` (how many) and a dual-dispatch no-split pipe, lane 1 queues that many
         placeholders instead: the cube keeps lane 0's tile of each pair and never reads lane 1's.
         """
@@ -442,7 +410,7 @@ class Runtime:
             q.extend(copies())
         self._after_push(len(q))
 
-    def push_many_to_aiv(self, copies: Callable[[], list[torch.Tensor]], split: int, pid: int = 0) -> None:
+    def push_many_to_aiv(self, copies: Callable[[], Any], split: int, pid: int = 0) -> None:
         """``tile.tpush_to_aiv`` of many tiles in order (each lane's FIFO gets its own copies from
         ``copies()``), handing the turn on once at the end."""
         if split != 0:
@@ -454,19 +422,21 @@ class Runtime:
             self._q(key).extend(copies())
         self._after_push(max(len(self._q(k)) for k in keys))
 
-    def pop_many_from_aiv(self, split: int, pid: int, n: int) -> list[torch.Tensor]:
+    def pop_many_from_aiv(self, split: int, pid: int, n: int) -> Sequence[torch.Tensor]:
         """``n`` no-split ``tile.tpop_from_aiv`` in a row (a dual-dispatch pair keeps lane 0's tile)."""
         op = "tile.tpop_from_aiv"
         keys = self._pop_keys(op, split, 0, pid)
         qs = [self._q(k) for k in keys]
-        out: list[torch.Tensor] = []
-        while len(out) < n:
+        out: list[Any] = []
+        left = n
+        while left > 0:
             self._wait(lambda: all(len(q) > 0 for q in qs), op, split, 0)
-            k = min(min(len(q) for q in qs), n - len(out))
-            _take(qs[0], k, out)  # a dual-dispatch pair keeps lane 0's tile
+            k = min(min(len(q) for q in qs), left)
+            qs[0].take(k, out)  # a dual-dispatch pair keeps lane 0's tile
             for q in qs[1:]:
-                _take(q, k, None)
-        return out
+                q.take(k, None)
+            left -= k
+        return popped(out)
 
     # -- aic_gather / aiv_shard: the lanes meet ----------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -111,7 +112,7 @@ def push_loop(
     else:
         stacked = products[order[0]].clone() if order[0] in kept else products[order[0]]
     fresh = [stacked]
-    rt.push_many_to_aiv(lambda: list((fresh.pop() if fresh else stacked.clone()).unbind(0)), 0, 0)
+    rt.push_many_to_aiv(lambda: fresh.pop() if fresh else stacked.clone(), 0, 0)  # one run of tiles per FIFO
     return True
 
 
@@ -193,7 +194,7 @@ def _across_tasks(
     return mine
 
 
-def _uniform(inits: list[Any], items: list[Any], steps: tuple[tuple[Any, ...], ...], view: Any) -> bool:
+def _uniform(inits: list[Any], items: Sequence[Any], steps: tuple[tuple[Any, ...], ...], view: Any) -> bool:
     """Whether every accumulator and popped tile already has its site's annotated shape and dtype
     (the popped tiles without a valid region), and every step its own accumulator. ``view``: the
     popped tiles as one view (:func:`.crosscore.parts_view`: one shape and dtype, no valid region), or None."""
@@ -235,7 +236,7 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
         # once (the checks would change nothing in between); each accumulator adds its tiles one
         # by one in the loop's order, in one call (batching.add_in_order: the loop's bits)
         n = len(steps)
-        popped = view if view is not None else torch.stack(items)
+        popped = view if view is not None else torch.stack(list(items))
         totals: list[Any] = [None] * n
         if all(s[7] == torch.float32 for s in steps) and len({s[6] for s in steps}) == 1:
             totals = add_each_in_order([acc[s[0]] for s in steps], popped)  # x + y == y + x: ``first`` changes no bit
@@ -264,7 +265,7 @@ def pop_accumulate(inits: tuple[Any, ...], chunks: int, steps: tuple[tuple[Any, 
     return tuple(acc)
 
 
-def _undefined_sums(inits: tuple[Any, ...], items: list[Any], steps: tuple[tuple[Any, ...], ...], acc: list[Any]) -> None:
+def _undefined_sums(inits: tuple[Any, ...], items: Sequence[Any], steps: tuple[tuple[Any, ...], ...], acc: list[Any]) -> None:
     """Under the sanitizer: each accumulator is undefined where its initial value or any tile added
     to it was (the adds ran outside the kernels that carry shadows, :mod:`.definedness`), the add's
     line on its path as the loop run add by add would put it."""

@@ -327,24 +327,25 @@ class Sweep:
         view = parts_view(got)
         if view is not None and (shape is None or view.shape[1:] == shape):
             return Batch(t=view)  # the peer pushed them at once: one view of its buffer
-        b = Batch(items=got if shape is None or all(t.shape == shape for t in got) else [fit_shape(t, shape) for t in got])
+        b = Batch(items=list(got) if shape is None or all(t.shape == shape for t in got) else [fit_shape(t, shape) for t in got])
         b.stacked()
         return b
 
 
-def _copies(tile: Any, count: int) -> Callable[[], list[Any]]:
+def _copies(tile: Any, count: int) -> Callable[[], Any]:
     """Fresh copies of what ``count`` pushes of ``tile`` (a :class:`Batch` or one tile for every
-    iteration) queue: one buffer for all of them, each tile its own part of it."""
+    iteration) queue: one buffer for all of them, its rows the tiles (queued as one run,
+    :class:`.crosscore.Fifo`), or a list of tiles where they carry a valid region."""
 
-    def make() -> list[Any]:
+    def make() -> Any:
         if isinstance(tile, Batch):
             t = tile.stacked()
             if t is not None:
-                return list(t.clone().unbind(0))
+                return t.clone()
             return [with_valid(x.clone(), get_valid(x)) for x in tile.all()]
         valid = get_valid(tile)
-        parts = tile.unsqueeze(0).repeat((count,) + (1,) * tile.dim()).unbind(0)
-        return list(parts) if valid is None else [with_valid(x, valid) for x in parts]
+        rows = tile.unsqueeze(0).repeat((count,) + (1,) * tile.dim())
+        return rows if valid is None else [with_valid(x, valid) for x in rows.unbind(0)]
 
     return make
 

@@ -551,3 +551,43 @@ def test_a_dual_lane_bulk_push_to_the_cube_queues_lane_1_without_copies() -> Non
     run_group("dual-bulk", aic, aiv, (), split=0, dual_aiv_dispatch=True)
     assert made == [0]
     assert len(got["cube"]) == 3 and all(torch.equal(x, torch.ones(4, 4)) for x in got["cube"])
+
+
+def test_a_bulk_push_of_one_buffer_is_one_run_popped_whole_as_that_buffer() -> None:
+    """A bulk push may queue one ``[n, ...]`` buffer (its rows the tiles): a bulk pop of the whole
+    run gets the buffer itself, single pops and part-pops get its rows, and the FIFO counts tiles."""
+    t = torch.randn(6, 4, 4)
+    got: dict[str, object] = {}
+    buf = t.clone()
+
+    def aic():
+        rt = crosscore.get_runtime()
+        rt.push_many_to_aiv(lambda: buf, 0)  # one run of 6
+        rt.push_many_to_aiv(lambda: t[:3].clone(), 0)  # a second run of 3
+        push_aiv(torch.full((4, 4), 9.0), split=0)  # and one tile
+
+    def aiv():
+        rt = crosscore.get_runtime()
+        got["whole"] = rt.pop_many_from_aic(0, 0, 0, 6)
+        got["one"] = pop_aic(split=0)
+        got["across"] = rt.pop_many_from_aic(0, 0, 0, 3)  # two rows of the run and the single tile
+        got["left"] = len(rt.fifos[("to_aiv", 0, None, 0)])
+
+    run_group("runs", aic, aiv, (), split=0, dual_aiv_dispatch=False)
+    whole = got["whole"]
+    assert isinstance(whole, crosscore.Tiles) and len(whole) == 6
+    view = crosscore.parts_view(whole)
+    assert view is not None and view.data_ptr() == buf.data_ptr() and torch.equal(view, t)  # no copy, no rows made
+    assert torch.equal(whole[2], t[2]) and [torch.equal(a, b) for a, b in zip(whole, t, strict=True)] == [True] * 6
+    assert torch.equal(got["one"], t[0])  # type: ignore[arg-type]
+    across = got["across"]
+    assert isinstance(across, list) and len(across) == 3
+    assert torch.equal(across[0], t[1]) and torch.equal(across[1], t[2]) and torch.equal(across[2], torch.full((4, 4), 9.0))
+    assert got["left"] == 0
+
+    # what the debugger lists of a pipe: every queued tile, runs row by row
+    fifo = crosscore.Fifo()
+    fifo.extend(t[:2].clone())
+    fifo.append(torch.full((4, 4), 9.0))
+    assert len(fifo) == 3 and [torch.equal(a, b) for a, b in zip(fifo, [t[0], t[1], torch.full((4, 4), 9.0)], strict=True)] == [True] * 3
+    assert torch.equal(fifo.popleft(), t[0]) and len(fifo) == 2 and len(list(fifo)) == 2
