@@ -133,6 +133,10 @@ class TaskLoopPlan:
     declined: str | None  # why its tasks cannot run as one batch; None: they can
     # per kernel: the call argument behind each of its parameters (None: not a parameter of the call)
     kernel_args: tuple[tuple[str, tuple[int | None, ...]], ...] = ()
+    # the kernels' lines that use a scalar moving with the task other than as the offset of a window
+    # of a task's buffer (a valid shape, a tile op's offset, a value): there one task's checks may
+    # differ from another's in more than where its windows are (exec.task_watch follows no such loop)
+    scalar_uses: tuple[int, ...] = ()
 
     def role(self, name: str) -> str | None:
         return next((a.role for a in self.args if a.name == name), None)
@@ -256,6 +260,8 @@ def _plan_loop(program: Program, orchestrator: Function, loop: For, call: FuncCa
     rng = _range(loop)
     kernels = _kernels(program, call.func)
 
+    uses: list[int] = []
+
     def plan(declined: str | None, args: tuple[TaskArg, ...] = ()) -> TaskLoopPlan:
         return TaskLoopPlan(
             loop.span.line,
@@ -267,6 +273,7 @@ def _plan_loop(program: Program, orchestrator: Function, loop: For, call: FuncCa
             args,
             declined,
             tuple((k.name, tuple(ps)) for k, ps in kernels or ()),
+            tuple(sorted(set(uses))),
         )
 
     if rng is None:
@@ -327,7 +334,7 @@ def _plan_loop(program: Program, orchestrator: Function, loop: For, call: FuncCa
     accesses: dict[int, list[_Access]] = {}
     returned: set[int] = set()  # the call arguments a kernel returns (a view of)
     for k, params in kernels:
-        found = _kernel_accesses(k, params, task_scalars, accesses, returned)
+        found = _kernel_accesses(k, params, task_scalars, accesses, returned, uses)
         if found is not None:
             return plan(found)
     callee = program.function(call.func)
@@ -403,10 +410,16 @@ class _Access:
 
 
 def _kernel_accesses(
-    k: Function, params: list[int | None], task_scalars: dict[int, Affine], out: dict[int, list[_Access]], returned: set[int]
+    k: Function,
+    params: list[int | None],
+    task_scalars: dict[int, Affine],
+    out: dict[int, list[_Access]],
+    returned: set[int],
+    uses: list[int],
 ) -> str | None:
-    """Every read and write ``k`` makes of a task argument, appended to ``out`` by argument index, and
-    the arguments it returns (a view of) added to ``returned``. A reason to decline the loop, or None."""
+    """Every read and write ``k`` makes of a task argument, appended to ``out`` by argument index, the
+    arguments it returns (a view of) added to ``returned``, and the lines using a scalar that moves
+    with the task other than as a window's offset to ``uses``. A reason to decline the loop, or None."""
     env: dict[str, Affine] = {}
     buffer: dict[str, int] = {}  # kernel name -> the call argument it is (a view of)
     for p, arg in zip(k.params, params, strict=False):
@@ -470,10 +483,16 @@ def _kernel_accesses(
                 return why
         return None
 
+    def moving(e: Expr) -> bool:
+        """``e`` names a scalar whose value moves with the task."""
+        return any(isinstance(x, Name) and env.get(x.id, {}).get(_TASK, 0) != 0 for x in walk_expr(e))
+
     def statement(s: Stmt) -> str | None:
         if isinstance(s, Assign):
             types[s.target.name] = s.target.type
             v = s.value
+            if not isinstance(v, OpCall | FuncCall) and _affine(v, env) is None and moving(v):
+                uses.append(s.span.line)  # derived from the task's scalar, not affinely
             if isinstance(v, Name) and v.id in buffer:
                 buffer[s.target.name] = buffer[v.id]
                 return None
@@ -498,6 +517,11 @@ def _kernel_accesses(
                     return f"kernel '{k.name}' calls '{sub.func}' (line {sub.span.line})"
                 if not isinstance(sub, OpCall):
                     continue
+                windowed = sub.op in _READS | _WRITES and len(sub.args) >= 3
+                if any(moving(x) for i, x in enumerate(sub.args) if not (windowed and i == 1)) or any(
+                    moving(x) for x in sub.kwargs.values()
+                ):
+                    uses.append(sub.span.line)
                 touched = [x.id for x in sub.args if isinstance(x, Name) and x.id in buffer]
                 touched += [x.id for x in sub.kwargs.values() if isinstance(x, Name) and x.id in buffer]
                 if not touched or sub.op in _INERT:

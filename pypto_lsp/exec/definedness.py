@@ -152,6 +152,7 @@ class Definedness:
         self.resume: Callable[[Any], None] = lambda _saved: None
         self._install: Callable[[], None] | None = None
         self.installed = False
+        self.paused = False  # a task running unwatched (exec.task_watch): the wrapped kernels carry nothing
         # ``--sanitize strict``: told of every buffer's first read of undefined elements (shadow, line,
         # op, how many), whether or not the value goes anywhere; None: not asked
         self.on_read: Callable[[Shadow, int, str, int], None] | None = None
@@ -341,7 +342,7 @@ class Definedness:
             return fn  # in place (write_region / access follow them) or nothing to carry
 
         def wrapped(*args: Any, **kw: Any) -> Any:
-            if not self.shadows:
+            if not self.shadows or self.paused:
                 return fn(*args, **kw)
             und: list[tuple[torch.Tensor, Shadow, torch.Tensor]] = []
             for a in _tensors(args, kw):
@@ -364,7 +365,7 @@ class Definedness:
         the kernel writes and keeps its own elsewhere."""
 
         def wrapped(*args: Any, **kw: Any) -> Any:
-            if not self.shadows:
+            if not self.shadows or self.paused:
                 return fn(*args, **kw)
             before = {i: self.shadow(a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
             out = fn(*args, **kw)

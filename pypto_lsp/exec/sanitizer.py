@@ -54,6 +54,7 @@ from .definedness import Definedness
 from .observe import Observer, RunInfo
 from .race_index import AccessIndex, past
 from .ranks import current_rank
+from .task_watch import LoopWatch
 from .uninitialised import UndefinedValues
 
 __all__ = ["Sanitizer", "active", "suspend", "resume", "undefined_in", "Box", "Reorder"]
@@ -84,13 +85,13 @@ class Box:
 
 def _joined(a: Box, b: Box) -> Box | None:
     """``a`` and ``b`` as one box when their union is exactly one (the same but for one dimension,
-    where one ends where the other begins: a tile loop's windows along a row), else None."""
+    where they meet or overlap: a tile loop's windows along a row), else None."""
     if a.flat != b.flat or len(a.lo) != len(b.lo):
         return None
     d = -1
     for i, (a0, a1, b0, b1) in enumerate(zip(a.lo, a.hi, b.lo, b.hi, strict=True)):
         if a0 != b0 or a1 != b1:
-            if d >= 0 or not (a1 == b0 or b1 == a0):
+            if d >= 0 or a1 < b0 or b1 < a0:
                 return None
             d = i
     if d < 0:
@@ -207,6 +208,7 @@ class Sanitizer(Observer):
         ir_line: Callable[[int], int | None],
         reorder: Reorder | None = None,
         strict: bool = False,
+        loops: dict[int, int] | None = None,
     ) -> None:
         self.sites = list(sites)
         self.gen_filename = gen_filename
@@ -231,6 +233,9 @@ class Sanitizer(Observer):
         if strict:
             self.defined.on_read = self.undefined.read
         self.deadline: float | None = None  # time.monotonic() past which the analysis stops
+        # site index -> its loop, where the tasks between the first ones and the last run unwatched
+        # (exec.task_watch: task_watch.watched_loops); not in the other-order run, nor strict
+        self.loops = {i: LoopWatch(n) for i, n in (loops or {}).items()} if reorder is None and not strict else {}
 
     def started(self, ns: dict[str, Any], run: RunInfo) -> None:
         symbols = dict(run.gen.op_symbols)
@@ -298,6 +303,16 @@ class Sanitizer(Observer):
         self.tasks.append(t)
         t.deps.update(d for d in _task_ids(deps) if 0 <= d < t.index)
         self._dependencies(t, args)
+        watch = self.loops.get(site_index) if self.loops and t.rank is None else None
+        if watch is not None:
+            pos = watch.position(t)
+            if watch.may_skip(pos):
+                records = watch.predicted(self, t, args, pos)
+                if records is not None:
+                    return watch.run(self, t, call, args, records)
+            out = self._execute(t, call, args)
+            watch.after(self, t, pos)
+            return out
         if self.reorder is not None and self._must_wait(t):
             ret = site.returns
             if ret is None or any(i >= len(args) for i in ret):
@@ -453,8 +468,8 @@ class Sanitizer(Observer):
         if self.ordering:
             per = t.access.setdefault(key, {})
             boxes = per.setdefault(kind, [])
-            # a window next to the last one along one dimension extends it (the union is exact): a
-            # task sweeping a row of tiles keeps one box, not one per tile
+            # a window next to (or over) the last one along one dimension extends it (the union is
+            # exact): a task sweeping a row of tiles keeps one box, not one per tile
             joined = _joined(boxes[-1], box) if boxes else None
             if joined is not None:
                 boxes[-1] = joined

@@ -60,6 +60,7 @@ class Compiled:
     traced: bool = False  # generated with the trace hooks (a run needs a tracer: exec.trace_hooks)
     static_findings: list[Hazard] = field(default_factory=list)  # the sanitizer's, from the IR alone
     task_sites: list[Any] = field(default_factory=list)  # the program's runtime tasks (ir.tasks), with sanitize
+    task_loops: dict[int, int] = field(default_factory=dict)  # site -> trips: its middle tasks may run unwatched (exec.task_watch)
 
 
 _COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None, bool, bool], Compiled] = {}
@@ -146,11 +147,13 @@ def compile_text(
                 code = compile_script(gen.executable or gen.source, gen.filename, gen.blocks)
                 comp = Compiled(program, diags, gen, code, None, mplan, sanitize, trace)
                 if sanitize:
+                    from ..exec.task_watch import watched_loops
                     from ..ir.initcheck import uninitialised_tiles
                     from ..ir.tasks import task_sites
 
                     comp.static_findings = [u.to_json() for u in uninitialised_tiles(program)]
                     comp.task_sites = task_sites(program)
+                    comp.task_loops = watched_loops(program, comp.task_sites)
         except CodegenError as exc:
             comp = Compiled(program, diags, None, None, _span_error("codegen", str(exc), exc.span))
         except (SyntaxError, RecursionError, MemoryError) as exc:
@@ -653,7 +656,7 @@ def _sanitizer(comp: Compiled, reorder: Any = None, strict: bool = False) -> Any
         sp = gen.ir_span(n)
         return sp.line if sp is not None else None
 
-    return Sanitizer(comp.task_sites, gen.filename, ir_line, reorder, strict=strict)
+    return Sanitizer(comp.task_sites, gen.filename, ir_line, reorder, strict=strict, loops=comp.task_loops)
 
 
 def _keep(value: Any, *_rest: Any) -> Any:

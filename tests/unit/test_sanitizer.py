@@ -617,7 +617,8 @@ def test_windows_side_by_side_are_kept_as_one_box_and_others_apart():
     assert _joined(a, b) == Box((0, 0), (16, 128)) and _joined(b, a) == Box((0, 0), (16, 128))
     assert _joined(a, a) == a
     assert _joined(a, Box((0, 65), (16, 128))) is None  # a gap between them
-    assert _joined(a, Box((0, 32), (16, 96))) is None  # overlapping: their union is a box, but not two abutting ones
+    assert _joined(a, Box((0, 32), (16, 96))) == Box((0, 0), (16, 96))  # overlapping along the one dimension
+    assert _joined(Box((0, 0), (16, 3968)), Box((0, 256), (16, 4096))) == Box((0, 0), (16, 4096))
     assert _joined(a, Box((16, 64), (32, 128))) is None  # diagonal: the union is no box
     assert _joined(a, Box((0, 64), (8, 128))) is None  # other rows
     assert _joined(Box((0,), (4,), True), Box((4,), (8,), True)) == Box((0,), (8,), True)

@@ -181,3 +181,22 @@ def test_qwen3_scope3_at_hidden_4096() -> None:
     # before the tile ops the kernels use tensor-level views this plan does not follow
     early = plans((H4096 / "04_after_ConvertToSSA.py").read_text())
     assert early and all(p.declined for p in early) and any("tensor.slice" in (p.declined or "") for p in early)
+
+
+def test_a_task_scalar_used_other_than_as_a_windows_offset_is_named() -> None:
+    """Only a scalar moving with the task used as a window's offset makes each task's checks the
+    first one's moved (exec.task_watch): any other use (a valid shape, a derived value) is listed."""
+    own, summed = plans(PROGRAM)
+    assert own.scalar_uses == () and summed.scalar_uses == ()
+    # the valid shape of the load depends on the task
+    valid = edited("[16, 64], [16, 64], target_memory=pl.Mem.Vec)\n        u:", "[16, 64], [16, o0], target_memory=pl.Mem.Vec)\n        u:")
+    assert valid[0].declined is None and valid[0].scalar_uses == (7,)
+    # a value derived from it, not affinely (as an offset it would decline the loop)
+    derived = edited(
+        "t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, o0],",
+        "h: pl.Scalar[pl.INDEX] = o0 // 2\n        t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, o0],",
+    )
+    assert derived[0].declined is None and derived[0].scalar_uses == (7,)  # (where 'h' is made)
+    # a scalar that is the same in every task is no such use
+    same = edited("o0: pl.Scalar[pl.INDEX] = ob * 64 + 0", "o0: pl.Scalar[pl.INDEX] = 0 * ob + 64")
+    assert same[0].scalar_uses == ()

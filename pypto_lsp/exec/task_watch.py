@@ -1,0 +1,210 @@
+"""The sanitizer on a loop whose tasks could run as one batch: the tasks between the first ones and
+the last run unwatched, their records made from the first ones.
+
+A loop of :func:`pypto_lsp.analysis.task_batch_plan.plan_task_loops` that qualifies (and whose
+kernels use the scalars that move with the task only as offsets of windows: ``scalar_uses`` empty)
+runs the same kernels on the same path in every task, each task's windows of every global buffer
+those of the first moved by a fixed step per task. Watching every op of every task (the
+sanitizer's per-access boxes, the definedness wrappers, the pipe rings) costs ~20 % of a run of the
+hidden-4096 block, and tells nothing the first tasks do not. So, per run of the loop:
+
+* tasks 0, 1 and 2 and the last run watched, as every task did before;
+* task 1's records less task 0's give each buffer's step (each box moved by the same vector, the
+  same boxes otherwise), and task 2's must be task 0's moved by two steps;
+* a task between runs with the sanitizer switched off (:func:`.sanitizer.suspend`): its runtime
+  dependencies are found as for any task (from its arguments), and its records are task 0's moved by
+  its index times the step. It runs watched instead when a window it would read holds an undefined
+  element, or a window it writes is known only as a flat range of a buffer with undefined elements;
+  after it runs, the windows it wrote are defined, as a watched write would leave them.
+
+What the unwatched tasks are not checked for they cannot do differently from the watched ones: a
+window out of bounds (each window's offset is affine in the task index, so its extremes are at the
+first and the last task), a full pipe ring or a deadlock (the same path each task), an undefined
+value (their reads are checked against the shadows first). Races and the task graph see every task.
+Off in a reordered run (the sanitizer's other-order run), in ``strict`` mode and on multi-rank runs.
+``tests/conformance/test_task_watch.py`` runs every fixture dump with such a loop both ways and
+requires the same records, findings and task graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+# (no import of .sanitizer, which imports this module: its Any, tasks and boxes are passed
+# in, and typed Any here)
+
+__all__ = ["LoopWatch", "UNWATCHED", "watched_loops"]
+
+# the switch (tests turn it off to compare): False runs every task watched
+UNWATCHED = True
+_FIRST = 3  # tasks 0, 1, 2 watched: the step from 0 and 1, checked on 2
+
+Records = dict[int, dict[str, list[Any]]]  # argument index -> kind -> boxes
+
+
+def watched_loops(program: Any, sites: list[Any]) -> dict[int, int]:
+    """Task site index -> the trip count of its loop, for the loops whose middle tasks can run unwatched."""
+    from ..analysis.task_batch_plan import plan_task_loops
+
+    by_line = {s.line: s.index for s in sites if s.directions is not None}
+    out: dict[int, int] = {}
+    for p in plan_task_loops(program):
+        if p.declined is None and not p.scalar_uses and p.trips > _FIRST + 1 and p.call_line in by_line:
+            out[by_line[p.call_line]] = p.trips
+    return out
+
+
+@dataclass(slots=True)
+class LoopWatch:
+    """One such loop's state in a run: where in a run of the loop the next task is, and its records."""
+
+    trips: int
+    count: int = 0  # tasks of this site so far
+    last: int = -1  # the sanitizer's task index of the previous one
+    base: Records | None = None  # task 0's records of this run of the loop
+    step: dict[tuple[int, str], tuple[int, ...]] | None = None
+    ok: bool = False  # this run of the loop can have unwatched tasks
+    unwatched: int = 0  # how many ran so (for the benchmarks and tests)
+    mismatched: list[int] = field(default_factory=list)  # watched tasks whose records were not the predicted ones
+
+    def position(self, t: Any) -> int:
+        """``t``'s place in its run of the loop (task ``count % trips``, the runs one after another)."""
+        pos = self.count % self.trips
+        if pos and self.last != t.index - 1:
+            self.ok = False  # another task came in between: not a run of this loop as planned
+        self.count += 1
+        self.last = t.index
+        return pos
+
+    def may_skip(self, pos: int) -> bool:
+        return UNWATCHED and self.ok and _FIRST <= pos < self.trips - 1
+
+    def after(self, san: Any, t: Any, pos: int) -> None:
+        """A watched task ran: learn from (or check) its records."""
+        rec = _records(t)
+        if pos == 0:
+            self.base, self.step = rec, None
+            self.ok = rec is not None and not t.parts
+            return
+        if not self.ok or rec is None or self.base is None:
+            self.ok = False
+            return
+        if pos == 1:
+            self.step = _step(self.base, rec)
+            self.ok = self.step is not None
+            return
+        if self.step is None or rec != _moved(self.base, self.step, pos) or t.parts:
+            if pos >= _FIRST:
+                self.mismatched.append(t.index)
+            self.ok = False
+
+    def predicted(self, san: Any, t: Any, args: tuple[Any, ...], pos: int) -> dict[int, dict[str, list[Any]]] | None:
+        """Task ``pos``'s records by buffer (root key), or None when it must run watched (an undefined
+        element in a window it reads, a write known only as a flat range of a buffer with undefined elements)."""
+        assert self.base is not None and self.step is not None
+        out: dict[int, dict[str, list[Any]]] = {}
+        for i, kinds in _moved(self.base, self.step, pos).items():
+            a = args[i] if i < len(args) else None
+            if not isinstance(a, torch.Tensor):
+                return None
+            root = san._root(a)
+            for kind, boxes in kinds.items():
+                entry = san.defined.entry(root.tensor) if san.defined.shadows else None
+                if entry is not None and entry.count:
+                    for b in boxes:
+                        win = _window(root, b)
+                        if win is None:
+                            return None
+                        if kind == "r" and san.defined.undefined(win):
+                            return None
+            out[root.key] = kinds
+        return out
+
+    def run(self, san: Any, t: Any, call: Callable[..., Any], args: tuple[Any, ...], records: dict[int, dict[str, list[Any]]]) -> Any:
+        """Run ``t`` unwatched and give it ``records``; the windows it wrote are defined after."""
+        outer = san.current
+        san.current = t
+        saved = san.defined.suspend()  # the sanitizer's own switch (sanitizer.suspend)
+        san.defined.paused = True
+        try:
+            out = call(*args)
+        finally:
+            san.defined.paused = False
+            san.defined.resume(saved)
+            san.current = outer
+        t.access.update({k: {kind: list(bs) for kind, bs in v.items()} for k, v in records.items()})
+        if san.defined.shadows:
+            for key, kinds in records.items():
+                root = san.roots[key]
+                entry = san.defined.entry(root.tensor)
+                if entry is not None and entry.count:  # (nothing undefined left: nothing to clear)
+                    for b in kinds.get("w", ()):
+                        win = _window(root, b)
+                        if win is not None:
+                            san.defined.clear(win)
+        self.unwatched += 1
+        return out
+
+
+def _records(t: Any) -> Records | None:
+    """``t``'s records by argument index (None: it touched a buffer that is no argument of its call)."""
+    out: Records = {}
+    for key, kinds in t.access.items():
+        i = t.args.get(key)
+        if i is None:
+            return None
+        out[i] = {k: list(v) for k, v in kinds.items() if v}
+    return out
+
+
+def _step(a: Records, b: Records) -> dict[tuple[int, str], tuple[int, ...]] | None:
+    """How far each argument's boxes moved from ``a`` to ``b`` (every box of one kind by the same vector)."""
+    if a.keys() != b.keys():
+        return None
+    out: dict[tuple[int, str], tuple[int, ...]] = {}
+    for i, kinds in a.items():
+        if kinds.keys() != b[i].keys():
+            return None
+        for kind, boxes in kinds.items():
+            other = b[i][kind]
+            if len(other) != len(boxes):
+                return None
+            d: tuple[int, ...] | None = None
+            for x, y in zip(boxes, other, strict=True):
+                if x.flat != y.flat or len(x.lo) != len(y.lo):
+                    return None
+                dx = tuple(q - p for p, q in zip(x.lo, y.lo, strict=True))
+                if dx != tuple(q - p for p, q in zip(x.hi, y.hi, strict=True)) or (d is not None and dx != d):
+                    return None
+                d = dx
+            out[(i, kind)] = d or ()
+    return out
+
+
+def _moved(base: Records, step: dict[tuple[int, str], tuple[int, ...]], n: int) -> Records:
+    out: Records = {}
+    for i, kinds in base.items():
+        out[i] = {}
+        for kind, boxes in kinds.items():
+            d = step.get((i, kind), ())
+            if not any(d):
+                out[i][kind] = list(boxes)
+                continue
+            out[i][kind] = [
+                type(b)(
+                    tuple(v + n * s for v, s in zip(b.lo, d, strict=True)), tuple(v + n * s for v, s in zip(b.hi, d, strict=True)), b.flat
+                )
+                for b in boxes
+            ]
+    return out
+
+
+def _window(root: Any, b: Any) -> torch.Tensor | None:
+    """The elements of ``b`` as a view of ``root``'s tensor (None: a flat range, not a window)."""
+    if b.flat or not root.contiguous:
+        return None
+    return root.tensor[tuple(slice(lo, hi) for lo, hi in zip(b.lo, b.hi, strict=True))]

@@ -1,0 +1,91 @@
+"""exec.task_watch against watching every task, on every real dump with a loop it follows.
+
+Each fixture dump of verdicts.json whose sanitizer would run some tasks unwatched (the middle tasks
+of a loop that could run as one batch) runs twice under the sanitizer: every task watched, and the
+middle ones unwatched with their records made from the first ones. Both runs must give the same
+values, the same findings, the same task graph and, task by task, records of the same elements of
+every global buffer; and every loop's watched tasks after the first three must be the ones predicted.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from pypto_lsp.exec import task_watch
+from pypto_lsp.validate import engine
+from pypto_lsp.validate.golden import load_bundle
+
+from .conformance import FIXTURES
+from .test_task_batch_plan_runs import _mask
+
+pytestmark = pytest.mark.conformance
+
+
+def _run(comp, ins, unwatched: bool, monkeypatch):
+    monkeypatch.setattr(task_watch, "UNWATCHED", unwatched)
+    san = engine._sanitizer(comp)
+    out = engine.run(comp, {k: v.clone() for k, v in ins.items()}, observers=[san])
+    return san, out
+
+
+@pytest.mark.timeout(900)
+def test_unwatched_middle_tasks_give_the_records_and_findings_of_watched_ones(monkeypatch, capsys):
+    if not (FIXTURES / "verdicts.json").is_file():
+        pytest.skip(f"shared fixtures not found at {FIXTURES}")
+    verdicts = json.loads((FIXTURES / "verdicts.json").read_text())
+    seen: set[int] = set()
+    dumps = unwatched = 0
+    problems: list[str] = []
+    for case, spec in verdicts.items():
+        ins = load_bundle(FIXTURES / spec["inputs"])
+        for f in sorted((FIXTURES / spec["dir"] / "passes_dump").glob("*.py")):
+            comp = engine.compile_text(f.read_text(), entry=spec.get("entry"), memory=True, sanitize=True)
+            if comp.program is None or comp.code is None or not comp.task_loops or hash(comp.generated.source) in seen:
+                continue
+            seen.add(hash(comp.generated.source))
+            where = f"{case}/{f.name}"
+            fast, out_fast = _run(comp, ins, True, monkeypatch)
+            slow, out_slow = _run(comp, ins, False, monkeypatch)
+            dumps += 1
+            n = sum(w.unwatched for w in fast.loops.values())
+            unwatched += n
+            if not n:
+                problems.append(f"{where}: no task ran unwatched")
+            if any(w.mismatched for w in fast.loops.values()):
+                problems.append(f"{where}: watched tasks not as predicted: {[w.mismatched for w in fast.loops.values()]}")
+            if (out_fast.error is None) != (out_slow.error is None):
+                problems.append(f"{where}: errors differ: {out_fast.error} / {out_slow.error}")
+                continue
+            for k, v in out_slow.tensors.items():
+                if not torch.equal(out_fast.tensors[k], v):
+                    problems.append(f"{where}: output '{k}' differs")
+            if fast.findings != slow.findings:
+                problems.append(f"{where}: findings differ: {fast.findings} / {slow.findings}")
+            races_fast, races_slow = fast.races(), slow.races()
+            if races_fast != races_slow or fast.graph(races_fast) != slow.graph(races_slow):
+                problems.append(f"{where}: races or task graph differ")
+            if len(fast.tasks) != len(slow.tasks):
+                problems.append(f"{where}: {len(fast.tasks)} tasks against {len(slow.tasks)}")
+                continue
+            for a, b in zip(fast.tasks, slow.tasks, strict=True):
+                if a.deps != b.deps:
+                    problems.append(f"{where}: task {a.index}: dependencies differ")
+                ka = {a.args.get(k): (k, v) for k, v in a.access.items()}
+                kb = {b.args.get(k): (k, v) for k, v in b.access.items()}
+                if ka.keys() != kb.keys():
+                    problems.append(f"{where}: task {a.index} touched other buffers")
+                    continue
+                for i, (key_a, kinds_a) in ka.items():
+                    key_b, kinds_b = kb[i]
+                    for kind in ("r", "w"):
+                        ma = _mask(fast.roots[key_a], kinds_a.get(kind, [])) if kinds_a.get(kind) else None
+                        mb = _mask(slow.roots[key_b], kinds_b.get(kind, [])) if kinds_b.get(kind) else None
+                        if (ma is None) != (mb is None) or (ma is not None and not torch.equal(ma, mb)):
+                            problems.append(f"{where}: task {a.index} ({a.site.callee}): argument {i} '{kind}' records other elements")
+    with capsys.disabled():
+        print(f"\ntask watch: {dumps} dumps run both ways, {unwatched} tasks unwatched")
+    assert dumps > 0 and unwatched > 0, "no task ran unwatched: the test would prove nothing"
+    assert not problems, "\n".join(problems[:20])

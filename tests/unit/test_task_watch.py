@@ -1,0 +1,77 @@
+"""exec.task_watch on small programs: what a loop's unwatched middle tasks still show (a race one of
+them is part of, an undefined value one of them would read), the same as with every task watched."""
+
+from __future__ import annotations
+
+import torch
+
+from pypto_lsp.exec import task_watch
+from pypto_lsp.validate import engine
+
+T = "pl.Tensor[[16, 128], pl.FP32]"
+TILE = "pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]"
+D = "pl.adir"
+
+# line 18: the loop's task call; line 20: the call after the loop
+PROGRAM = f"""# pypto.program: watch
+import pypto.language as pl
+
+@pl.program
+class watch:
+    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def copy_cols(x: {T}, o0: pl.Scalar[pl.INDEX], out: pl.Out[{T}]) -> {T}:
+        t: {TILE} = pl.tile.load(x, [0, o0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)
+        u: {TILE} = pl.tile.adds(t, 1.0)
+        s: {T} = pl.tile.store(u, [0, o0], out)
+        return out
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        mid: {T} = pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        src: {T} = SOURCE
+        for i, (mid_i,) in pl.range(8, init_values=(mid,)):
+            o0: pl.Scalar[pl.INDEX] = i * 16
+            mid_n: {T} = self.copy_cols(src, o0, mid_i, attrs={{"arg_directions": [{D}.input, {D}.scalar, {D}.output_existing]}})
+            mid_r: {T} = pl.yield_(mid_n)
+        c1: {T} = self.copy_cols(mid_r, 80, c, attrs={{"arg_directions": [{D}.TAG, {D}.scalar, {D}.output_existing]}})
+        return c1
+"""
+A = torch.arange(16 * 128, dtype=torch.float32).reshape(16, 128)
+
+
+def _both(text: str, monkeypatch) -> tuple[list, list]:
+    """The findings (and each run's sanitizer) with the middle tasks unwatched, then all watched."""
+    comp = engine.compile_text(text, filename="<watch>", memory=True, sanitize=True)
+    assert comp.error is None and comp.task_loops, comp.error
+    out = []
+    for unwatched in (True, False):
+        monkeypatch.setattr(task_watch, "UNWATCHED", unwatched)
+        san = engine._sanitizer(comp)
+        ran = engine.run(comp, {"a": A.clone(), "c": torch.zeros(16, 128)}, observers=[san])
+        assert ran.error is None, ran.error
+        out.append((san, san.findings + san.races()))
+    return out[0], out[1]
+
+
+def test_a_race_with_a_middle_task_is_found_as_when_it_is_watched(monkeypatch):
+    # the call after the loop reads columns 80:96 (what task 5 wrote) as no_dep: a RAW race
+    text = PROGRAM.replace("SOURCE", "pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND, init_value=2.0)")
+    (fast, found), (_slow, watched) = _both(text.replace("TAG", "no_dep"), monkeypatch)
+    assert fast.loops and sum(w.unwatched for w in fast.loops.values()) == 4  # tasks 3 to 6 of 0..7
+    races = [h for h in found if h["kind"] == "race"]
+    assert [(h["race"], h["tasks"], h["line"], h["other_line"]) for h in races] == [("RAW", [5, 8], 20, 18)]
+    assert found == watched
+    (fast, found), _ = _both(text.replace("TAG", "input"), monkeypatch)  # ordered: no race
+    assert [h for h in found if h["kind"] == "race"] == [] and any(5 in t.deps for t in fast.tasks[8:])
+
+
+def test_a_middle_task_that_would_read_an_undefined_element_runs_watched(monkeypatch):
+    # the loop copies 'src', whose columns from 64 on were never written: tasks 4 to 7 read them
+    text = PROGRAM.replace("SOURCE", "pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND)").replace("TAG", "input")
+    writes = "".join(
+        f'        src{k}: {T} = self.copy_cols(a, {16 * k}, src, attrs={{"arg_directions": [{D}.input, {D}.scalar, {D}.output_existing]}})\n'
+        for k in range(4)
+    )
+    text = text.replace("        for i, (mid_i,)", writes + "        for i, (mid_i,)")
+    (fast, found), (_slow, watched) = _both(text, monkeypatch)
+    assert sum(w.unwatched for w in fast.loops.values()) == 1  # task 3 (columns 48:64); 4 to 6 read undefined ones
+    assert found == watched and any(h["kind"] == "uninitialised" for h in found)
