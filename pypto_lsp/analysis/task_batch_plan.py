@@ -186,8 +186,10 @@ def _range(loop: For) -> range | None:
 # ---------------------------------------------------------------------------- the orchestrator side
 
 
-def plan_task_loops(program: Program) -> list[TaskLoopPlan]:
-    """Every loop of the program's Orchestration functions whose body submits a task, in text order."""
+def plan_task_loops(program: Program, calls: set[int] | None = None, min_trips: int = 0) -> list[TaskLoopPlan]:
+    """Every loop of the program's Orchestration functions whose body submits a task, in text order;
+    with ``calls``, only the loops whose task call is on one of those lines, and with ``min_trips``,
+    only those that run at least that many tasks (the others are not planned: a cheap filter)."""
     plans: list[TaskLoopPlan] = []
     for fn in program.functions:
         if fn.kind != "Orchestration":
@@ -195,8 +197,11 @@ def plan_task_loops(program: Program) -> list[TaskLoopPlan]:
         for s in walk_stmts(fn.body):
             if isinstance(s, For):
                 call = _task_call(program, fn, s)
-                if call is not None:
-                    plans.append(_plan_loop(program, fn, s, call))
+                if call is None or (calls is not None and call.span.line not in calls):
+                    continue
+                if min_trips and len(_range(s) or ()) < min_trips:
+                    continue
+                plans.append(_plan_loop(program, fn, s, call))
     return plans
 
 
@@ -421,12 +426,15 @@ def _kernel_accesses(
     arguments it returns (a view of) added to ``returned``, and the lines using a scalar that moves
     with the task other than as a window's offset to ``uses``. A reason to decline the loop, or None."""
     env: dict[str, Affine] = {}
+    movers: set[str] = set()  # the scalars whose value moves with the task
     buffer: dict[str, int] = {}  # kernel name -> the call argument it is (a view of)
     for p, arg in zip(k.params, params, strict=False):
         if arg is None:
             continue
         if arg in task_scalars:
             env[p.name] = task_scalars[arg]
+            if task_scalars[arg].get(_TASK, 0):
+                movers.add(p.name)
         else:
             buffer[p.name] = arg
     types: dict[str, object] = {}
@@ -485,7 +493,7 @@ def _kernel_accesses(
 
     def moving(e: Expr) -> bool:
         """``e`` names a scalar whose value moves with the task."""
-        return any(isinstance(x, Name) and env.get(x.id, {}).get(_TASK, 0) != 0 for x in walk_expr(e))
+        return bool(movers) and any(isinstance(x, Name) and x.id in movers for x in walk_expr(e))
 
     def statement(s: Stmt) -> str | None:
         if isinstance(s, Assign):
@@ -505,6 +513,8 @@ def _kernel_accesses(
                 a = _affine(v, env)
                 if a is not None:
                     env[s.target.name] = a
+                    if a.get(_TASK, 0):
+                        movers.add(s.target.name)
         if isinstance(s, Return):
             returned.update(buffer[v.id] for v in s.values if isinstance(v, Name) and v.id in buffer)
         if isinstance(s, Yield | Unpack):

@@ -52,8 +52,10 @@ def watched_loops(program: Any, sites: list[Any]) -> dict[int, int]:
 
     by_line = {s.line: s.index for s in sites if s.directions is not None}
     out: dict[int, int] = {}
-    for p in plan_task_loops(program):
-        if p.declined is None and not p.scalar_uses and p.trips > _FIRST + 1 and p.call_line in by_line:
+    if not by_line:
+        return out  # (before DeriveCallDirections the sanitizer keeps no task records)
+    for p in plan_task_loops(program, set(by_line), _FIRST + 2):
+        if p.declined is None and not p.scalar_uses and p.call_line in by_line:
             out[by_line[p.call_line]] = p.trips
     return out
 
