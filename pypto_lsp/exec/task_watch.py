@@ -15,7 +15,8 @@ hidden-4096 block, and tells nothing the first tasks do not. So, per run of the 
   dependencies are found as for any task (from its arguments), and its records are task 0's moved by
   its index times the step. It runs watched instead when a window it would read holds an undefined
   element, or a window it writes is known only as a flat range of a buffer with undefined elements;
-  after it runs, the windows it wrote are defined, as a watched write would leave them.
+  after it runs, the windows it wrote are defined, as a watched write would leave them (no task of
+  the loop runs unwatched once a watched one left an undefined element in a window it wrote).
 
 What the unwatched tasks are not checked for they cannot do differently from the watched ones: a
 window out of bounds (each window's offset is affine in the task index, so its extremes are at the
@@ -88,6 +89,8 @@ class LoopWatch:
     def after(self, san: Any, t: Any, pos: int) -> None:
         """A watched task ran: learn from (or check) its records."""
         rec = _records(t)
+        if rec is not None and _wrote_undefined(san, t):
+            rec = None  # (an unwatched task's writes are taken as defined: not for this loop)
         if pos == 0:
             self.base, self.step = rec, None
             self.ok = rec is not None and not t.parts
@@ -150,6 +153,22 @@ class LoopWatch:
                             san.defined.clear(win)
         self.unwatched += 1
         return out
+
+
+def _wrote_undefined(san: Any, t: Any) -> bool:
+    """``t`` left an undefined element in a window it wrote (an undefined tile stored)."""
+    if not san.defined.shadows:
+        return False
+    for key, kinds in t.access.items():
+        root = san.roots[key]
+        entry = san.defined.entry(root.tensor)
+        if entry is None or not entry.count:
+            continue
+        for b in kinds.get("w", ()):
+            win = _window(root, b)
+            if win is None or san.defined.undefined(win):
+                return True
+    return False
 
 
 def _records(t: Any) -> Records | None:

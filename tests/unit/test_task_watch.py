@@ -75,3 +75,18 @@ def test_a_middle_task_that_would_read_an_undefined_element_runs_watched(monkeyp
     (fast, found), (_slow, watched) = _both(text, monkeypatch)
     assert sum(w.unwatched for w in fast.loops.values()) == 1  # task 3 (columns 48:64); 4 to 6 read undefined ones
     assert found == watched and any(h["kind"] == "uninitialised" for h in found)
+
+
+def test_a_loop_whose_tasks_store_undefined_values_gives_the_watched_findings(monkeypatch):
+    # every task adds an uninitialised tile to what it copies: the copies are undefined where they land
+    text = PROGRAM.replace("SOURCE", "pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND, init_value=2.0)")
+    text = text.replace("TAG", "input").replace(
+        f"        u: {TILE} = pl.tile.adds(t, 1.0)\n",
+        f"        z: {TILE} = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)\n        u: {TILE} = pl.tile.add(z, t)\n",
+    )
+    results = []
+    for unwatched in (True, False):
+        monkeypatch.setattr(task_watch, "UNWATCHED", unwatched)
+        r = engine.run_text(text, {"a": A.clone(), "c": torch.zeros(16, 128)}, {}, filename="<watch>")
+        results.append(r.memory["hazards"])
+    assert results[0] == results[1] and [h["name"] for h in results[0] if h["kind"] == "uninitialised"] == ["z"]
