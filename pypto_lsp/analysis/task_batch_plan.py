@@ -186,10 +186,19 @@ def _range(loop: For) -> range | None:
 # ---------------------------------------------------------------------------- the orchestrator side
 
 
+# the last program planned whole, and its plans (the lowering and the sanitizer's task watch
+# ask for the same program's plans one after the other: a program is planned once)
+_LAST: tuple[Program, list[TaskLoopPlan]] | None = None
+
+
 def plan_task_loops(program: Program, calls: set[int] | None = None, min_trips: int = 0) -> list[TaskLoopPlan]:
     """Every loop of the program's Orchestration functions whose body submits a task, in text order;
     with ``calls``, only the loops whose task call is on one of those lines, and with ``min_trips``,
     only those that run at least that many tasks (the others are not planned: a cheap filter)."""
+    global _LAST
+    last = _LAST
+    if last is not None and last[0] is program:
+        return [p for p in last[1] if (calls is None or p.call_line in calls) and p.trips >= min_trips]
     plans: list[TaskLoopPlan] = []
     for fn in program.functions:
         if fn.kind != "Orchestration":
@@ -202,7 +211,9 @@ def plan_task_loops(program: Program, calls: set[int] | None = None, min_trips: 
                 if min_trips and len(_range(s) or ()) < min_trips:
                     continue
                 plans.append(_plan_loop(program, fn, s, call))
-    return plans
+    if calls is None and not min_trips:
+        _LAST = (program, plans)
+    return list(plans)
 
 
 def task_scalars(program: Program) -> dict[tuple[str, str], tuple[int, int, int]]:
