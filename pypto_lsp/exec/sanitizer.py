@@ -25,6 +25,11 @@ the run, two tasks that touch overlapping elements, one of them writing, with no
 them, are a ``race`` (RAW, WAR or WAW). Inside one task, the SPMD blocks of a launch and the AIV
 lanes run at the same time: two of them writing overlapping elements is a race too.
 
+**Loops of like tasks.** Where an orchestrator loop's tasks could run as one batch
+(:mod:`pypto_lsp.analysis.task_batch_plan`), its first three tasks and its last are watched as
+above and the ones between run unwatched, their records made from the first ones
+(:mod:`.task_watch`: same findings, races and task graph, tested both ways on every fixture).
+
 **Uninitialised.** ``tensor.create`` without ``init_value`` holds whatever the buffer held. Its
 elements carry "undefined" through every kernel (:mod:`.definedness`); a finding is raised only where
 such a value matters: an output or returned value at the end of the run, or a scalar read back (a
