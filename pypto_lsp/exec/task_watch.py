@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-# (no import of .sanitizer, which imports this module: its Any, tasks and boxes are passed
+# (no import of .sanitizer, which imports this module: its Sanitizer, tasks and boxes are passed
 # in, and typed Any here)
 
 __all__ = ["LoopWatch", "UNWATCHED", "watched_loops"]
