@@ -56,7 +56,7 @@ def watched_loops(program: Any, sites: list[Any]) -> dict[int, int]:
     if not by_line:
         return out  # (before DeriveCallDirections the sanitizer keeps no task records)
     for p in plan_task_loops(program, set(by_line), _FIRST + 2):
-        if p.declined is None and not p.scalar_uses and p.call_line in by_line:
+        if p.declined is None and not p.scalar_uses:
             out[by_line[p.call_line]] = p.trips
     return out
 
@@ -117,14 +117,11 @@ class LoopWatch:
             if not isinstance(a, torch.Tensor):
                 return None
             root = san._root(a)
-            for kind, boxes in kinds.items():
-                entry = san.defined.entry(root.tensor) if san.defined.shadows else None
-                if entry is not None and entry.count:
+            if _holds_undefined(san, root):
+                for kind, boxes in kinds.items():
                     for b in boxes:
                         win = _window(root, b)
-                        if win is None:
-                            return None
-                        if kind == "r" and san.defined.undefined(win):
+                        if win is None or (kind == "r" and san.defined.undefined(win)):
                             return None
             out[root.key] = kinds
         return out
@@ -142,27 +139,30 @@ class LoopWatch:
             san.defined.resume(saved)
             san.current = outer
         t.access.update({k: {kind: list(bs) for kind, bs in v.items()} for k, v in records.items()})
-        if san.defined.shadows:
-            for key, kinds in records.items():
-                root = san.roots[key]
-                entry = san.defined.entry(root.tensor)
-                if entry is not None and entry.count:  # (nothing undefined left: nothing to clear)
-                    for b in kinds.get("w", ()):
-                        win = _window(root, b)
-                        if win is not None:
-                            san.defined.clear(win)
+        for key, kinds in records.items():
+            root = san.roots[key]
+            if _holds_undefined(san, root):  # (nothing undefined left: nothing to clear)
+                for b in kinds.get("w", ()):
+                    win = _window(root, b)
+                    if win is not None:
+                        san.defined.clear(win)
         self.unwatched += 1
         return out
 
 
-def _wrote_undefined(san: Any, t: Any) -> bool:
-    """``t`` left an undefined element in a window it wrote (an undefined tile stored)."""
+def _holds_undefined(san: Any, root: Any) -> bool:
+    """``root``'s buffer has undefined elements (a shadow with any set)."""
     if not san.defined.shadows:
         return False
+    entry = san.defined.entry(root.tensor)
+    return entry is not None and entry.count > 0
+
+
+def _wrote_undefined(san: Any, t: Any) -> bool:
+    """``t`` left an undefined element in a window it wrote (an undefined tile stored)."""
     for key, kinds in t.access.items():
         root = san.roots[key]
-        entry = san.defined.entry(root.tensor)
-        if entry is None or not entry.count:
+        if not _holds_undefined(san, root):
             continue
         for b in kinds.get("w", ()):
             win = _window(root, b)
