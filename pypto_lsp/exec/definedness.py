@@ -219,6 +219,13 @@ class Definedness:
                 e.count = e.flat.numel()
             return
         before = int(sh.sum())
+        if value.dim() == 0:  # all of it defined (a write) or undefined (a create): no second count
+            whole = bool(value)
+            sh.fill_(whole)
+            e.count += (sh.numel() if whole else 0) - before
+            if e.count <= 0:
+                self.shadows.pop(t.untyped_storage().data_ptr(), None)
+            return
         try:
             sh.copy_(value.broadcast_to(sh.shape) if value.shape != sh.shape else value)
         except RuntimeError:  # overlapping strides (a broadcast view): conservatively all of it

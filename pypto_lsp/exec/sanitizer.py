@@ -496,6 +496,8 @@ class Sanitizer(Observer):
     def _definedness(self, kind: str, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int], op: str) -> None:
         """A write defines its window (a store's source shadow is moved in after); a scalar ``read``
         of an undefined element is where the value matters."""
+        if (kind != "w" and op != "read") or self.defined.entry(v) is None:
+            return  # a read a kernel carries on (definedness.wrap follows it), a buffer with no undefined element
         if len(offs) != v.dim() or len(sizes) != v.dim() or any(int(n) <= 0 for n in sizes):
             return
         win = v[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offs, sizes, strict=True))]

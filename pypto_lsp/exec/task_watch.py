@@ -138,7 +138,7 @@ class LoopWatch:
             san.defined.paused = False
             san.defined.resume(saved)
             san.current = outer
-        t.access.update({k: {kind: list(bs) for kind, bs in v.items()} for k, v in records.items()})
+        t.access.update(records)  # (made for this task by predicted: its own dicts and lists)
         for key, kinds in records.items():
             root = san.roots[key]
             if _holds_undefined(san, root):  # (nothing undefined left: nothing to clear)

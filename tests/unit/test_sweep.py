@@ -83,6 +83,49 @@ def test_a_window_sweep_runs_once_and_gives_the_loops_numbers_bit_for_bit() -> N
     assert torch.equal(_ew_run(text, exact=False), _ew_run(text, exact=True))
 
 
+def _zeroing() -> str:
+    """``o`` zeroed chunk by chunk: one tile (made once, the same every iteration) stored at windows
+    that move (qwen3's ``zero_down``)."""
+    body = [
+        INCORE,
+        "def k(o: pl.Out[pl.Tensor[[4, 64], pl.FP32]]) -> pl.Tensor[[4, 64], pl.FP32]:",
+        "    for i, (o1,) in pl.range(8, init_values=(o,)):",
+        "        c: pl.Scalar[pl.INDEX] = i * 8",
+        "        z: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec] = pl.tile.full([4, 8], dtype=pl.FP32, value=0.0)",
+        "        o2: pl.Tensor[[4, 64], pl.FP32] = pl.tile.store(z, [0, c], o1)",
+        "        o3 = pl.yield_(o2)",
+        "    return o3",
+    ]
+    orch = [
+        ORCH,
+        "def main(self, o: pl.Out[pl.Tensor[[4, 64], pl.FP32]]) -> pl.Tensor[[4, 64], pl.FP32]:",
+        "    r: pl.Tensor[[4, 64], pl.FP32] = self.k(o)",
+        "    return r",
+    ]
+    return _class(body, orch)
+
+
+def test_one_tile_stored_at_moving_windows_is_one_broadcast_write(monkeypatch) -> None:
+    """The loop-invariant tile goes to all eight windows at once (no store kernel call), with the
+    loop's values: the run as written calls the store eight times (the counter sees them)."""
+    import pypto_lsp.exec.kernels.movement as movement
+
+    calls = []
+    real = movement.write_region
+    monkeypatch.setattr(movement, "write_region", lambda *a, **k: calls.append(1) or real(*a, **k))
+    text = _zeroing()
+    assert "_pl_sweeps.Sweep(((0, 8, 1), ), None)" in _source(text)
+    outs = {}
+    for exact in (False, True):
+        calls.clear()
+        keep: dict[str, torch.Tensor] = {}
+        r = run_text(text, {"o": torch.randn(4, 64)}, {"o": torch.zeros(4, 64)}, rtol=0, atol=0, exact=exact, keep=keep)
+        assert r.status == PASS, r.error
+        outs[exact] = (keep["o"], len(calls))
+    assert outs[False][1] == 0 and outs[True][1] == 8
+    assert torch.equal(outs[False][0], torch.zeros(4, 64)) and torch.equal(outs[True][0], torch.zeros(4, 64))
+
+
 def test_overlapping_writes_run_the_loop_as_written() -> None:
     """Every iteration reads and writes the same window: an accumulation, not a sweep (the run-time
     check sends it to the loop as written, which must reach the loop's numbers)."""
