@@ -52,11 +52,7 @@ SOFTMAX = FIXTURES / "example_softmax"
 QWEN3 = FIXTURES / "qwen3_scope3_910b"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
 
-
-def use_bytecode(prefix: str) -> None:
-    """The children load bytecode from ``prefix`` (written there on first import), as installed."""
-    ENV.pop("PYTHONDONTWRITEBYTECODE", None)
-    ENV["PYTHONPYCACHEPREFIX"] = prefix
+from benchmarks.bench_scale import use_bytecode  # noqa: E402  (after the sys.path line above)
 
 
 def wall(cmd: list[str]) -> tuple[float, str]:
@@ -130,7 +126,7 @@ def main() -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="pypto-lsp-pyc-") as prefix:
         if args.bytecode == "installed":
-            use_bytecode(prefix)
+            use_bytecode(prefix, ENV)
             for cmd in ([sys.executable, "-c", "import torch"], validate_cmd(SOFTMAX)):
                 wall(cmd)  # warm-up, untimed: compiles every module the command loads into the prefix
         return measure(args)
