@@ -41,6 +41,10 @@ __all__ = [
     "Ctx",
     "restore",
     "reset",
+    "note_lane_effect",
+    "lane_effects",
+    "offer_lane_skip",
+    "take_lane_skip",
 ]
 
 _FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime", "rank")
@@ -77,6 +81,8 @@ class _State(threading.local):
         self.ctx = Ctx()
         self.standalone: Any = None  # crosscore runtime used outside any group (lazy)
         self.memo: dict[Any, Any] = {}  # what a run computes once for many tasks (dropped with the run)
+        self.lane_effects = 0  # what AIV lane 1 did that another kernel or the output can see (note_lane_effect)
+        self.lane_skip: Any = None  # the next group may leave its idle lane 1 out (offer_lane_skip)
 
 
 _state = _State()
@@ -173,6 +179,28 @@ def run_memo() -> dict[Any, Any]:
     """Values this run computes once and reuses across its tasks, keyed by what they are made of
     (:func:`pypto_lsp.exec.pipebatch.push_loop`'s products across tasks); :func:`reset` drops them."""
     return _state.memo
+
+
+def note_lane_effect() -> None:
+    """AIV lane 1 did something that can be seen outside it: a write of a global buffer, a meeting
+    with lane 0 (``aic_gather``, ``aiv_shard``). :mod:`.task_watch` counts them over a task."""
+    _state.lane_effects += 1
+
+
+def lane_effects() -> int:
+    return _state.lane_effects
+
+
+def offer_lane_skip(count: Any) -> None:
+    """The next group launched on this thread may leave out AIV lane 1 of a dual-dispatch no-split
+    pair (``count(fn)``: its call of ``fn`` counted as made); None withdraws it (:mod:`.task_watch`)."""
+    _state.lane_skip = count
+
+
+def take_lane_skip() -> Any:
+    """The offer of :func:`offer_lane_skip`, withdrawn (a group inside that group does not see it)."""
+    got, _state.lane_skip = _state.lane_skip, None
+    return got
 
 
 def reset() -> None:

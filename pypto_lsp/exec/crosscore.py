@@ -173,6 +173,9 @@ class Runtime:
         self._shard: dict[int, dict[str, Any]] = {}
         self._shard_seq: dict[int, int] = {}
         self.lanes = 2  # AIV lanes that meet at a gather or shard
+        # a dual-dispatch no-split pair run without its lane 1 (exec.task_watch: a task between the
+        # watched ones, whose lane 1 did nothing the others or the output see): nothing is queued for it
+        self.lane1_absent = False
         # a lane-only run (a split_aiv function): no AIC kernel, lane 0 does the cube work
         self.lanes_only = False
         # slot -> (predicate, op, split, lane, description) while blocked in a pop
@@ -277,7 +280,9 @@ class Runtime:
         if split == 0:
             items: list[tuple[_Key, torch.Tensor]]
             if self.dual_nosplit:
-                items = [(("to_aiv", 0, 0, pid), _clone(tile)), (("to_aiv", 0, 1, pid), _clone(tile))]
+                items = [(("to_aiv", 0, 0, pid), _clone(tile))]
+                if not self.lane1_absent:
+                    items.append((("to_aiv", 0, 1, pid), _clone(tile)))
             else:
                 items = [(("to_aiv", 0, None, pid), _clone(tile))]
         elif split in SPLIT_CODES:
@@ -354,8 +359,8 @@ class Runtime:
             raise ValueError(f"{op}: odd split code {split} has no vector->cube form")
         if split not in (0, 1, 2):
             raise ValueError(f"{op}: unsupported split code {split}")
-        if split == 0 and not self.dual_nosplit:
-            q = self._q(("to_aic", 0, None, pid))
+        if split == 0 and (not self.dual_nosplit or self.lane1_absent):
+            q = self._q(("to_aic", 0, 0 if self.dual_nosplit else None, pid))
             self._wait(lambda: len(q) > 0, op, split, lane)
             return q.popleft()
         q0 = self._q(("to_aic", split, 0, pid))
@@ -378,7 +383,7 @@ class Runtime:
         if op == "tile.tpop_from_aic":
             return [self._lane_key("to_aiv", op, "pop", 0, lane, pid)]
         if self.dual_nosplit:
-            return [("to_aic", 0, 0, pid), ("to_aic", 0, 1, pid)]
+            return [("to_aic", 0, 0, pid)] if self.lane1_absent else [("to_aic", 0, 0, pid), ("to_aic", 0, 1, pid)]
         return [("to_aic", 0, None, pid)]
 
     def ready_count(self, op: str, split: int, lane: int, pid: int) -> int:
@@ -416,6 +421,8 @@ class Runtime:
         if split != 0:
             raise ValueError(f"tile.tpush_to_aiv: batched pipe transfers are no-split only, got split code {split}")
         keys: list[_Key] = [("to_aiv", 0, 0, pid), ("to_aiv", 0, 1, pid)] if self.dual_nosplit else [("to_aiv", 0, None, pid)]
+        if self.lane1_absent:
+            keys = keys[:1]
         self._check_cancel()
         for key in keys:
             self.bulk.add(key)
@@ -447,6 +454,7 @@ class Runtime:
         same statements), whatever else each did in between; the joined tile is made once.
         """
         op = "tile.aic_gather"
+        context.note_lane_effect()  # the lanes meet: lane 1 cannot be left out (exec.task_watch)
         seq = self._gather_seq.get(lane, 0)
         self._gather_seq[lane] = seq + 1
         entry = self._gather.setdefault((code, seq), {"parts": {}, "taken": 0, "merged": None})
@@ -467,6 +475,7 @@ class Runtime:
         lane the whole tile.
         """
         op = "tile.aiv_shard"
+        context.note_lane_effect()
         seq = self._shard_seq.get(lane, 0)
         self._shard_seq[lane] = seq + 1
         entry = self._shard.setdefault(seq, {"whole": None, "parts": None, "taken": 0})
@@ -537,9 +546,16 @@ def run_group(
     rt = Runtime(name, split=split, dual_nosplit=(split == 0 and dual), group_timeout_s=group_t)
     rt.lanes = n_aiv
     rt.lanes_only = aic_fn is None
+    skip = context.take_lane_skip()
+    # lane 1 of a dual-dispatch no-split pair left out, where exec.task_watch found it idle in the
+    # watched tasks of this loop (the cube never reads its pushes; it wrote no global buffer, met no
+    # lane): lane 0 still runs as lane 0 of 2, its call of the kernel counted for lane 1 too
+    rt.lane1_absent = skip is not None and rt.dual_nosplit and aic_fn is not None and n_aiv == 2 and context.block_num() == 1
     parent = context.current()
     roles: list[tuple[str, int, Callable[..., Any]]] = [("aic", 0, aic_fn)] if aic_fn is not None else []
-    roles += [("aiv", lane, aiv_fn) for lane in range(n_aiv)]
+    roles += [("aiv", lane, aiv_fn) for lane in range(1 if rt.lane1_absent else n_aiv)]
+    if rt.lane1_absent:
+        skip(aiv_fn)
     mode = split if aic_fn is None else 0
     ctxs = [
         parent.derive(lane=lane, lanes=n_aiv if role == "aiv" else 0, role=role, runtime=rt, split_mode=mode) for role, lane, _fn in roles

@@ -214,6 +214,7 @@ class Sanitizer(Observer):
         reorder: Reorder | None = None,
         strict: bool = False,
         loops: dict[int, int] | None = None,
+        idle_lanes: bool = True,
     ) -> None:
         self.sites = list(sites)
         self.gen_filename = gen_filename
@@ -241,6 +242,12 @@ class Sanitizer(Observer):
         # site index -> its loop, where the tasks between the first ones and the last run unwatched
         # (exec.task_watch: task_watch.watched_loops); not in the other-order run, nor strict
         self.loops = {i: LoopWatch(n) for i, n in (loops or {}).items()} if reorder is None and not strict else {}
+        # an unwatched task may leave out an idle AIV lane 1 (exec.task_watch); not in a traced run,
+        # whose frames the debugger and the localisation step through lane by lane
+        self.idle_lanes = idle_lanes
+        self.lane_skip: Callable[[Callable[..., Any]], None] | None = None  # (set in started)
+        self.lanes_left_out = 0  # tasks whose group ran without its lane 1 (for the benchmarks and tests)
+        self._ns: dict[str, Any] = {}
 
     def started(self, ns: dict[str, Any], run: RunInfo) -> None:
         symbols = dict(run.gen.op_symbols)
@@ -252,6 +259,22 @@ class Sanitizer(Observer):
                     ns[sym] = self.defined.wrap(op, k)
 
         self.defined.on_first_shadow(install)
+        self._ns = ns
+        calls = ns.get("_pl_calls")
+        ir_names = {py: ir for ir, py in run.gen.functions.items()}
+        if self.idle_lanes and calls is not None:
+
+            def count(fn: Callable[..., Any]) -> None:  # lane 1's call of the kernel, counted as made
+                self.lanes_left_out += 1
+                name = ir_names.get(getattr(fn, "__name__", ""))
+                if name is not None:
+                    calls[name] += 1
+
+            self.lane_skip = count
+
+    def memory_events(self) -> int:
+        """Hazards the run's memory model met so far (a repeat of a reported one included)."""
+        return int(getattr(self._ns.get("_pl_mem_session"), "events", 0) or 0)
 
     # -- the run (observer hooks) --------------------------------------------------------------
 
@@ -315,8 +338,9 @@ class Sanitizer(Observer):
                 records = watch.predicted(self, t, args, pos)
                 if records is not None:
                     return watch.run(self, t, call, args, records)
+            effects, events = context.lane_effects(), self.memory_events()
             out = self._execute(t, call, args)
-            watch.after(self, t, pos)
+            watch.after(self, t, pos, quiet_lane=context.lane_effects() == effects, calm=self.memory_events() == events)
             return out
         if self.reorder is not None and self._must_wait(t):
             ret = site.returns
@@ -459,6 +483,8 @@ class Sanitizer(Observer):
         if root is None:
             return  # a tile or a temporary, not a global buffer the run tracks
         t = self.current
+        if kind == "w" and context.lane() == 1 and context.role() == "aiv":
+            context.note_lane_effect()  # lane 1 wrote a global buffer: it cannot be left out (exec.task_watch)
         split = _lanes_split() if context.lane_count() > 1 else False
         part = t is not None and kind == "w" and context.role() != "aic" and (context.block_num() > 1 or split)
         if self.defined.shadows:

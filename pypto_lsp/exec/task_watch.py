@@ -18,6 +18,16 @@ hidden-4096 block, and tells nothing the first tasks do not. So, per run of the 
   after it runs, the windows it wrote are defined, as a watched write would leave them (no task of
   the loop runs unwatched once a watched one left an undefined element in a window it wrote).
 
+An unwatched task of a Group whose AIV kernel runs on a dual-dispatch no-split pair may leave lane 1
+out (:func:`.crosscore.run_group`): when, in the watched tasks 0 to 2, that lane wrote no global
+buffer and met no lane (``aic_gather``, ``aiv_shard``: :func:`.context.note_lane_effect`), and task 2
+met no memory hazard. The cube keeps lane 0's tile of each pair it pops, so lane 1's pushes are
+never read, and the same path every task means it would do nothing else in between; its memory
+frames would run values only from task 3 on (:meth:`.memory.Session.frame`: the call before met no
+hazard). Its call of the kernel is counted as made. SplitVectorKernel's idle lane (every tile
+``valid_shape=[0, 0]``) was ~40 % of each qwen3 MLP task's vector work. Not in traced runs (the
+localisation and the debugger step through every lane).
+
 What the unwatched tasks are not checked for they cannot do differently from the watched ones: a
 window out of bounds (each window's offset is affine in the task index, so its extremes are at the
 first and the last task), a full pipe ring or a deadlock (the same path each task), an undefined
@@ -34,6 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from . import context
 
 # (no import of .sanitizer, which imports this module: its Sanitizer, tasks and boxes are passed
 # in, and typed Any here)
@@ -73,6 +85,9 @@ class LoopWatch:
     ok: bool = False  # this run of the loop can have unwatched tasks
     unwatched: int = 0  # how many ran so (for the benchmarks and tests)
     mismatched: list[int] = field(default_factory=list)  # watched tasks whose records were not the predicted ones
+    # AIV lane 1 of the group did nothing another kernel or the output sees in the watched tasks 0-2,
+    # and task 2 met no memory hazard: the unwatched tasks may leave that lane out
+    idle_lane: bool = False
 
     def position(self, t: Any) -> int:
         """``t``'s place in its run of the loop (task ``count % trips``, the runs one after another)."""
@@ -86,8 +101,11 @@ class LoopWatch:
     def may_skip(self, pos: int) -> bool:
         return UNWATCHED and self.ok and _FIRST <= pos < self.trips - 1
 
-    def after(self, san: Any, t: Any, pos: int) -> None:
-        """A watched task ran: learn from (or check) its records."""
+    def after(self, san: Any, t: Any, pos: int, quiet_lane: bool = False, calm: bool = False) -> None:
+        """A watched task ran: learn from (or check) its records. ``quiet_lane``: its AIV lane 1 wrote
+        no global buffer and met no lane (:func:`.context.note_lane_effect`); ``calm``: the memory
+        model met no hazard while it ran."""
+        self.idle_lane = quiet_lane and (self.idle_lane or pos == 0) and (calm or pos < _FIRST - 1)
         rec = _records(t)
         if rec is not None and _wrote_undefined(san, t):
             rec = None  # (an unwatched task's writes are taken as defined: not for this loop)
@@ -132,9 +150,14 @@ class LoopWatch:
         san.current = t
         saved = san.defined.suspend()  # the sanitizer's own switch (sanitizer.suspend)
         san.defined.paused = True
+        # its group may leave out AIV lane 1, idle in the watched tasks: the same path every task
+        # (the plan), so it would be idle here too; its memory frames would run values only (task 2
+        # met no hazard: exec.memory's proof); the cube never reads a dual-dispatch lane 1's pushes
+        context.offer_lane_skip(san.lane_skip if self.idle_lane else None)
         try:
             out = call(*args)
         finally:
+            context.offer_lane_skip(None)
             san.defined.paused = False
             san.defined.resume(saved)
             san.current = outer

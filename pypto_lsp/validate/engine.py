@@ -656,7 +656,8 @@ def _sanitizer(comp: Compiled, reorder: Any = None, strict: bool = False) -> Any
         sp = gen.ir_span(n)
         return sp.line if sp is not None else None
 
-    return Sanitizer(comp.task_sites, gen.filename, ir_line, reorder, strict=strict, loops=comp.task_loops)
+    # (traced runs, the localisation's and the debugger's, step through every lane of every task)
+    return Sanitizer(comp.task_sites, gen.filename, ir_line, reorder, strict=strict, loops=comp.task_loops, idle_lanes=not comp.traced)
 
 
 def _keep(value: Any, *_rest: Any) -> Any:

@@ -3,8 +3,10 @@
 Each fixture dump of verdicts.json whose sanitizer would run some tasks unwatched (the middle tasks
 of a loop that could run as one batch) runs twice under the sanitizer: every task watched, and the
 middle ones unwatched with their records made from the first ones. Both runs must give the same
-values, the same findings, the same task graph and, task by task, records of the same elements of
-every global buffer; and every loop's watched tasks after the first three must be the ones predicted.
+values, the same findings (the memory model's too), the same task graph, the same call counts and,
+task by task, records of the same elements of every global buffer; and every loop's watched tasks
+after the first three must be the ones predicted. The unwatched tasks whose group leaves its idle
+AIV lane 1 out (exec.task_watch) are counted: some must.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import pytest
 import torch
 
 from pypto_lsp.exec import task_watch
+from pypto_lsp.exec.memory import MemoryObserver
+from pypto_lsp.exec.observe import CallCounter
 from pypto_lsp.validate import engine
 from pypto_lsp.validate.golden import load_bundle
 
@@ -27,8 +31,9 @@ pytestmark = pytest.mark.conformance
 def _run(comp, ins, unwatched: bool, monkeypatch):
     monkeypatch.setattr(task_watch, "UNWATCHED", unwatched)
     san = engine._sanitizer(comp)
-    out = engine.run(comp, {k: v.clone() for k, v in ins.items()}, observers=[san])
-    return san, out
+    mem, calls = MemoryObserver(), CallCounter()
+    out = engine.run(comp, {k: v.clone() for k, v in ins.items()}, observers=[mem, calls, san])
+    return san, out, mem.findings, calls.counts
 
 
 @pytest.mark.timeout(900)
@@ -37,7 +42,7 @@ def test_unwatched_middle_tasks_give_the_records_and_findings_of_watched_ones(mo
         pytest.skip(f"shared fixtures not found at {FIXTURES}")
     verdicts = json.loads((FIXTURES / "verdicts.json").read_text())
     seen: set[int] = set()
-    dumps = unwatched = 0
+    dumps = unwatched = left_out = 0
     problems: list[str] = []
     for case, spec in verdicts.items():
         ins = load_bundle(FIXTURES / spec["inputs"])
@@ -47,11 +52,18 @@ def test_unwatched_middle_tasks_give_the_records_and_findings_of_watched_ones(mo
                 continue
             seen.add(hash(comp.generated.source))
             where = f"{case}/{f.name}"
-            fast, out_fast = _run(comp, ins, True, monkeypatch)
-            slow, out_slow = _run(comp, ins, False, monkeypatch)
+            fast, out_fast, mem_fast, calls_fast = _run(comp, ins, True, monkeypatch)
+            slow, out_slow, mem_slow, calls_slow = _run(comp, ins, False, monkeypatch)
             dumps += 1
             n = sum(w.unwatched for w in fast.loops.values())
             unwatched += n
+            left_out += fast.lanes_left_out
+            if slow.lanes_left_out:
+                problems.append(f"{where}: a watched task left its lane 1 out")
+            if calls_fast != calls_slow:
+                problems.append(f"{where}: call counts differ: {calls_fast} / {calls_slow}")
+            if mem_fast != mem_slow:
+                problems.append(f"{where}: memory findings differ: {mem_fast} / {mem_slow}")
             if not n:
                 problems.append(f"{where}: no task ran unwatched")
             if any(w.mismatched for w in fast.loops.values()):
@@ -86,6 +98,7 @@ def test_unwatched_middle_tasks_give_the_records_and_findings_of_watched_ones(mo
                         if (ma is None) != (mb is None) or (ma is not None and not torch.equal(ma, mb)):
                             problems.append(f"{where}: task {a.index} ({a.site.callee}): argument {i} '{kind}' records other elements")
     with capsys.disabled():
-        print(f"\ntask watch: {dumps} dumps run both ways, {unwatched} tasks unwatched")
+        print(f"\ntask watch: {dumps} dumps run both ways, {unwatched} tasks unwatched, {left_out} of them without their idle lane 1")
     assert dumps > 0 and unwatched > 0, "no task ran unwatched: the test would prove nothing"
+    assert left_out > 0, "no group left its idle lane out: the test would prove nothing of it"
     assert not problems, "\n".join(problems[:20])

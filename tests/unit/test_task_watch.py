@@ -90,3 +90,77 @@ def test_a_loop_whose_tasks_store_undefined_values_gives_the_watched_findings(mo
         r = engine.run_text(text, {"a": A.clone(), "c": torch.zeros(16, 128)}, {}, filename="<watch>")
         results.append(r.memory["hazards"])
     assert results[0] == results[1] and [h["name"] for h in results[0] if h["kind"] == "uninitialised"] == ["z"]
+
+
+# a Group in a loop of 8 tasks: the cube sends each task's window of x, lane 0 stores it plus one into
+# c; lane 1 of the dual-dispatch pair pops its copy and (LANE1) stores it into c2, or does nothing
+LANES = f"""# pypto.program: lanes
+import pypto.language as pl
+
+@pl.program
+class lanes:
+    @pl.function(type=pl.FunctionType.AIC, level=pl.Level.AIC, role=pl.Role.SubWorker)
+    def k_aic(x: {T}, o0: pl.Scalar[pl.INDEX], out: pl.Out[{T}], out2: pl.Out[{T}]):
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tile.load(x, [0, o0], [16, 16], [16, 16], target_memory=pl.Mem.Mat)
+        pl.tile.tpush_to_aiv(m, split=0)
+    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
+    def k_aiv(x: {T}, o0: pl.Scalar[pl.INDEX], out: pl.Out[{T}], out2: pl.Out[{T}]) -> {T}:
+        pl.func_attr({{"dual_aiv_dispatch": True}})
+        sb: pl.Scalar[pl.INDEX] = pl.tile.get_subblock_idx()
+        if sb == 0:
+            t: {TILE} = pl.tile.tpop_from_aic(split=0)
+            u: {TILE} = pl.tile.adds(t, 1.0)
+            pl.system.tfree_to_aic(t, split=0)
+            s: {T} = pl.tile.store(u, [0, o0], out)
+            return out
+        else:
+            t1: {TILE} = pl.tile.tpop_from_aic(split=0)
+            pl.system.tfree_to_aic(t1, split=0)
+LANE1
+            return out
+    @pl.function(type=pl.FunctionType.Group, level=pl.Level.CORE_GROUP, role=pl.Role.SubWorker)
+    def k(x: {T}, o0: pl.Scalar[pl.INDEX], out: pl.Out[{T}], out2: pl.Out[{T}]) -> {T}:
+        self.k_aic(x, o0, out, out2)
+        self.k_aiv(x, o0, out, out2)
+        return out
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: {T}, c: pl.Out[{T}], c2: pl.Out[{T}]) -> {T}:
+        for i, (c_i,) in pl.range(8, init_values=(c,)):
+            o0: pl.Scalar[pl.INDEX] = i * 16
+            c_n: {T} = self.k(a, o0, c_i, c2, attrs={{"arg_directions": [{D}.input, {D}.scalar, {D}.output_existing, {D}.output_existing]}})
+            c_r: {T} = pl.yield_(c_n)
+        return c_r
+"""
+
+
+def _lanes(lane1: str, monkeypatch) -> list[tuple[int, dict, dict]]:
+    """Per run (middle tasks unwatched, then all watched): tasks run without lane 1, call counts, outputs."""
+    from pypto_lsp.exec.memory import MemoryObserver
+    from pypto_lsp.exec.observe import CallCounter
+
+    text = LANES.replace("LANE1\n", f"            {lane1}\n" if lane1 else "")
+    comp = engine.compile_text(text, filename="<lanes>", memory=True, sanitize=True)
+    assert comp.error is None and comp.task_loops, comp.error
+    out = []
+    for unwatched in (True, False):
+        monkeypatch.setattr(task_watch, "UNWATCHED", unwatched)
+        san, calls = engine._sanitizer(comp), CallCounter()
+        ins = {"a": A.clone(), "c": torch.zeros(16, 128), "c2": torch.zeros(16, 128)}
+        ran = engine.run(comp, ins, observers=[MemoryObserver(), calls, san])
+        assert ran.error is None, ran.error
+        assert sum(w.unwatched for w in san.loops.values()) == 4 if unwatched else san.lanes_left_out == 0
+        out.append((san.lanes_left_out, calls.counts, ran.tensors))
+    return out
+
+
+def test_an_unwatched_task_leaves_out_an_idle_lane_1_and_counts_its_call(monkeypatch):
+    (left, counts, got), (_, watched_counts, watched) = _lanes("", monkeypatch)
+    assert left == 4  # tasks 3 to 6: their lane 1 only popped its copy
+    assert counts == watched_counts == {"main": 1, "k_aic": 8, "k_aiv": 16}
+    assert torch.equal(got["c"], A + 1) and torch.equal(watched["c"], A + 1)
+
+
+def test_a_lane_1_that_writes_a_global_buffer_runs_in_every_task(monkeypatch):
+    (left, counts, got), (_, watched_counts, _) = _lanes(f"s1: {T} = pl.tile.store(t1, [0, o0], out2)", monkeypatch)
+    assert left == 0 and counts == watched_counts
+    assert torch.equal(got["c"], A + 1) and torch.equal(got["c2"], A)  # every task's lane 1 wrote its columns
