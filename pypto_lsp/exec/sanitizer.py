@@ -213,7 +213,7 @@ class Sanitizer(Observer):
         ir_line: Callable[[int], int | None],
         reorder: Reorder | None = None,
         strict: bool = False,
-        loops: dict[int, int] | None = None,
+        loops: dict[int, tuple[int, bool]] | None = None,
         idle_lanes: bool = True,
     ) -> None:
         self.sites = list(sites)
@@ -241,7 +241,7 @@ class Sanitizer(Observer):
         self.deadline: float | None = None  # time.monotonic() past which the analysis stops
         # site index -> its loop, where the tasks between the first ones and the last run unwatched
         # (exec.task_watch: task_watch.watched_loops); not in the other-order run, nor strict
-        self.loops = {i: LoopWatch(n) for i, n in (loops or {}).items()} if reorder is None and not strict else {}
+        self.loops = {i: LoopWatch(n, records) for i, (n, records) in (loops or {}).items()} if reorder is None and not strict else {}
         # an unwatched task may leave out an idle AIV lane 1 (exec.task_watch); not in a traced run,
         # whose frames the debugger and the localisation step through lane by lane
         self.idle_lanes = idle_lanes
@@ -339,7 +339,11 @@ class Sanitizer(Observer):
                 if records is not None:
                     return watch.run(self, t, call, args, records)
             effects, events = context.lane_effects(), self.memory_events()
-            out = self._execute(t, call, args)
+            context.offer_lane_skip(watch.lane_skip(self, pos))
+            try:
+                out = self._execute(t, call, args)
+            finally:
+                context.offer_lane_skip(None)
             watch.after(self, t, pos, quiet_lane=context.lane_effects() == effects, calm=self.memory_events() == events)
             return out
         if self.reorder is not None and self._must_wait(t):

@@ -25,7 +25,10 @@ met no memory hazard. The cube keeps lane 0's tile of each pair it pops, so lane
 never read, and the same path every task means it would do nothing else in between; its memory
 frames would run values only from task 3 on (:meth:`.memory.Session.frame`: the call before met no
 hazard). Its call of the kernel is counted as made. SplitVectorKernel's idle lane (every tile
-``valid_shape=[0, 0]``) was ~40 % of each qwen3 MLP task's vector work. Not in traced runs (the
+``valid_shape=[0, 0]``) was ~40 % of each qwen3 MLP task's vector work. A loop of the plan whose call
+has no ``arg_directions`` (before DeriveCallDirections: no task records) runs every task watched;
+its middle tasks may still leave the idle lane out while no buffer holds an undefined element
+(nothing checks that lane's reads against the shadows first). Not in traced runs (the
 localisation and the debugger step through every lane).
 
 What the unwatched tasks are not checked for they cannot do differently from the watched ones: a
@@ -59,17 +62,21 @@ _FIRST = 3  # tasks 0, 1, 2 watched: the step from 0 and 1, checked on 2
 Records = dict[int, dict[str, list[Any]]]  # argument index -> kind -> boxes
 
 
-def watched_loops(program: Any, sites: list[Any]) -> dict[int, int]:
-    """Task site index -> the trip count of its loop, for the loops whose middle tasks can run unwatched."""
+def watched_loops(program: Any, sites: list[Any]) -> dict[int, tuple[int, bool]]:
+    """Task site index -> (the trip count of its loop, whether its middle tasks can run unwatched)
+    for the loops of the plan. A loop whose call has no ``arg_directions`` (before
+    DeriveCallDirections the sanitizer keeps no task records) runs every task watched; only its
+    groups' idle lane 1 may be left out."""
     from ..analysis.task_batch_plan import plan_task_loops
 
-    by_line = {s.line: s.index for s in sites if s.directions is not None}
-    out: dict[int, int] = {}
+    by_line = {s.line: s for s in sites}
+    out: dict[int, tuple[int, bool]] = {}
     if not by_line:
-        return out  # (before DeriveCallDirections the sanitizer keeps no task records)
+        return out
     for p in plan_task_loops(program, set(by_line), _FIRST + 2):
         if p.declined is None and not p.scalar_uses:
-            out[by_line[p.call_line]] = p.trips
+            site = by_line[p.call_line]
+            out[site.index] = (p.trips, site.directions is not None)
     return out
 
 
@@ -78,6 +85,7 @@ class LoopWatch:
     """One such loop's state in a run: where in a run of the loop the next task is, and its records."""
 
     trips: int
+    records: bool = True  # its tasks have records (arg_directions): the middle ones may run unwatched
     count: int = 0  # tasks of this site so far
     last: int = -1  # the sanitizer's task index of the previous one
     base: Records | None = None  # task 0's records of this run of the loop
@@ -99,13 +107,23 @@ class LoopWatch:
         return pos
 
     def may_skip(self, pos: int) -> bool:
-        return UNWATCHED and self.ok and _FIRST <= pos < self.trips - 1
+        return UNWATCHED and self.ok and self.records and _FIRST <= pos < self.trips - 1
+
+    def lane_skip(self, san: Any, pos: int) -> Any:
+        """For a watched middle task of a loop without records: the offer to leave its idle lane 1
+        out (:func:`.context.offer_lane_skip`), when no buffer holds an undefined element (nothing
+        checks its reads against the shadows first, as :meth:`predicted` does), else None."""
+        if UNWATCHED and self.idle_lane and not self.records and _FIRST <= pos < self.trips - 1 and not san.defined.shadows:
+            return san.lane_skip
+        return None
 
     def after(self, san: Any, t: Any, pos: int, quiet_lane: bool = False, calm: bool = False) -> None:
         """A watched task ran: learn from (or check) its records. ``quiet_lane``: its AIV lane 1 wrote
         no global buffer and met no lane (:func:`.context.note_lane_effect`); ``calm``: the memory
         model met no hazard while it ran."""
         self.idle_lane = quiet_lane and (self.idle_lane or pos == 0) and (calm or pos < _FIRST - 1)
+        if not self.records:
+            return
         rec = _records(t)
         if rec is not None and _wrote_undefined(san, t):
             rec = None  # (an unwatched task's writes are taken as defined: not for this loop)

@@ -60,7 +60,8 @@ class Compiled:
     traced: bool = False  # generated with the trace hooks (a run needs a tracer: exec.trace_hooks)
     static_findings: list[Hazard] = field(default_factory=list)  # the sanitizer's, from the IR alone
     task_sites: list[Any] = field(default_factory=list)  # the program's runtime tasks (ir.tasks), with sanitize
-    task_loops: dict[int, int] = field(default_factory=dict)  # site -> trips: its middle tasks may run unwatched (exec.task_watch)
+    # site -> (trips, with records): its middle tasks may run unwatched, its groups' idle lane 1 be left out (exec.task_watch)
+    task_loops: dict[int, tuple[int, bool]] = field(default_factory=dict)
 
 
 _COMPILED: dict[tuple[str, str | None, bool, bool, bool, str | None, bool, bool], Compiled] = {}

@@ -133,12 +133,12 @@ LANE1
 """
 
 
-def _lanes(lane1: str, monkeypatch) -> list[tuple[int, dict, dict]]:
+def _lanes(lane1: str, monkeypatch, text: str | None = None) -> list[tuple[int, dict, dict]]:
     """Per run (middle tasks unwatched, then all watched): tasks run without lane 1, call counts, outputs."""
     from pypto_lsp.exec.memory import MemoryObserver
     from pypto_lsp.exec.observe import CallCounter
 
-    text = LANES.replace("LANE1\n", f"            {lane1}\n" if lane1 else "")
+    text = (text or LANES).replace("LANE1\n", f"            {lane1}\n" if lane1 else "")
     comp = engine.compile_text(text, filename="<lanes>", memory=True, sanitize=True)
     assert comp.error is None and comp.task_loops, comp.error
     out = []
@@ -148,7 +148,9 @@ def _lanes(lane1: str, monkeypatch) -> list[tuple[int, dict, dict]]:
         ins = {"a": A.clone(), "c": torch.zeros(16, 128), "c2": torch.zeros(16, 128)}
         ran = engine.run(comp, ins, observers=[MemoryObserver(), calls, san])
         assert ran.error is None, ran.error
-        assert sum(w.unwatched for w in san.loops.values()) == 4 if unwatched else san.lanes_left_out == 0
+        records = all(w.records for w in san.loops.values())
+        assert sum(w.unwatched for w in san.loops.values()) == (4 if unwatched and records else 0)
+        assert unwatched or san.lanes_left_out == 0
         out.append((san.lanes_left_out, calls.counts, ran.tensors))
     return out
 
@@ -164,3 +166,19 @@ def test_a_lane_1_that_writes_a_global_buffer_runs_in_every_task(monkeypatch):
     (left, counts, got), (_, watched_counts, _) = _lanes(f"s1: {T} = pl.tile.store(t1, [0, o0], out2)", monkeypatch)
     assert left == 0 and counts == watched_counts
     assert torch.equal(got["c"], A + 1) and torch.equal(got["c2"], A)  # every task's lane 1 wrote its columns
+
+
+def test_a_loop_without_task_records_leaves_an_idle_lane_out_only_while_nothing_is_undefined(monkeypatch):
+    """Before DeriveCallDirections every task runs watched (no records to predict), and only the idle
+    lane of the middle ones is left out: not while a buffer holds an undefined element (nothing would
+    check the lane's reads of it first)."""
+    plain = LANES.replace(f', attrs={{"arg_directions": [{D}.input, {D}.scalar, {D}.output_existing, {D}.output_existing]}}', "")
+    assert plain != LANES
+    (left, counts, got), (_, watched_counts, _) = _lanes("", monkeypatch, plain)
+    assert left == 4 and counts == watched_counts and torch.equal(got["c"], A + 1)
+    unwritten = plain.replace(
+        "        for i, (c_i,)",
+        f"        spare: {T} = pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND)\n        for i, (c_i,)",
+    )
+    (left, counts, got), _ = _lanes("", monkeypatch, unwritten)
+    assert left == 0 and torch.equal(got["c"], A + 1)
