@@ -214,7 +214,7 @@ class Sanitizer(Observer):
         reorder: Reorder | None = None,
         strict: bool = False,
         loops: dict[int, tuple[int, bool]] | None = None,
-        idle_lanes: bool = True,
+        idle_lanes: bool = False,
     ) -> None:
         self.sites = list(sites)
         self.gen_filename = gen_filename
