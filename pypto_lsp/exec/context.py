@@ -43,7 +43,7 @@ __all__ = [
     "reset",
     "note_lane_effect",
     "lane_effects",
-    "offer_lane_skip",
+    "lane_skip_offered",
     "take_lane_skip",
 ]
 
@@ -82,7 +82,7 @@ class _State(threading.local):
         self.standalone: Any = None  # crosscore runtime used outside any group (lazy)
         self.memo: dict[Any, Any] = {}  # what a run computes once for many tasks (dropped with the run)
         self.lane_effects = 0  # what AIV lane 1 did that another kernel or the output can see (note_lane_effect)
-        self.lane_skip: Any = None  # the next group may leave its idle lane 1 out (offer_lane_skip)
+        self.lane_skip: Any = None  # the next group may leave its idle lane 1 out (lane_skip_offered)
 
 
 _state = _State()
@@ -191,14 +191,19 @@ def lane_effects() -> int:
     return _state.lane_effects
 
 
-def offer_lane_skip(count: Any) -> None:
-    """The next group launched on this thread may leave out AIV lane 1 of a dual-dispatch no-split
-    pair (``count(fn)``: its call of ``fn`` counted as made); None withdraws it (:mod:`.task_watch`)."""
+@contextmanager
+def lane_skip_offered(count: Any) -> Iterator[None]:
+    """Inside, the next group launched on this thread may leave out AIV lane 1 of a dual-dispatch
+    no-split pair (``count(fn)``: its call of ``fn`` counted as made); None offers nothing (:mod:`.task_watch`)."""
     _state.lane_skip = count
+    try:
+        yield
+    finally:
+        _state.lane_skip = None
 
 
 def take_lane_skip() -> Any:
-    """The offer of :func:`offer_lane_skip`, withdrawn (a group inside that group does not see it)."""
+    """The offer of :func:`lane_skip_offered`, withdrawn (a group inside that group does not see it)."""
     got, _state.lane_skip = _state.lane_skip, None
     return got
 

@@ -201,6 +201,10 @@ class Runtime:
 
     # -- helpers ----------------------------------------------------------------
 
+    def dual_lanes(self) -> tuple[int, ...]:
+        """The AIV lanes of a dual-dispatch no-split pair that run (lane 1 may be left out: ``lane1_absent``)."""
+        return (0,) if self.lane1_absent else (0, 1)
+
     def _q(self, key: _Key) -> Fifo:
         q = self.fifos.get(key)
         if q is None:
@@ -280,9 +284,7 @@ class Runtime:
         if split == 0:
             items: list[tuple[_Key, torch.Tensor]]
             if self.dual_nosplit:
-                items = [(("to_aiv", 0, 0, pid), _clone(tile))]
-                if not self.lane1_absent:
-                    items.append((("to_aiv", 0, 1, pid), _clone(tile)))
+                items = [(("to_aiv", 0, lane, pid), _clone(tile)) for lane in self.dual_lanes()]
             else:
                 items = [(("to_aiv", 0, None, pid), _clone(tile))]
         elif split in SPLIT_CODES:
@@ -359,17 +361,15 @@ class Runtime:
             raise ValueError(f"{op}: odd split code {split} has no vector->cube form")
         if split not in (0, 1, 2):
             raise ValueError(f"{op}: unsupported split code {split}")
-        if split == 0 and (not self.dual_nosplit or self.lane1_absent):
-            q = self._q(("to_aic", 0, 0 if self.dual_nosplit else None, pid))
-            self._wait(lambda: len(q) > 0, op, split, lane)
-            return q.popleft()
+        if split == 0:  # the one FIFO, or a dual-dispatch pair's: a tile from each lane that runs, lane 0's kept
+            qs = [self._q(k) for k in self._pop_keys(op, 0, lane, pid)]
+            self._wait(lambda: all(len(q) > 0 for q in qs), op, split, lane)
+            return [q.popleft() for q in qs][0]
         q0 = self._q(("to_aic", split, 0, pid))
         q1 = self._q(("to_aic", split, 1, pid))
         self._wait(lambda: len(q0) > 0 and len(q1) > 0, op, split, lane)
         p0 = q0.popleft()
         p1 = q1.popleft()
-        if split == 0:
-            return p0  # dual dispatch without split: both lanes push, the cube keeps lane 0's
         merged = merge_tiles(p0, p1, split)
         _carry_undefined(lambda a, b: merge_tiles(a, b, split), [p0, p1], [merged])
         return merged
@@ -383,7 +383,7 @@ class Runtime:
         if op == "tile.tpop_from_aic":
             return [self._lane_key("to_aiv", op, "pop", 0, lane, pid)]
         if self.dual_nosplit:
-            return [("to_aic", 0, 0, pid)] if self.lane1_absent else [("to_aic", 0, 0, pid), ("to_aic", 0, 1, pid)]
+            return [("to_aic", 0, lane, pid) for lane in self.dual_lanes()]
         return [("to_aic", 0, None, pid)]
 
     def ready_count(self, op: str, split: int, lane: int, pid: int) -> int:
@@ -420,9 +420,7 @@ class Runtime:
         ``copies()``), handing the turn on once at the end."""
         if split != 0:
             raise ValueError(f"tile.tpush_to_aiv: batched pipe transfers are no-split only, got split code {split}")
-        keys: list[_Key] = [("to_aiv", 0, 0, pid), ("to_aiv", 0, 1, pid)] if self.dual_nosplit else [("to_aiv", 0, None, pid)]
-        if self.lane1_absent:
-            keys = keys[:1]
+        keys: list[_Key] = [("to_aiv", 0, lane, pid) for lane in self.dual_lanes()] if self.dual_nosplit else [("to_aiv", 0, None, pid)]
         self._check_cancel()
         for key in keys:
             self.bulk.add(key)

@@ -222,15 +222,14 @@ class Definedness:
         if value.dim() == 0:  # all of it defined (a write) or undefined (a create): no second count
             whole = bool(value)
             sh.fill_(whole)
-            e.count += (sh.numel() if whole else 0) - before
-            if e.count <= 0:
-                self.shadows.pop(t.untyped_storage().data_ptr(), None)
-            return
-        try:
-            sh.copy_(value.broadcast_to(sh.shape) if value.shape != sh.shape else value)
-        except RuntimeError:  # overlapping strides (a broadcast view): conservatively all of it
-            sh.fill_(bool(value.any()))
-        e.count += int(sh.sum()) - before
+            after = sh.numel() if whole else 0
+        else:
+            try:
+                sh.copy_(value.broadcast_to(sh.shape) if value.shape != sh.shape else value)
+            except RuntimeError:  # overlapping strides (a broadcast view): conservatively all of it
+                sh.fill_(bool(value.any()))
+            after = int(sh.sum())
+        e.count += after - before
         if e.count <= 0:
             self.shadows.pop(t.untyped_storage().data_ptr(), None)
 

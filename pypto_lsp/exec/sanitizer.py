@@ -261,8 +261,8 @@ class Sanitizer(Observer):
         self.defined.on_first_shadow(install)
         self._ns = ns
         calls = ns.get("_pl_calls")
-        ir_names = {py: ir for ir, py in run.gen.functions.items()}
         if self.idle_lanes and calls is not None:
+            ir_names = {py: ir for ir, py in run.gen.functions.items()}
 
             def count(fn: Callable[..., Any]) -> None:  # lane 1's call of the kernel, counted as made
                 self.lanes_left_out += 1
@@ -337,13 +337,10 @@ class Sanitizer(Observer):
             if watch.may_skip(pos):
                 records = watch.predicted(self, t, args, pos)
                 if records is not None:
-                    return watch.run(self, t, call, args, records)
+                    return watch.run(self, t, pos, call, args, records)
             effects, events = context.lane_effects(), self.memory_events()
-            context.offer_lane_skip(watch.lane_skip(self, pos))
-            try:
+            with context.lane_skip_offered(watch.lane_skip(self, pos, unwatched=False)):
                 out = self._execute(t, call, args)
-            finally:
-                context.offer_lane_skip(None)
             watch.after(self, t, pos, quiet_lane=context.lane_effects() == effects, calm=self.memory_events() == events)
             return out
         if self.reorder is not None and self._must_wait(t):

@@ -109,13 +109,13 @@ class LoopWatch:
     def may_skip(self, pos: int) -> bool:
         return UNWATCHED and self.ok and self.records and _FIRST <= pos < self.trips - 1
 
-    def lane_skip(self, san: Any, pos: int) -> Any:
-        """For a watched middle task of a loop without records: the offer to leave its idle lane 1
-        out (:func:`.context.offer_lane_skip`), when no buffer holds an undefined element (nothing
-        checks its reads against the shadows first, as :meth:`predicted` does), else None."""
-        if UNWATCHED and self.idle_lane and not self.records and _FIRST <= pos < self.trips - 1 and not san.defined.shadows:
-            return san.lane_skip
-        return None
+    def lane_skip(self, san: Any, pos: int, unwatched: bool) -> Any:
+        """The offer to leave a middle task's idle lane 1 out (:func:`.context.lane_skip_offered`), or
+        None. With records, only to a task that runs unwatched (its reads were checked against the
+        shadows first: :meth:`predicted`); without, only while no buffer holds an undefined element."""
+        if not (UNWATCHED and self.idle_lane and _FIRST <= pos < self.trips - 1):
+            return None
+        return san.lane_skip if (unwatched if self.records else not san.defined.shadows) else None
 
     def after(self, san: Any, t: Any, pos: int, quiet_lane: bool = False, calm: bool = False) -> None:
         """A watched task ran: learn from (or check) its records. ``quiet_lane``: its AIV lane 1 wrote
@@ -162,7 +162,9 @@ class LoopWatch:
             out[root.key] = kinds
         return out
 
-    def run(self, san: Any, t: Any, call: Callable[..., Any], args: tuple[Any, ...], records: dict[int, dict[str, list[Any]]]) -> Any:
+    def run(
+        self, san: Any, t: Any, pos: int, call: Callable[..., Any], args: tuple[Any, ...], records: dict[int, dict[str, list[Any]]]
+    ) -> Any:
         """Run ``t`` unwatched and give it ``records``; the windows it wrote are defined after."""
         outer = san.current
         san.current = t
@@ -171,11 +173,10 @@ class LoopWatch:
         # its group may leave out AIV lane 1, idle in the watched tasks: the same path every task
         # (the plan), so it would be idle here too; its memory frames would run values only (task 2
         # met no hazard: exec.memory's proof); the cube never reads a dual-dispatch lane 1's pushes
-        context.offer_lane_skip(san.lane_skip if self.idle_lane else None)
         try:
-            out = call(*args)
+            with context.lane_skip_offered(self.lane_skip(san, pos, unwatched=True)):
+                out = call(*args)
         finally:
-            context.offer_lane_skip(None)
             san.defined.paused = False
             san.defined.resume(saved)
             san.current = outer
