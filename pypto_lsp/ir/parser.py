@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import diagnostics as D
+from . import line_reuse
 from .model import (
     Assign,
     Break,
@@ -95,11 +96,20 @@ class _Parser(TypeParser):
 
     # ------------------------------------------------------------------ module
 
-    def parse(self, printer_forms: bool = True) -> Program | None:
+    # line_reuse: the known lines of this parse (line -> kept statement) and the lines it keeps;
+    # None: every statement read from the text
+    _known: dict[int, tuple[Stmt, int, int, int]] | None = None
+    _keeping: list[tuple[str, tuple[Stmt, int, int]]] | None = None
+    _reused = False  # some line of the text was blanked as known
+
+    def parse(self, printer_forms: bool = True, reuse: bool = False) -> Program | None:
         text = self.text
         parsed = text
+        if reuse and "\r" not in text:
+            parsed, known = line_reuse.blank_known_lines(text)
+            self._known, self._keeping, self._reused = known.hits, [], bool(known.hits)
         if printer_forms:
-            parsed, self._forms = blank_printer_forms(text)
+            parsed, self._forms = blank_printer_forms(parsed)
         try:
             tree = ast.parse(parsed, filename=self.filename or "<dump>", type_comments=False)
         except SyntaxError:
@@ -342,6 +352,33 @@ class _Parser(TypeParser):
         return dotted(node.func) if isinstance(node, ast.Call) else None
 
     def stmt(self, node: ast.stmt) -> Stmt | None:
+        known = self._known
+        if known is None:
+            return self._stmt(node)
+        if type(node) is ast.Expr and known:
+            v = node.value
+            if type(v) is ast.Name and v.id.startswith(line_reuse.PLACEHOLDER):
+                hit = known.get(node.lineno)
+                if hit is not None and node.col_offset == hit[3]:
+                    del known[node.lineno]
+                    kept, line, col, indent = hit
+                    if line == node.lineno and col == indent:
+                        return kept  # where it was: the same objects
+                    moved: Stmt = line_reuse.moved(kept, line, node.lineno - line, indent - col)
+                    if self._keeping is not None:  # kept where it is now: the next pass's dump most likely has it here too
+                        self._keeping.append((self.lines[node.lineno - 1][indent:], (moved, node.lineno, indent)))
+                    return moved
+        n = len(self.diags)
+        s = self._stmt(node)
+        if s is not None and self._keeping is not None and len(self.diags) == n and node.end_lineno == node.lineno:
+            lines = self.lines
+            if node.lineno <= len(lines):
+                entry = line_reuse.keep(s, lines[node.lineno - 1], node.lineno, node.col_offset, node.end_col_offset or 0)
+                if entry is not None:
+                    self._keeping.append(entry)
+        return s
+
+    def _stmt(self, node: ast.stmt) -> Stmt | None:
         span = Span.of(node)
         if isinstance(node, ast.AnnAssign):
             if node.value is None:
@@ -632,12 +669,16 @@ def _parse_text(text: str, filename: str | None, printer_forms: bool) -> ParseRe
         return ParseResult(None, [D.error(None, "binary", "this is a binary file (NUL character), not a pass dump")])
     if text.startswith("\ufeff"):
         text = text[1:]  # a UTF-8 signature, which Python source may carry
-    p = _Parser(text, filename)
     try:
-        program = p.parse(printer_forms)
+        p, program = _first_reading(text, filename, printer_forms)
+        if p._known:  # a known line's placeholder came back as no statement: read every line
+            p = _Parser(text, filename)
+            program = p.parse(printer_forms)
         if p._forms:  # a placeholder stood where no type item may: read the text as written
             p = _Parser(text, filename)
             program = p.parse(printer_forms=False)
+        elif p._keeping:
+            line_reuse.remember(p._keeping)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)
@@ -656,6 +697,22 @@ def _parse_text(text: str, filename: str | None, printer_forms: bool) -> ParseRe
     except ValueError as exc:  # e.g. source contains NUL after decoding
         return ParseResult(None, [D.error(None, "syntax", f"cannot parse: {exc}")])
     return ParseResult(program, p.diags)
+
+
+def _first_reading(text: str, filename: str | None, printer_forms: bool) -> tuple[_Parser, Program | None]:
+    """The text read with the shortcuts (:mod:`.printer_forms`, :mod:`.line_reuse`), and its parser.
+    An exception where known lines were blanked: read again without them, so that what is raised
+    (a syntax error, its place and words) is the text's own, never a placeholder's."""
+    p = _Parser(text, filename)
+    if not printer_forms:
+        return p, p.parse(printer_forms=False)
+    try:
+        return p, p.parse(printer_forms=True, reuse=True)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        if not p._reused:
+            raise
+    p = _Parser(text, filename)
+    return p, p.parse(printer_forms=True)
 
 
 def loads(text: str, filename: str | None = None) -> Program:

@@ -1,0 +1,164 @@
+"""Known lines (``pypto_lsp.ir.line_reuse``) change the speed of a parse, never its result.
+
+Every check parses a text with the lines of earlier texts known, and again with every line
+read through ``ast`` (``printer_forms=False``: no shortcut at all), and requires equal
+programs (every span included) and equal diagnostics. Other checks make sure known lines are
+really taken, so that the comparisons compare something.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pypto_lsp.ir import line_reuse
+from pypto_lsp.ir.parser import parse_text
+
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _diags(res: object) -> list[tuple[object, ...]]:
+    return [(d.span, d.severity, d.code, d.message, d.hint) for d in res.diagnostics]  # type: ignore[attr-defined]
+
+
+def assert_same(text: str) -> int:
+    """Parse with known lines and without any shortcut; equal results. How many lines were known."""
+    known = len(line_reuse.blank_known_lines(text)[1].hits)
+    fast = parse_text(text, "x.py")
+    slow = parse_text(text, "x.py", printer_forms=False)
+    assert fast.program == slow.program
+    assert _diags(fast) == _diags(slow)
+    return known
+
+
+def _folders() -> list[Path]:
+    return sorted({p.parent for p in [*EXAMPLES.glob("**/passes_dump/*.py"), *FIXTURES.glob("**/passes_dump/*.py")]})
+
+
+def test_every_dump_of_every_folder_parses_the_same_with_the_lines_before_it_known() -> None:
+    folders = _folders()
+    assert folders  # the repo's own examples at least
+    known = lines = 0
+    for folder in folders:
+        line_reuse.forget()
+        for f in sorted(folder.glob("*.py")):
+            text = f.read_text(encoding="utf-8")
+            known += assert_same(text)
+            lines += text.count("\n")
+    assert known > lines // 3  # most of a folder's lines are known by the time they come
+
+
+def _program(body: str) -> str:
+    return (
+        "# pypto.program: P\nimport pypto.language as pl\n\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.AIV)\n"
+        "    def k(self, a: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:\n"
+        + body
+    )
+
+
+LOAD = "t__tile: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)"
+STORE = "o__tile: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(t__tile, [0, 0], o)"
+
+
+def _warm() -> None:
+    line_reuse.forget()
+    parse_text(_program(f"        {LOAD}\n        {STORE}\n        return o__tile\n"))
+    assert line_reuse.blank_known_lines(f"        {LOAD}\n")[1].hits  # both lines are known now
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the known lines elsewhere: other lines, deeper, last line of a loop (the loop's span ends there)
+        f"\n\n        for i in pl.range(2):\n            {LOAD}\n            {STORE}\n        return o__tile\n",
+        # inside brackets: an argument, not a statement
+        f"        x = pl.tile.add(\n            {LOAD}\n        )\n        return x\n",
+        # after a backslash: part of the statement before
+        f"        x = \\\n        {LOAD}\n        return x\n",
+        # inside a string
+        f'        """\n        {LOAD}\n        """\n        {STORE}\n        return o__tile\n',
+        # a known line and a syntax error further down
+        f"        {LOAD}\n        {STORE} +\n        return o__tile\n",
+        # a syntax error that only the known line's own text has nothing to do with
+        f"        {LOAD}\n        x = (\n        {STORE}\n        return o__tile\n",
+        # bad indentation around it
+        f"        {LOAD}\n          {STORE}\n        return o__tile\n",
+        # a one-line compound statement before it, a comment after it
+        f"        if True: pass\n        {LOAD}\n        {STORE}  # stored\n        return o__tile\n",
+    ],
+)
+def test_a_known_line_in_another_context_parses_as_written(body: str) -> None:
+    _warm()
+    assert_same(_program(body))
+
+
+def test_a_known_line_at_class_or_module_level_parses_as_written() -> None:
+    _warm()
+    assert_same(_program(f"        return o\n    {LOAD}\n"))
+    _warm()
+    assert_same(f"import pypto.language as pl\n{LOAD}\n" + _program(f"        {LOAD}\n        return t__tile\n")[27:])
+
+
+def test_a_line_at_its_old_place_is_the_same_statement_and_elsewhere_a_moved_copy() -> None:
+    line_reuse.forget()
+    text = _program(f"        {LOAD}\n        {STORE}\n        return o__tile\n")
+    first = parse_text(text).program
+    again = parse_text(text).program
+    assert first is not None and again is not None
+    assert again.functions[0].body[0] is first.functions[0].body[0]  # the same objects: the IR is never changed after a parse
+    moved = parse_text(text.replace("    def k", "\n    def k")).program
+    assert moved is not None
+    s = moved.functions[0].body[0]
+    assert s is not first.functions[0].body[0]
+    assert s.span.line == first.functions[0].body[0].span.line + 1
+    assert s == parse_text(text.replace("    def k", "\n    def k"), printer_forms=False).program.functions[0].body[0]  # type: ignore[union-attr]
+
+
+_EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["blank", "indent", "dedent", "delete", "duplicate", "bracket", "string", "comment"]),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits=_EDITS)
+def test_edited_dumps_parse_the_same_with_their_lines_known(edits: list[tuple[str, int]]) -> None:
+    """An editor's changes to a dump whose lines are all known: lines inserted, moved, re-indented,
+    wrapped in brackets or strings."""
+    files = sorted(EXAMPLES.glob("**/passes_dump/*.py"))
+    assert files
+    text = files[len(files) // 2].read_text(encoding="utf-8")
+    line_reuse.forget()
+    parse_text(text)
+    lines = text.split("\n")
+    for kind, at in edits:
+        i = at % len(lines)
+        line = lines[i]
+        if kind == "blank":
+            lines.insert(i, "")
+        elif kind == "indent":
+            lines[i] = "    " + line
+        elif kind == "dedent":
+            lines[i] = line[4:] if line.startswith("    ") else line
+        elif kind == "delete":
+            del lines[i]
+        elif kind == "duplicate":
+            lines.insert(i, line)
+        elif kind == "bracket":
+            lines[i : i + 1] = ["        _x = pl.tile.add(", line, "        )"]
+        elif kind == "string":
+            lines[i : i + 1] = ['        """', line, '        """']
+        else:
+            lines[i] = line + "  # edited"
+        if not lines:
+            lines = [""]
+    assert_same("\n".join(lines))
