@@ -18,6 +18,7 @@ from __future__ import annotations
 import keyword
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..analysis.groups import group_metadata
 from ..analysis.lowering import KChunk, Lowering, Options, PipePop, PipePush, Sweep, lower_program
@@ -104,6 +105,10 @@ class GeneratedCode:
     # the first line of each top-level block (the head, each function, the tail): what
     # exec.script_code compiles and reuses one by one
     blocks: tuple[int, ...] = ()
+    # constants the runner builds itself (name -> what exec.memory.build makes of it), their
+    # lines blank in ``executable`` as imports are: a memory plan spelt out is a few kB of text
+    # per kernel that every dump would otherwise compile again (its sites name IR lines)
+    built: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
     def ir_span(self, gen_line: int) -> Span | None:
         if 1 <= gen_line <= len(self.line_map):
@@ -127,6 +132,7 @@ class _FunctionGen:
         self.sweep_dead_ids: set[int] = set()
         self.mem = self.low.memory
         self.mem_sites: list[str] = []  # site literals of this function's memory plan
+        self.mem_site_values: list[dict[str, Any]] = []  # ... and the same as keywords (GeneratedCode.built)
         self.loops = LoopLowering(self)  # batched loops, pipe loops, sweeps (exec.codegen_loops)
         self.memory = MemoryLowering(self)  # memory sites, allocation guards (exec.codegen_memory)
         self.tasks = TaskLowering(self)  # task launches: groups, SPMD, the sanitizer, predicates (exec.codegen_tasks)
@@ -208,7 +214,11 @@ class _FunctionGen:
             # met no hazard (memory.Session.frame; analysis.lowering decides when)
             same = ", True" if self.low.same_path else ""
             plan = self.gen.constant(
-                f"_pl_mem.Plan(function={literal(fn.name)}, core={core}, sites={sites}{same.replace(', ', ', same_path=')})"
+                f"_pl_mem.Plan(function={literal(fn.name)}, core={core}, sites={sites}{same.replace(', ', ', same_path=')})",
+                built=(
+                    "plan",
+                    {"function": fn.name, "core": self.mem.core, "sites": tuple(self.mem_site_values), "same_path": self.low.same_path},
+                ),
             )
             self.loops.fill(plan_at, 1, f"_pl_m = _pl_mem_session.frame({plan})")
 
@@ -621,6 +631,7 @@ class _ProgramGen:
         self.dtypes: dict[str, str] = {}
         self.sites = 0
         self.constants: dict[str, str] = {}
+        self.built: dict[str, tuple[str, dict[str, Any]]] = {}  # GeneratedCode.built
         self.fn_names: dict[str, str] = {}
         self.py_functions: dict[str, str] = {}
         self.local_names: dict[str, dict[str, str]] = {}
@@ -663,12 +674,15 @@ class _ProgramGen:
             self.dtypes[name] = sym
         return sym
 
-    def constant(self, expr: str) -> str:
-        """A module-level name for a constant expression (deduplicated)."""
+    def constant(self, expr: str, built: tuple[str, dict[str, Any]] | None = None) -> str:
+        """A module-level name for a constant expression (deduplicated). ``built``: the same value
+        as :func:`pypto_lsp.exec.memory.build` makes it, which the runner does instead of ``expr``."""
         name = self.constants.get(expr)
         if name is None:
             name = f"_pl_k{len(self.constants)}"
             self.constants[expr] = name
+            if built is not None:
+                self.built[name] = built
         return name
 
     def next_site(self) -> int:
@@ -714,6 +728,7 @@ class _ProgramGen:
             head.append((f"{sym} = _pl_rt.kernel({literal(op)})", None))
         for expr, sym in self.constants.items():
             head.append((f"{sym} = {expr}", None))
+        built = {f"{sym} = {expr}" for expr, sym in self.constants.items() if sym in self.built}
         head.append(("", None))
         tail: list[tuple[str, Span | None]] = [("# IR names of the functions", None)]
         for f in self.program.functions:
@@ -725,7 +740,7 @@ class _ProgramGen:
         source = "\n".join(t for t, _ in all_lines) + "\n"
         # the script as it runs: its import lines blank (same line numbers), the modules handed in
         modules = {m.group(2): m.group(1) for t, _ in head if (m := _IMPORT.match(t))}
-        executable = "\n".join("" if _IMPORT.match(t) else t for t, _ in all_lines) + "\n"
+        executable = "\n".join("" if _IMPORT.match(t) or t in built else t for t, _ in all_lines) + "\n"
         return GeneratedCode(
             source=source,
             filename=filename,
@@ -740,6 +755,7 @@ class _ProgramGen:
             local_names={f: {py: ir for ir, py in names.items()} for f, names in self.local_names.items()},
             stop_lines=stop_lines(source) if self.trace else frozenset(),
             blocks=tuple(sorted(set(blocks))),
+            built=dict(self.built),
         )
 
 

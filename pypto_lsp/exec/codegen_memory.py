@@ -52,6 +52,23 @@ class MemoryLowering:
             f"nbytes={nbytes}, dtype={literal(dtype)}, shape={shp}, memref={literal(memref)}, operands={ops}, scratch={scr}, "
             f"view_op={view_op}, pipe={pp})"
         )
+        self.f.mem_site_values.append(
+            {
+                "kind": kind,
+                "name": name,
+                "line": line,
+                "space": space,
+                "start": start,
+                "nbytes": nbytes,
+                "dtype": dtype,
+                "shape": tuple(shape),
+                "memref": memref,
+                "operands": tuple(operands),
+                "scratch": tuple(scratch),
+                "view_op": view_op,
+                "pipe": pipe,
+            }
+        )
         self.f.mem_site_of[key] = len(self.f.mem_sites) - 1
         return len(self.f.mem_sites) - 1
 

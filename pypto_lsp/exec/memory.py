@@ -38,7 +38,7 @@ from . import context, sanitizer
 from .observe import Observer, RunInfo
 from .values import DTYPES
 
-__all__ = ["Plan", "Session", "WriteLog", "Frame", "Unplaced", "UNPLACED", "Finding"]
+__all__ = ["build", "Plan", "Session", "WriteLog", "Frame", "Unplaced", "UNPLACED", "Finding"]
 
 _TAG = "_pl_mem"  # on a tensor: its Placement
 
@@ -169,6 +169,15 @@ class Plan:
     def atom_range(self, space: str, lo: int, hi: int) -> tuple[int, int]:
         b = self.atoms[space]
         return b[lo], b[hi]
+
+
+def build(kind: str, keywords: dict[str, Any]) -> Plan:
+    """What :attr:`pypto_lsp.exec.codegen.GeneratedCode.built` names, made as the script's own
+    ``_pl_mem.Plan(..., sites=(_pl_mem.Site(...), ...))`` line makes it: fresh objects each run."""
+    if kind != "plan":
+        raise ValueError(f"no constant of kind {kind!r}")
+    sites = tuple(Site(**s) for s in keywords["sites"])
+    return Plan(keywords["function"], keywords["core"], sites, keywords["same_path"])
 
 
 def _aliasable(dtype: str, start: int) -> bool:

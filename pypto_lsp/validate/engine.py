@@ -407,6 +407,11 @@ def run(
             o.peers([p for p in observers if p is not o])
         ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": SAFE_BUILTINS}
         ns.update(_modules(gen, max_alloc))  # the objects the script needs, by the names it uses
+        if gen.built:  # its memory plans, made here rather than compiled from their text
+            from ..exec.memory import build
+
+            for name, (kind, keywords) in gen.built.items():
+                ns[name] = build(kind, keywords)
         for o in observers:
             o.namespace(ns, info)
         for block in comp.code:  # the script's blocks in order (exec.script_code)
