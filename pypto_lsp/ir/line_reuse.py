@@ -30,6 +30,7 @@ __all__ = ["PLACEHOLDER", "Kept", "blank_known_lines", "keep", "moved"]
 PLACEHOLDER = "__pl_known_line__"
 
 MAX_LINES = 20_000  # kept lines (a one-line statement's IR: a few dozen small objects)
+MAX_LINE = 4096  # characters of a kept line (the compiler's longest in every fixture: 910); longer ones are read each time
 
 # line text without its indentation -> (the statement as parsed, its line, its column)
 _KEPT: dict[str, tuple[Stmt, int, int]] = {}
@@ -79,7 +80,13 @@ def keep(stmt: Stmt, line_text: str, lineno: int, col: int, end_col: int) -> tup
     if type(stmt) not in _KEPT_KINDS and not (type(stmt) is ExprStmt and type(stmt.value) in (OpCall, FuncCall)):
         return None
     s = line_text.lstrip(" ")
-    if col != len(line_text) - len(s) or end_col != len(line_text) or len(s) < len(PLACEHOLDER) or not s.isascii() or not s.isprintable():
+    if (
+        col != len(line_text) - len(s)
+        or end_col != len(line_text)
+        or not len(PLACEHOLDER) <= len(s) <= MAX_LINE
+        or not s.isascii()
+        or not s.isprintable()
+    ):
         return None
     return s, (stmt, lineno, col)
 

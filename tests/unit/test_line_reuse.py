@@ -162,3 +162,38 @@ def test_edited_dumps_parse_the_same_with_their_lines_known(edits: list[tuple[st
         if not lines:
             lines = [""]
     assert_same("\n".join(lines))
+
+
+def test_a_very_long_line_is_not_kept() -> None:
+    """A hostile workspace cannot make the kept lines hold its megabytes: lines over MAX_LINE are read each time."""
+    line_reuse.forget()
+    long_store = "o__tile: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(t__tile, [0, 0], o" + ", o" * 2000 + ")"
+    assert len(long_store) > line_reuse.MAX_LINE
+    parse_text(_program(f"        {LOAD}\n        {long_store}\n        return o__tile\n"))
+    assert line_reuse.blank_known_lines(f"        {LOAD}\n")[1].hits
+    assert not line_reuse.blank_known_lines(f"        {long_store}\n")[1].hits
+
+
+def test_threads_parsing_at_once_get_the_programs_of_their_texts() -> None:
+    """The server parses in more than one thread (as-you-type, the worker's replies): kept lines are
+    shared, taken and replaced while others read them."""
+    import threading
+
+    files = sorted(EXAMPLES.glob("**/passes_dump/*.py"))
+    texts = [f.read_text(encoding="utf-8") for f in files]
+    want = [parse_text(t, "x.py", printer_forms=False).program for t in texts]
+    line_reuse.forget()
+    bad: list[int] = []
+
+    def work(order: list[int]) -> None:
+        for i in order:
+            if parse_text(texts[i], "x.py").program != want[i]:
+                bad.append(i)
+
+    orders = [list(range(len(texts))), list(reversed(range(len(texts)))), list(range(0, len(texts), 2)) * 2]
+    threads = [threading.Thread(target=work, args=(o,)) for o in orders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
