@@ -117,32 +117,53 @@ def temp_bytes(value: Expr | None) -> int:
     return 0
 
 
+# id(statement) -> (the statement, its allocations): a statement is never changed after a parse, and
+# the parser hands the dumps of a folder the same statement objects for their unchanged lines
+# (ir.line_reuse), so a line sized in one dump is not sized again in the next
+_by_stmt: dict[int, tuple[Any, tuple[Allocation, ...]]] = {}
+_MAX_STMTS = 50_000
+
+
 def allocations(program: Program) -> Iterator[Allocation]:
     """Every allocation of a statically known size in ``program``, in source order per function."""
+    memo = _by_stmt
     for fn in program.functions:
         for s in walk_stmts(fn.body):
-            targets = []
-            if isinstance(s, Assign):
-                targets = [s.target]
-            elif isinstance(s, Unpack | Yield):
-                targets = list(s.targets)
-            elif isinstance(s, For | While):
-                targets = list(s.iter_args)
-            temps = temp_bytes(s.value) if isinstance(s, Assign) else 0
-            for tg in targets:
-                if tg.type is not None:
-                    yield from _typed(tg.type, s.span, temps)
-            for e in stmt_exprs(s):
-                for x in walk_expr(e):
-                    if isinstance(x, OpCall) and x.args and isinstance(x.args[0], ListExpr | TupleExpr):
-                        spec = lookup(x.op)
-                        if spec is None or spec.result != "create":
-                            continue
-                        dt = x.kwargs.get("dtype")
-                        dtype = dt.name if isinstance(dt, DTypeRef) else "FP32"
-                        sz = _size(list(x.args[0].items), dtype)
-                        if sz is not None:
-                            yield Allocation(x.span, sz[0], dtype, sz[1], x.printed)
+            hit = memo.get(id(s))
+            if hit is None or hit[0] is not s:
+                found = tuple(_of_statement(s))
+                if len(memo) >= _MAX_STMTS:
+                    memo.clear()
+                memo[id(s)] = (s, found)
+            else:
+                found = hit[1]
+            yield from found
+
+
+def _of_statement(s: Any) -> Iterator[Allocation]:
+    """The allocations ``s`` makes itself (not those of the statements nested in it)."""
+    targets = []
+    if isinstance(s, Assign):
+        targets = [s.target]
+    elif isinstance(s, Unpack | Yield):
+        targets = list(s.targets)
+    elif isinstance(s, For | While):
+        targets = list(s.iter_args)
+    temps = temp_bytes(s.value) if isinstance(s, Assign) else 0
+    for tg in targets:
+        if tg.type is not None:
+            yield from _typed(tg.type, s.span, temps)
+    for e in stmt_exprs(s):
+        for x in walk_expr(e):
+            if isinstance(x, OpCall) and x.args and isinstance(x.args[0], ListExpr | TupleExpr):
+                spec = lookup(x.op)
+                if spec is None or spec.result != "create":
+                    continue
+                dt = x.kwargs.get("dtype")
+                dtype = dt.name if isinstance(dt, DTypeRef) else "FP32"
+                sz = _size(list(x.args[0].items), dtype)
+                if sz is not None:
+                    yield Allocation(x.span, sz[0], dtype, sz[1], x.printed)
 
 
 def over_budget(program: Program, limit: int | None = None) -> Allocation | None:

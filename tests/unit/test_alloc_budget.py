@@ -65,3 +65,28 @@ def test_the_worker_requests_carry_it() -> None:
     assert P.from_wire(P.ValidateParams, wire).settings.max_alloc is None
     f = P.ValidateFolderParams(files=["/f.py"], golden=g, settings=RunSettings(max_alloc=1 << 30))
     assert P.from_wire(P.ValidateFolderParams, P.to_wire(f)).settings.max_alloc == 1 << 30
+
+
+def test_allocations_are_those_of_each_program_when_statements_are_shared_between_dumps() -> None:
+    """The dumps of a folder share the statement objects of their unchanged lines (ir.line_reuse) and
+    allocations() sizes each statement once: every program still gets its own list, equal to a
+    fresh sizing of a parse that shares nothing."""
+    from pypto_lsp.ir import alloc_static, line_reuse
+    from pypto_lsp.ir.parser import parse_text
+
+    files = sorted((Path(__file__).resolve().parents[2] / "examples").glob("**/passes_dump/*.py"))
+    assert files
+    line_reuse.forget()
+    alloc_static._by_stmt.clear()
+    from pypto_lsp.ir.model import walk_stmts
+
+    shared = 0
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        program = parse_text(text).program
+        fresh = parse_text(text, printer_forms=False).program  # no shortcut: objects of its own
+        assert program is not None and fresh is not None
+        stmts = [s for fn in program.functions for s in walk_stmts(fn.body)]
+        shared += sum(1 for s in stmts if alloc_static._by_stmt.get(id(s), (None,))[0] is s)  # sized for a dump before
+        assert list(alloc_static.allocations(program)) == list(alloc_static.allocations(fresh))
+    assert shared > 100  # statements sized once for several programs
