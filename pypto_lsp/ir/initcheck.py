@@ -112,7 +112,7 @@ def _function(fn: Function) -> list[UninitRead]:
                     if isinstance(init, Name) and init.id in unwritten:
                         c, ln, _first = unwritten[init.id]
                         unwritten[it.name] = (c, ln, True)
-            if not isinstance(s, For | While | If | Scope):
+            if unwritten and not isinstance(s, For | While | If | Scope):  # reads matter once a tile is unwritten
                 for e in stmt_exprs(s):
                     for sub in walk_expr(e):
                         if isinstance(sub, OpCall):
