@@ -72,7 +72,7 @@ from ..ir.model import (
 from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
 from .codegen_loops import LoopLowering
-from .codegen_memory import MemoryLowering
+from .codegen_memory import MemoryLowering, site_literal
 from .codegen_ranks import host_wrapper, is_host, is_multi_rank, named_operand, task_scope
 from .codegen_tasks import TaskLowering
 from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims, stop_lines
@@ -131,8 +131,7 @@ class _FunctionGen:
         self.sweep_dead = False  # ... a statement of it whose value nothing uses
         self.sweep_dead_ids: set[int] = set()
         self.mem = self.low.memory
-        self.mem_sites: list[str] = []  # site literals of this function's memory plan
-        self.mem_site_values: list[dict[str, Any]] = []  # ... and the same as keywords (GeneratedCode.built)
+        self.mem_site_values: list[dict[str, Any]] = []  # the sites of this function's memory plan, as keywords
         self.loops = LoopLowering(self)  # batched loops, pipe loops, sweeps (exec.codegen_loops)
         self.memory = MemoryLowering(self)  # memory sites, allocation guards (exec.codegen_memory)
         self.tasks = TaskLowering(self)  # task launches: groups, SPMD, the sanitizer, predicates (exec.codegen_tasks)
@@ -209,7 +208,7 @@ class _FunctionGen:
         self.emit(0, "", None)
         if self.mem is not None:
             core = literal(self.mem.core)
-            sites = "(" + "".join(x + ", " for x in self.mem_sites) + ")"
+            sites = "(" + "".join(site_literal(v) + ", " for v in self.mem_site_values) + ")"
             # a kernel whose every call takes the same path is checked in the arenas until one call
             # met no hazard (memory.Session.frame; analysis.lowering decides when)
             same = ", True" if self.low.same_path else ""

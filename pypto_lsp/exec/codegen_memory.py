@@ -11,7 +11,21 @@ from ..ir.memory import VIEW_OPS, operand_roles
 from ..ir.model import Assign, Const, DTypeRef, Expr, ListExpr, Name, OpCall, Span, TensorType, TileType, TupleExpr
 from .codegen_text import literal
 
-__all__ = ["MemoryLowering"]
+__all__ = ["MemoryLowering", "site_literal"]
+
+
+def site_literal(v: dict[str, Any]) -> str:
+    """The ``_pl_mem.Site(...)`` a standalone script spells for one site's keywords."""
+    ops = "(" + "".join(literal(o) + ", " for o in v["operands"]) + ")"
+    scr = "(" + "".join(f"{i}, " for i in v["scratch"]) + ")"
+    shp = "(" + "".join(f"{d}, " for d in v["shape"]) + ")"
+    pipe = v["pipe"]
+    pp = "None" if pipe is None else f"({pipe[0]}, {pipe[1]}, {pipe[2]})"
+    return (
+        f"_pl_mem.Site(kind={literal(v['kind'])}, name={literal(v['name'])}, line={v['line']}, space={literal(v['space'])}, "
+        f"start={v['start']}, nbytes={v['nbytes']}, dtype={literal(v['dtype'])}, shape={shp}, memref={literal(v['memref'])}, "
+        f"operands={ops}, scratch={scr}, view_op={v['view_op']}, pipe={pp})"
+    )
 
 
 class MemoryLowering:
@@ -38,20 +52,11 @@ class MemoryLowering:
         view_op: bool,
         pipe: tuple[int, int, int] | None,
     ) -> int:
-        """Add a site literal to this function's memory plan; its index. ``key``: the id of the
+        """Add a site to this function's memory plan (its keywords: :func:`site_literal` spells them); its index. ``key``: the id of the
         statement or op it belongs to (a body emitted twice, as a peeled loop is, shares its sites)."""
         known = self.f.mem_site_of.get(key)
         if known is not None:
             return known
-        ops = "(" + "".join(literal(o) + ", " for o in operands) + ")"
-        scr = "(" + "".join(f"{i}, " for i in scratch) + ")"
-        shp = "(" + "".join(f"{d}, " for d in shape) + ")"
-        pp = "None" if pipe is None else f"({pipe[0]}, {pipe[1]}, {pipe[2]})"
-        self.f.mem_sites.append(
-            f"_pl_mem.Site(kind={literal(kind)}, name={literal(name)}, line={line}, space={literal(space)}, start={start}, "
-            f"nbytes={nbytes}, dtype={literal(dtype)}, shape={shp}, memref={literal(memref)}, operands={ops}, scratch={scr}, "
-            f"view_op={view_op}, pipe={pp})"
-        )
         self.f.mem_site_values.append(
             {
                 "kind": kind,
@@ -69,8 +74,8 @@ class MemoryLowering:
                 "pipe": pipe,
             }
         )
-        self.f.mem_site_of[key] = len(self.f.mem_sites) - 1
-        return len(self.f.mem_sites) - 1
+        self.f.mem_site_of[key] = len(self.f.mem_site_values) - 1
+        return len(self.f.mem_site_values) - 1
 
     def mem_reads(self, e: Expr, line: int) -> tuple[list[str], list[str], list[int]]:
         """Python names, IR names and scratch positions of the operands of ``e`` that may be placed tiles."""

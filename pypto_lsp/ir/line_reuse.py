@@ -22,7 +22,7 @@ from typing import Any
 
 from .model import Assign, ExprStmt, FuncCall, OpCall, Return, Span, Stmt, Unpack, Yield
 
-__all__ = ["PLACEHOLDER", "Kept", "blank_known_lines", "keep", "moved"]
+__all__ = ["PLACEHOLDER", "blank_known_lines", "forget", "keep", "moved", "remember"]
 
 # the statement a known line becomes before ``ast`` reads the text (padded with underscores to the
 # line's length): a dunder name, which the grammar refuses anywhere, so a placeholder the parser
@@ -41,23 +41,14 @@ _LOCK = threading.Lock()
 _KEPT_KINDS = (Assign, Unpack, Yield, Return)
 
 
-class Kept:
-    """The known lines of one parse: line number -> (kept statement, its line, its column)."""
-
-    __slots__ = ("hits",)
-
-    def __init__(self) -> None:
-        self.hits: dict[int, tuple[Stmt, int, int, int]] = {}
-
-
-def blank_known_lines(text: str) -> tuple[str, Kept]:
+def blank_known_lines(text: str) -> tuple[str, dict[int, tuple[Stmt, int, int, int]]]:
     """``text`` with every line whose statement is kept replaced by its indentation and
-    :data:`PLACEHOLDER`, and what each such line holds."""
-    kept = Kept()
+    :data:`PLACEHOLDER`, and what each such line holds: line number -> (kept statement, its line,
+    its column, the indentation here)."""
+    hits: dict[int, tuple[Stmt, int, int, int]] = {}
     if not _KEPT or "\r" in text:
-        return text, kept
+        return text, hits
     lines = text.split("\n")
-    hits = kept.hits
     get = _KEPT.get
     for i, line in enumerate(lines):
         s = line.lstrip(" ")
@@ -70,8 +61,8 @@ def blank_known_lines(text: str) -> tuple[str, Kept]:
         # compound statement's span where its last statement ends)
         lines[i] = " " * indent + PLACEHOLDER.ljust(len(s), "_")
     if not hits:
-        return text, kept
-    return "\n".join(lines), kept
+        return text, hits
+    return "\n".join(lines), hits
 
 
 def keep(stmt: Stmt, line_text: str, lineno: int, col: int, end_col: int) -> tuple[str, tuple[Stmt, int, int]] | None:

@@ -107,7 +107,7 @@ class _Parser(TypeParser):
         parsed = text
         if reuse and "\r" not in text:
             parsed, known = line_reuse.blank_known_lines(text)
-            self._known, self._keeping, self._reused = known.hits, [], bool(known.hits)
+            self._known, self._keeping, self._reused = known, [], bool(known)
         if printer_forms:
             parsed, self._forms = blank_printer_forms(parsed)
         try:
@@ -671,9 +671,6 @@ def _parse_text(text: str, filename: str | None, printer_forms: bool) -> ParseRe
         text = text[1:]  # a UTF-8 signature, which Python source may carry
     try:
         p, program = _first_reading(text, filename, printer_forms)
-        if p._known:  # a known line's placeholder came back as no statement: read every line
-            p = _Parser(text, filename)
-            program = p.parse(printer_forms)
         if p._forms:  # a placeholder stood where no type item may: read the text as written
             p = _Parser(text, filename)
             program = p.parse(printer_forms=False)
@@ -701,13 +698,16 @@ def _parse_text(text: str, filename: str | None, printer_forms: bool) -> ParseRe
 
 def _first_reading(text: str, filename: str | None, printer_forms: bool) -> tuple[_Parser, Program | None]:
     """The text read with the shortcuts (:mod:`.printer_forms`, :mod:`.line_reuse`), and its parser.
-    An exception where known lines were blanked: read again without them, so that what is raised
-    (a syntax error, its place and words) is the text's own, never a placeholder's."""
+    Read again without known lines when a placeholder came back as no statement, or on an exception
+    where known lines were blanked (what is raised, a syntax error, its place and words, is then the
+    text's own, never a placeholder's)."""
     p = _Parser(text, filename)
     if not printer_forms:
         return p, p.parse(printer_forms=False)
     try:
-        return p, p.parse(printer_forms=True, reuse=True)
+        program = p.parse(printer_forms=True, reuse=True)
+        if not p._known:
+            return p, program
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         if not p._reused:
             raise

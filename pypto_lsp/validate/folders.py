@@ -73,7 +73,7 @@ def keyed_text(text: str, memory: bool = False) -> str:
     part. Two dumps with the same key then have their statements on the same lines, so a reused
     result's line numbers (errors, hazards, the value to blame) are the reusing file's too; a
     dump that only adds a comment line runs again rather than point one line off."""
-    if not memory:
+    if not memory:  # whole text: a memref item may run over a line end (MEMREF_ITEM's ``\s``)
         t = _inert_marks_out(_COMMENT_LINE.sub("", text))
         t = MEMREF_ITEM.sub("", t)
         lines = (raw.rstrip(" \t") for raw in t.split("\n"))

@@ -27,7 +27,7 @@ def _diags(res: object) -> list[tuple[object, ...]]:
 
 def assert_same(text: str) -> int:
     """Parse with known lines and without any shortcut; equal results. How many lines were known."""
-    known = len(line_reuse.blank_known_lines(text)[1].hits)
+    known = len(line_reuse.blank_known_lines(text)[1])
     fast = parse_text(text, "x.py")
     slow = parse_text(text, "x.py", printer_forms=False)
     assert fast.program == slow.program
@@ -68,7 +68,7 @@ STORE = "o__tile: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(t__tile, [0, 0], 
 def _warm() -> None:
     line_reuse.forget()
     parse_text(_program(f"        {LOAD}\n        {STORE}\n        return o__tile\n"))
-    assert line_reuse.blank_known_lines(f"        {LOAD}\n")[1].hits  # both lines are known now
+    assert line_reuse.blank_known_lines(f"        {LOAD}\n")[1]  # both lines are known now
 
 
 @pytest.mark.parametrize(
@@ -170,8 +170,8 @@ def test_a_very_long_line_is_not_kept() -> None:
     long_store = "o__tile: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(t__tile, [0, 0], o" + ", o" * 2000 + ")"
     assert len(long_store) > line_reuse.MAX_LINE
     parse_text(_program(f"        {LOAD}\n        {long_store}\n        return o__tile\n"))
-    assert line_reuse.blank_known_lines(f"        {LOAD}\n")[1].hits
-    assert not line_reuse.blank_known_lines(f"        {long_store}\n")[1].hits
+    assert line_reuse.blank_known_lines(f"        {LOAD}\n")[1]
+    assert not line_reuse.blank_known_lines(f"        {long_store}\n")[1]
 
 
 def test_threads_parsing_at_once_get_the_programs_of_their_texts() -> None:
