@@ -515,7 +515,7 @@ class _FunctionGen:
         """A tuple expression for ``dims``; None when a dim names something unbound here."""
         parts = []
         for d in dims:
-            for sub in walk_expr(d):
+            for sub in () if type(d) is Const else walk_expr(d):  # most dims: a literal (nothing to look up)
                 if isinstance(sub, Name) and sub.id not in self.defined:
                     return None
                 if isinstance(sub, OpCall | FuncCall):
@@ -540,7 +540,9 @@ class _FunctionGen:
         """Like :meth:`dims` but unbound dims become None (not checked)."""
         parts = []
         for d in dims:
-            ok = all(not (isinstance(x, Name) and x.id not in self.defined) and not isinstance(x, OpCall | FuncCall) for x in walk_expr(d))
+            ok = type(d) is Const or all(
+                not (isinstance(x, Name) and x.id not in self.defined) and not isinstance(x, OpCall | FuncCall) for x in walk_expr(d)
+            )
             parts.append(self.expr(d) if ok else "None")
         return "(" + "".join(p + ", " for p in parts) + ")"
 

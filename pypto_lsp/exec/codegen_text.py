@@ -8,6 +8,7 @@ into the script (:mod:`.codegen`).
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import math
 import re
@@ -28,6 +29,7 @@ class CodegenError(Exception):
         self.span = span
 
 
+@functools.lru_cache(maxsize=8192)
 def py_name(name: str) -> str:
     s = re.sub(r"\W", "_", name)
     if not s or s[0].isdigit():
@@ -37,7 +39,12 @@ def py_name(name: str) -> str:
     return s
 
 
+_REPR_AS_IS = (int, str, bool, type(None))  # exact types: repr is the literal
+
+
 def literal(v: object) -> str:
+    if type(v) in _REPR_AS_IS:
+        return repr(v)
     if isinstance(v, bool) or v is None:
         return repr(v)
     if isinstance(v, int):
