@@ -58,7 +58,7 @@ from ..ir.model import (
     TileType,
     Yield,
     int_literal,
-    stmt_exprs,
+    stmt_subexprs,
     stmt_targets,
     walk_expr,
     walk_stmts,
@@ -77,10 +77,9 @@ def has_placements(program: Program) -> bool:
             for t in stmt_targets(s):
                 if isinstance(t.type, TensorType | TileType) and t.type.memref is not None:
                     return True
-            for e in stmt_exprs(s):
-                for sub in walk_expr(e):
-                    if isinstance(sub, OpCall) and sub.op in ("tile.alloc", "tensor.alloc"):
-                        return True
+            for sub in stmt_subexprs(s):
+                if isinstance(sub, OpCall) and sub.op in ("tile.alloc", "tensor.alloc"):
+                    return True
     return False
 
 
@@ -357,7 +356,7 @@ def statement_reads(fn: Function) -> list[tuple[int, frozenset[str]]]:
         hit = kept.get(id(fn))
         if hit is not None and hit[0] is fn:
             return hit[1]
-    out = [(id(s), frozenset(sub.id for e in stmt_exprs(s) for sub in walk_expr(e) if isinstance(sub, Name))) for s in walk_stmts(fn.body)]
+    out = [(id(s), frozenset(sub.id for sub in stmt_subexprs(s) if isinstance(sub, Name))) for s in walk_stmts(fn.body)]
     if kept is not None:
         kept[id(fn)] = (fn, out)
     return out

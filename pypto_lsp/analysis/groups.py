@@ -5,7 +5,7 @@ form a Group, its split code and dual dispatch, and whether a function is a lane
 from __future__ import annotations
 
 from ..ir.check import transport_split_codes
-from ..ir.model import Const, EnumRef, For, Function, OpCall, Program, stmt_exprs, walk_expr, walk_stmts
+from ..ir.model import Const, EnumRef, For, Function, OpCall, Program, stmt_subexprs, walk_stmts
 from ..ir.names import SPLIT_MODE_CODE
 
 __all__ = ["group_metadata", "split_aiv_function", "split_of"]
@@ -20,10 +20,9 @@ def split_aiv_function(fn: Function) -> int | None:
     for s in walk_stmts(fn.body):
         if isinstance(s, For) and s.kind == "split_aiv":
             return None  # the region is an explicit loop: the loop runs the lanes
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, OpCall) and sub.op in ("tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"):
-                    has_marker = True
+        for sub in stmt_subexprs(s):
+            if isinstance(sub, OpCall) and sub.op in ("tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"):
+                has_marker = True
     return split_of(fn) or 1 if has_marker else None
 
 

@@ -16,8 +16,7 @@ from ..ir.model import (
     Span,
     While,
     Yield,
-    stmt_exprs,
-    walk_expr,
+    stmt_subexprs,
     walk_stmts,
 )
 
@@ -82,24 +81,23 @@ def _collect_writes(
                         aliases.add(t.name)
                         changed = True
     for s in stmts:
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, OpCall) and sub.op in writers and _written_name(sub) in aliases:
-                    spans.append(s.span)
-                elif isinstance(sub, FuncCall):
-                    callee = program.function(sub.func)
-                    if callee is None:
-                        continue
-                    targets = [callee]
-                    for suffix in ("_aic", "_aiv"):
-                        member = program.function(sub.func + suffix)
-                        if member is not None and callee.kind == "Group":
-                            targets.append(member)
-                    for i, a in enumerate(sub.args):
-                        if isinstance(a, Name) and a.id in aliases:
-                            for c in targets:
-                                if i < len(c.params):
-                                    _collect_writes(program, c, c.params[i].name, spans, writers, depth + 1, seen)
+        for sub in stmt_subexprs(s):
+            if isinstance(sub, OpCall) and sub.op in writers and _written_name(sub) in aliases:
+                spans.append(s.span)
+            elif isinstance(sub, FuncCall):
+                callee = program.function(sub.func)
+                if callee is None:
+                    continue
+                targets = [callee]
+                for suffix in ("_aic", "_aiv"):
+                    member = program.function(sub.func + suffix)
+                    if member is not None and callee.kind == "Group":
+                        targets.append(member)
+                for i, a in enumerate(sub.args):
+                    if isinstance(a, Name) and a.id in aliases:
+                        for c in targets:
+                            if i < len(c.params):
+                                _collect_writes(program, c, c.params[i].name, spans, writers, depth + 1, seen)
 
 
 def _written_name(op: OpCall) -> str | None:

@@ -90,6 +90,7 @@ from ..ir.model import (
     TupleExpr,
     Yield,
     stmt_exprs,
+    stmt_subexprs,
     stmt_targets,
     walk_expr,
     walk_stmts,
@@ -187,10 +188,9 @@ def _lanes_share(fn: Function) -> bool:
     if isinstance(dual, Const) and dual.value:
         return True
     for st in walk_stmts(fn.body):
-        for e in stmt_exprs(st):
-            for sub in walk_expr(e):
-                if isinstance(sub, OpCall) and "split" in sub.kwargs and const_int(sub.kwargs["split"]) != 0:
-                    return True
+        for sub in stmt_subexprs(st):
+            if isinstance(sub, OpCall) and "split" in sub.kwargs and const_int(sub.kwargs["split"]) != 0:
+                return True
     return False
 
 
@@ -227,10 +227,9 @@ def _lane_exclusive(loop: Stmt, fn: Function) -> bool:
 
 def _writes_gm(fn: Function) -> bool:
     for s in walk_stmts(fn.body):
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, OpCall) and sub.op in _WRITES_ANY:
-                    return True
+        for sub in stmt_subexprs(s):
+            if isinstance(sub, OpCall) and sub.op in _WRITES_ANY:
+                return True
     return False
 
 
@@ -484,10 +483,9 @@ def plan_sweep(loop: For, fn: Function, program: Program, types: dict[str, Any])
 
 
 def _ops_of(s: Stmt) -> Iterable[OpCall]:
-    for e in stmt_exprs(s):
-        for sub in walk_expr(e):
-            if isinstance(sub, OpCall):
-                yield sub
+    for sub in stmt_subexprs(s):
+        if isinstance(sub, OpCall):
+            yield sub
 
 
 def window_parts(e: OpCall) -> tuple[list[Expr], list[Expr]] | None:

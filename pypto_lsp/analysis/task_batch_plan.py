@@ -73,7 +73,7 @@ from ..ir.model import (
     Yield,
     fold_int,
     fold_ints,
-    stmt_exprs,
+    stmt_subexprs,
     walk_expr,
     walk_stmts,
 )
@@ -253,10 +253,9 @@ def _task_call(program: Program, fn: Function, loop: For) -> FuncCall | None:
     for s in _flat(loop.body):
         if isinstance(s, For | While | If):
             continue
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, FuncCall) and is_task_call(program, fn, sub):
-                    return sub
+        for sub in stmt_subexprs(s):
+            if isinstance(sub, FuncCall) and is_task_call(program, fn, sub):
+                return sub
     return None
 
 
@@ -532,47 +531,44 @@ def _kernel_accesses(
             for t, v in zip(s.targets, s.values if isinstance(s, Yield) else [], strict=False):
                 if isinstance(v, Name) and v.id in buffer:
                     buffer[t.name] = buffer[v.id]
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, FuncCall):
-                    return f"kernel '{k.name}' calls '{sub.func}' (line {sub.span.line})"
-                if not isinstance(sub, OpCall):
-                    continue
-                windowed = sub.op in _READS | _WRITES and len(sub.args) >= 3
-                if any(moving(x) for i, x in enumerate(sub.args) if not (windowed and i == 1)) or any(
-                    moving(x) for x in sub.kwargs.values()
-                ):
-                    uses.append(sub.span.line)
-                touched = [x.id for x in sub.args if isinstance(x, Name) and x.id in buffer]
-                touched += [x.id for x in sub.kwargs.values() if isinstance(x, Name) and x.id in buffer]
-                if not touched or sub.op in _INERT:
-                    continue
-                line = sub.span.line
-                if sub.op in _READS and len(sub.args) >= 3 and isinstance(sub.args[0], Name) and sub.args[0].id in buffer:
-                    offs = offsets_of(sub.args[1])
-                    if offs is None:
-                        return f"the window of {sub.op} (line {line}) is not affine in the task's scalars and the kernel's loops"
-                    extent = fold_ints(sub.args[2].items) if isinstance(sub.args[2], ListExpr | TupleExpr) else None
-                    acc = _Access(k.name, line, "r", offs, extent, dict(ranges))
-                    out.setdefault(buffer[sub.args[0].id], []).append(acc)
-                    if isinstance(s, Assign) and s.value is sub:
-                        loads[s.target.name] = (buffer[sub.args[0].id], acc)
-                elif sub.op in _WRITES and len(sub.args) >= 3 and isinstance(sub.args[2], Name) and sub.args[2].id in buffer:
-                    if "atomic" in sub.kwargs:
-                        return f"{sub.op} (line {line}) is atomic"
-                    offs = offsets_of(sub.args[1])
-                    if offs is None:
-                        return f"the window of {sub.op} (line {line}) is not affine in the task's scalars and the kernel's loops"
-                    src = sub.args[0]
-                    extent = shape_of(src.id) if isinstance(src, Name) else None
-                    dest = buffer[sub.args[2].id]
-                    summed = adds.get(src.id, {}).get(dest) if isinstance(src, Name) else None
-                    acc = _Access(k.name, line, "w", offs, extent, dict(ranges), summed)
-                    out.setdefault(dest, []).append(acc)
-                    if isinstance(s, Assign):
-                        buffer[s.target.name] = dest
-                else:
-                    return f"{sub.op} (line {line}) takes '{touched[0]}', a task's buffer, in a way this plan does not follow"
+        for sub in stmt_subexprs(s):
+            if isinstance(sub, FuncCall):
+                return f"kernel '{k.name}' calls '{sub.func}' (line {sub.span.line})"
+            if not isinstance(sub, OpCall):
+                continue
+            windowed = sub.op in _READS | _WRITES and len(sub.args) >= 3
+            if any(moving(x) for i, x in enumerate(sub.args) if not (windowed and i == 1)) or any(moving(x) for x in sub.kwargs.values()):
+                uses.append(sub.span.line)
+            touched = [x.id for x in sub.args if isinstance(x, Name) and x.id in buffer]
+            touched += [x.id for x in sub.kwargs.values() if isinstance(x, Name) and x.id in buffer]
+            if not touched or sub.op in _INERT:
+                continue
+            line = sub.span.line
+            if sub.op in _READS and len(sub.args) >= 3 and isinstance(sub.args[0], Name) and sub.args[0].id in buffer:
+                offs = offsets_of(sub.args[1])
+                if offs is None:
+                    return f"the window of {sub.op} (line {line}) is not affine in the task's scalars and the kernel's loops"
+                extent = fold_ints(sub.args[2].items) if isinstance(sub.args[2], ListExpr | TupleExpr) else None
+                acc = _Access(k.name, line, "r", offs, extent, dict(ranges))
+                out.setdefault(buffer[sub.args[0].id], []).append(acc)
+                if isinstance(s, Assign) and s.value is sub:
+                    loads[s.target.name] = (buffer[sub.args[0].id], acc)
+            elif sub.op in _WRITES and len(sub.args) >= 3 and isinstance(sub.args[2], Name) and sub.args[2].id in buffer:
+                if "atomic" in sub.kwargs:
+                    return f"{sub.op} (line {line}) is atomic"
+                offs = offsets_of(sub.args[1])
+                if offs is None:
+                    return f"the window of {sub.op} (line {line}) is not affine in the task's scalars and the kernel's loops"
+                src = sub.args[0]
+                extent = shape_of(src.id) if isinstance(src, Name) else None
+                dest = buffer[sub.args[2].id]
+                summed = adds.get(src.id, {}).get(dest) if isinstance(src, Name) else None
+                acc = _Access(k.name, line, "w", offs, extent, dict(ranges), summed)
+                out.setdefault(dest, []).append(acc)
+                if isinstance(s, Assign):
+                    buffer[s.target.name] = dest
+            else:
+                return f"{sub.op} (line {line}) takes '{touched[0]}', a task's buffer, in a way this plan does not follow"
         return None
 
     return walk(k.body)

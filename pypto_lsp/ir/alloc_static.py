@@ -52,8 +52,7 @@ from .model import (
     While,
     Yield,
     fold_int,
-    stmt_exprs,
-    walk_expr,
+    stmt_subexprs,
     walk_stmts,
 )
 
@@ -153,17 +152,16 @@ def _of_statement(s: Any) -> Iterator[Allocation]:
     for tg in targets:
         if tg.type is not None:
             yield from _typed(tg.type, s.span, temps)
-    for e in stmt_exprs(s):
-        for x in walk_expr(e):
-            if isinstance(x, OpCall) and x.args and isinstance(x.args[0], ListExpr | TupleExpr):
-                spec = lookup(x.op)
-                if spec is None or spec.result != "create":
-                    continue
-                dt = x.kwargs.get("dtype")
-                dtype = dt.name if isinstance(dt, DTypeRef) else "FP32"
-                sz = _size(list(x.args[0].items), dtype)
-                if sz is not None:
-                    yield Allocation(x.span, sz[0], dtype, sz[1], x.printed)
+    for x in stmt_subexprs(s):
+        if isinstance(x, OpCall) and x.args and isinstance(x.args[0], ListExpr | TupleExpr):
+            spec = lookup(x.op)
+            if spec is None or spec.result != "create":
+                continue
+            dt = x.kwargs.get("dtype")
+            dtype = dt.name if isinstance(dt, DTypeRef) else "FP32"
+            sz = _size(list(x.args[0].items), dtype)
+            if sz is not None:
+                yield Allocation(x.span, sz[0], dtype, sz[1], x.printed)
 
 
 def over_budget(program: Program, limit: int | None = None) -> Allocation | None:

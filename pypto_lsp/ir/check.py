@@ -36,10 +36,9 @@ from .model import (
     entry_function,
     fold_int,
     fold_ints,
-    stmt_exprs,
+    stmt_subexprs,
     stmt_targets,
     trailing_yield,
-    walk_expr,
     walk_stmts,
 )
 from .names import CROSS_CORE_OPS
@@ -140,9 +139,8 @@ class _FunctionChecker:
     def run(self) -> None:
         for s in walk_stmts(self.fn.body):
             try:
-                for e in stmt_exprs(s):
-                    for sub in walk_expr(e):
-                        self.expr(sub, s)
+                for sub in stmt_subexprs(s):
+                    self.expr(sub, s)
                 if isinstance(s, Assign):
                     self.annotation(s)
             except RecursionError:  # e.g. a 2000-term `a and b and ...` chain: flat in Python, deep in the IR
@@ -369,12 +367,11 @@ def transport_split_codes(fn: Function) -> dict[int, Span]:
     and the code generator's Group pairing both read them here."""
     codes: dict[int, Span] = {}
     for s in walk_stmts(fn.body):
-        for e in stmt_exprs(s):
-            for sub in walk_expr(e):
-                if isinstance(sub, OpCall) and sub.op in CROSS_CORE_OPS:
-                    v = sub.kwargs.get("split")
-                    if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
-                        codes.setdefault(v.value, sub.span)
+        for sub in stmt_subexprs(s):
+            if isinstance(sub, OpCall) and sub.op in CROSS_CORE_OPS:
+                v = sub.kwargs.get("split")
+                if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
+                    codes.setdefault(v.value, sub.span)
     return codes
 
 

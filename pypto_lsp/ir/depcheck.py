@@ -47,13 +47,12 @@ def check_deps(program: Program) -> list[D.Diagnostic]:
                 for t in targets:
                     kinds[t.name] = _kind(t.type)
             else:
-                from .model import stmt_exprs, walk_expr
+                from .model import stmt_subexprs
 
-                for e in stmt_exprs(s):
-                    for x in walk_expr(e):
-                        deps = _deps_of(x)
-                        if deps is not None:
-                            out.extend(_check(deps, set(), kinds))
+                for x in stmt_subexprs(s):
+                    deps = _deps_of(x)
+                    if deps is not None:
+                        out.extend(_check(deps, set(), kinds))
     return out
 
 

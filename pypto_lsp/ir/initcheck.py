@@ -33,9 +33,8 @@ from .model import (
     TileType,
     Type,
     While,
-    stmt_exprs,
+    stmt_subexprs,
     stmt_targets,
-    walk_expr,
     walk_stmts,
 )
 
@@ -113,17 +112,16 @@ def _function(fn: Function) -> list[UninitRead]:
                         c, ln, _first = unwritten[init.id]
                         unwritten[it.name] = (c, ln, True)
             if unwritten and not isinstance(s, For | While | If | Scope):  # reads matter once a tile is unwritten
-                for e in stmt_exprs(s):
-                    for sub in walk_expr(e):
-                        if isinstance(sub, OpCall):
-                            for i, name, role in operand_roles(sub, types):
-                                src = unwritten.get(name)
-                                if src is None or role != "read" or not _is_read(sub, i) or src[0] in reported:
-                                    continue
-                                if src[2] and in_if:
-                                    continue  # a branch may be the later iterations' (if k == 0: ... else: acc ...)
-                                reported.add(src[0])
-                                out.append(UninitRead(src[0], src[1], sub.span.line, sub.op, name, fn.name))
+                for sub in stmt_subexprs(s):
+                    if isinstance(sub, OpCall):
+                        for i, name, role in operand_roles(sub, types):
+                            src = unwritten.get(name)
+                            if src is None or role != "read" or not _is_read(sub, i) or src[0] in reported:
+                                continue
+                            if src[2] and in_if:
+                                continue  # a branch may be the later iterations' (if k == 0: ... else: acc ...)
+                            reported.add(src[0])
+                            out.append(UninitRead(src[0], src[1], sub.span.line, sub.op, name, fn.name))
             if isinstance(s, Assign):
                 v = s.value
                 name = s.target.name

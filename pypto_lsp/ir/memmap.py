@@ -40,9 +40,8 @@ from .model import (
     Unpack,
     While,
     Yield,
-    stmt_exprs,
+    stmt_subexprs,
     trailing_yield,
-    walk_expr,
 )
 
 __all__ = ["memory_map", "memory_map_text"]
@@ -152,12 +151,11 @@ class _Function:
                 for k, v in enumerate(s.values):
                     if isinstance(v, Name) and k < len(s.targets):
                         self.flows.setdefault(v.id, []).append(s.targets[k].name)
-            for e in stmt_exprs(s):
-                for x in walk_expr(e):
-                    if isinstance(x, Name):
-                        n = self.names.get(x.id)
-                        if n is not None:
-                            n.uses.append((line, where))
+            for x in stmt_subexprs(s):
+                if isinstance(x, Name):
+                    n = self.names.get(x.id)
+                    if n is not None:
+                        n.uses.append((line, where))
         for n in self.names.values():
             end = n.line
             for line, (loops, _b) in n.uses:

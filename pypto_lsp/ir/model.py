@@ -508,6 +508,29 @@ def stmt_exprs(s: Stmt) -> Iterator[Expr]:
                 yield v
 
 
+# stmt_subexprs's walks, by statement identity (each with its statement, so an id is never reused while kept)
+_SUBEXPRS: dict[int, tuple[Stmt, tuple[Expr, ...]]] = {}
+SUBEXPRS_KEPT = 32768
+
+
+def stmt_subexprs(s: Stmt) -> tuple[Expr, ...]:
+    """Every expression ``s`` evaluates itself, with all their sub-expressions: :func:`walk_expr` of
+    each of :func:`stmt_exprs`, in that order.
+
+    Kept per statement object: the IR is never changed once parsed, and line reuse
+    (:mod:`.line_reuse`) hands the statement of an unchanged line to the next dump as the same
+    object, so the checker, the lowering and the code generator walk a statement's expressions once
+    for a whole folder rather than once each per dump."""
+    hit = _SUBEXPRS.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    found = tuple([sub for e in stmt_exprs(s) for sub in walk_expr(e)])
+    if len(_SUBEXPRS) >= SUBEXPRS_KEPT:
+        _SUBEXPRS.clear()
+    _SUBEXPRS[id(s)] = (s, found)
+    return found
+
+
 def stmt_targets(s: Stmt) -> list[Target]:
     """The names a statement binds (loop variables and iter_args included)."""
     if isinstance(s, Assign):

@@ -15,7 +15,7 @@ it is found while the dump runs (:meth:`pypto_lsp.exec.crosscore.Runtime.set_rin
 from __future__ import annotations
 
 from . import diagnostics as D
-from .model import Assign, Const, Expr, Name, OpCall, Program, int_literal, walk_expr, walk_stmts
+from .model import Assign, Const, Expr, Name, OpCall, Program, Stmt, int_literal, stmt_subexprs, walk_stmts
 
 __all__ = ["check_pipes"]
 
@@ -85,13 +85,8 @@ def check_pipes(program: Program) -> list[D.Diagnostic]:
     return out
 
 
-def _exprs(s: object) -> list[Expr]:
-    from .model import stmt_exprs
-
-    found: list[Expr] = []
-    for e in stmt_exprs(s):  # type: ignore[arg-type]
-        found.extend(walk_expr(e))
-    return found
+def _exprs(s: Stmt) -> tuple[Expr, ...]:
+    return stmt_subexprs(s)
 
 
 def _check_init(e: OpCall, buffers: dict[str, int], space: str, cap: int) -> list[D.Diagnostic]:

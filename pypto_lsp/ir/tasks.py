@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .model import Const, DictExpr, EnumRef, FuncCall, Function, ListExpr, Name, Program, Return, Scope, Stmt, walk_expr
+from .model import Const, DictExpr, EnumRef, FuncCall, Function, ListExpr, Name, Program, Return, Scope, Stmt
 
 __all__ = ["TaskSite", "task_sites", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "SCALAR", "is_task_call"]
 
@@ -98,34 +98,33 @@ def _visit(program: Program) -> list[tuple[FuncCall, TaskSite]]:
     returns: dict[str, tuple[int, ...] | None] = {}
 
     def visit(fn: Function, body: list[Stmt], manual: bool) -> None:
-        from .model import For, If, While, stmt_exprs
+        from .model import For, If, While, stmt_subexprs
 
         for s in body:
             if isinstance(s, Scope):
                 visit(fn, s.body, manual or _manual(s))
                 continue
-            for e in stmt_exprs(s):
-                for sub in walk_expr(e):
-                    if isinstance(sub, FuncCall) and is_task_call(program, fn, sub):
-                        callee = program.function(sub.func)
-                        assert callee is not None
-                        if sub.func not in returns:
-                            returns[sub.func] = returned_params(callee)
-                        out.append(
-                            (
-                                sub,
-                                TaskSite(
-                                    len(out),
-                                    sub.span.line,
-                                    sub.func,
-                                    fn.name,
-                                    directions_of(sub),
-                                    tuple(a.id if isinstance(a, Name) else None for a in sub.args),
-                                    returns[sub.func],
-                                    manual,
-                                ),
-                            )
+            for sub in stmt_subexprs(s):
+                if isinstance(sub, FuncCall) and is_task_call(program, fn, sub):
+                    callee = program.function(sub.func)
+                    assert callee is not None
+                    if sub.func not in returns:
+                        returns[sub.func] = returned_params(callee)
+                    out.append(
+                        (
+                            sub,
+                            TaskSite(
+                                len(out),
+                                sub.span.line,
+                                sub.func,
+                                fn.name,
+                                directions_of(sub),
+                                tuple(a.id if isinstance(a, Name) else None for a in sub.args),
+                                returns[sub.func],
+                                manual,
+                            ),
                         )
+                    )
             if isinstance(s, For | While):
                 visit(fn, s.body, manual)
             elif isinstance(s, If):
@@ -153,7 +152,7 @@ def skipped_results(fn: Function) -> tuple[int, ...]:
 def reaches_syncall(program: Program) -> frozenset[str]:
     """The functions whose run can meet ``system.syncall`` (directly or through the functions they
     call): an SPMD launch of one runs its blocks so that they meet at the barrier (exec.spmd)."""
-    from .model import OpCall, stmt_exprs, walk_stmts
+    from .model import OpCall, stmt_subexprs, walk_stmts
 
     if program.source and "syncall" not in program.source:
         return frozenset()  # no barrier anywhere: the walk below would find none
@@ -162,12 +161,11 @@ def reaches_syncall(program: Program) -> frozenset[str]:
     for fn in program.functions:
         callees: set[str] = set()
         for s in walk_stmts(fn.body):
-            for top in stmt_exprs(s):
-                for e in walk_expr(top):
-                    if isinstance(e, OpCall) and e.op == "system.syncall":
-                        found.add(fn.name)
-                    elif isinstance(e, FuncCall):
-                        callees.add(e.func)
+            for e in stmt_subexprs(s):
+                if isinstance(e, OpCall) and e.op == "system.syncall":
+                    found.add(fn.name)
+                elif isinstance(e, FuncCall):
+                    callees.add(e.func)
         calls[fn.name] = callees
     changed = True
     while changed:

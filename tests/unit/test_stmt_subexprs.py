@@ -1,0 +1,74 @@
+"""``ir.model.stmt_subexprs``: a statement's expressions walked once and kept by statement identity.
+
+The checker, the lowering and the code generator all ask for every sub-expression of a statement;
+the walk is kept per statement object (line reuse hands an unchanged line's statement to the next
+dump as the same object). Here: the kept walk is the walk, on every statement of every dump in pass
+order (shared statements included), and a kept walk is never handed to another statement.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pypto_lsp.ir import model
+from pypto_lsp.ir.model import Assign, Name, Span, Target, stmt_exprs, stmt_subexprs, walk_expr, walk_stmts
+from pypto_lsp.ir.parser import parse_text
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+def _walked(s: model.Stmt) -> list[model.Expr]:
+    return [sub for e in stmt_exprs(s) for sub in walk_expr(e)]
+
+
+def test_kept_walk_is_the_walk_on_every_dump_in_pass_order() -> None:
+    folders = sorted({p.parent for p in ROOT.glob("examples/**/passes_dump/*.py")})
+    folders += sorted({p.parent for p in FIXTURES.glob("*/passes_dump/*.py")})
+    statements = shared = 0
+    seen: set[int] = set()
+    for folder in folders:
+        for f in sorted(folder.glob("*.py")):
+            program = parse_text(f.read_text(encoding="utf-8"), str(f)).program
+            if program is None:
+                continue
+            for fn in program.functions:
+                for s in walk_stmts(fn.body):
+                    statements += 1
+                    shared += id(s) in seen
+                    seen.add(id(s))
+                    first = stmt_subexprs(s)
+                    assert list(first) == _walked(s), (f, s.span)
+                    assert all(a is b for a, b in zip(first, _walked(s), strict=True))
+                    assert stmt_subexprs(s) is first  # kept, not walked again
+    assert statements > 1000
+    assert shared > 0  # line reuse handed statements over, and their walks with them
+
+
+def test_a_kept_walk_is_never_another_statements() -> None:
+    span = Span(1, 0, 1, 1)
+    a = Assign(Target("x", span), Name("a", span), span)
+    walk_a = stmt_subexprs(a)
+    assert [e.id for e in walk_a] == ["a"]  # type: ignore[union-attr]
+    # an equal statement that is another object: its own walk (its own expression objects)
+    b = Assign(Target("x", span), Name("a", span), span)
+    walk_b = stmt_subexprs(b)
+    assert walk_b[0] is b.value and walk_b[0] is not walk_a[0]
+    # an entry whose statement is not the one asked about (an id taken over): walked again
+    c = Assign(Target("y", span), Name("c", span), span)
+    model._SUBEXPRS[id(c)] = (a, walk_a)
+    assert stmt_subexprs(c)[0] is c.value
+
+
+def test_the_kept_walks_are_bounded() -> None:
+    span = Span(1, 0, 1, 1)
+    kept = model.SUBEXPRS_KEPT
+    try:
+        model.SUBEXPRS_KEPT = 8
+        model._SUBEXPRS.clear()
+        stmts = [Assign(Target(f"x{i}", span), Name("a", span), span) for i in range(20)]
+        for s in stmts:
+            assert stmt_subexprs(s)[0] is s.value
+            assert len(model._SUBEXPRS) <= 8
+    finally:
+        model.SUBEXPRS_KEPT = kept
