@@ -58,6 +58,7 @@ from ..ir.model import (
     TileType,
     Yield,
     int_literal,
+    stmt_reads,
     stmt_subexprs,
     stmt_targets,
     walk_expr,
@@ -356,7 +357,7 @@ def statement_reads(fn: Function) -> list[tuple[int, frozenset[str]]]:
         hit = kept.get(id(fn))
         if hit is not None and hit[0] is fn:
             return hit[1]
-    out = [(id(s), frozenset(sub.id for sub in stmt_subexprs(s) if isinstance(sub, Name))) for s in walk_stmts(fn.body)]
+    out = [(id(s), stmt_reads(s)) for s in walk_stmts(fn.body)]
     if kept is not None:
         kept[id(fn)] = (fn, out)
     return out

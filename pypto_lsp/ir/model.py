@@ -531,6 +531,22 @@ def stmt_subexprs(s: Stmt) -> tuple[Expr, ...]:
     return found
 
 
+_READS: dict[int, tuple[Stmt, frozenset[str]]] = {}
+
+
+def stmt_reads(s: Stmt) -> frozenset[str]:
+    """The names ``s``'s own expressions read (every :class:`Name` of :func:`stmt_subexprs`), kept
+    per statement object as the walk is."""
+    hit = _READS.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    found = frozenset([sub.id for sub in stmt_subexprs(s) if isinstance(sub, Name)])
+    if len(_READS) >= SUBEXPRS_KEPT:
+        _READS.clear()
+    _READS[id(s)] = (s, found)
+    return found
+
+
 def stmt_targets(s: Stmt) -> list[Target]:
     """The names a statement binds (loop variables and iter_args included)."""
     if isinstance(s, Assign):

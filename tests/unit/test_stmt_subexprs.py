@@ -1,4 +1,4 @@
-"""``ir.model.stmt_subexprs``: a statement's expressions walked once and kept by statement identity.
+"""``ir.model.stmt_subexprs`` (and ``stmt_reads``): a statement's expressions walked once, kept by statement identity.
 
 The checker, the lowering and the code generator all ask for every sub-expression of a statement;
 the walk is kept per statement object (line reuse hands an unchanged line's statement to the next
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pypto_lsp.ir import model
-from pypto_lsp.ir.model import Assign, Name, Span, Target, stmt_exprs, stmt_subexprs, walk_expr, walk_stmts
+from pypto_lsp.ir.model import Assign, Name, Span, Target, stmt_exprs, stmt_reads, stmt_subexprs, walk_expr, walk_stmts
 from pypto_lsp.ir.parser import parse_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +41,7 @@ def test_kept_walk_is_the_walk_on_every_dump_in_pass_order() -> None:
                     assert list(first) == _walked(s), (f, s.span)
                     assert all(a is b for a, b in zip(first, _walked(s), strict=True))
                     assert stmt_subexprs(s) is first  # kept, not walked again
+                    assert stmt_reads(s) == {e.id for e in _walked(s) if isinstance(e, Name)}
     assert statements > 1000
     assert shared > 0  # line reuse handed statements over, and their walks with them
 
