@@ -511,13 +511,14 @@ def stmt_exprs(s: Stmt) -> Iterator[Expr]:
 # stmt_subexprs's walks, by statement identity (each with its statement, so an id is never reused while kept)
 _SUBEXPRS: dict[int, tuple[Stmt, tuple[Expr, ...]]] = {}
 SUBEXPRS_KEPT = 32768
+_BODIED = (For, While, If, Scope)  # statements with a body (not kept)
 
 
 def stmt_subexprs(s: Stmt) -> tuple[Expr, ...]:
     """Every expression ``s`` evaluates itself, with all their sub-expressions: :func:`walk_expr` of
     each of :func:`stmt_exprs`, in that order.
 
-    Kept per statement object: the IR is never changed once parsed, and line reuse
+    Kept per statement object (one without a body): the IR is never changed once parsed, and line reuse
     (:mod:`.line_reuse`) hands the statement of an unchanged line to the next dump as the same
     object, so the checker, the lowering and the code generator walk a statement's expressions once
     for a whole folder rather than once each per dump."""
@@ -525,6 +526,8 @@ def stmt_subexprs(s: Stmt) -> tuple[Expr, ...]:
     if hit is not None and hit[0] is s:
         return hit[1]
     found = tuple([sub for e in stmt_exprs(s) for sub in walk_expr(e)])
+    if type(s) in _BODIED:
+        return found  # not kept: a loop or branch would keep its whole body alive (its header is walked each time)
     if len(_SUBEXPRS) >= SUBEXPRS_KEPT:
         _SUBEXPRS.clear()
     _SUBEXPRS[id(s)] = (s, found)
@@ -541,6 +544,8 @@ def stmt_reads(s: Stmt) -> frozenset[str]:
     if hit is not None and hit[0] is s:
         return hit[1]
     found = frozenset([sub.id for sub in stmt_subexprs(s) if isinstance(sub, Name)])
+    if type(s) in _BODIED:
+        return found
     if len(_READS) >= SUBEXPRS_KEPT:
         _READS.clear()
     _READS[id(s)] = (s, found)
