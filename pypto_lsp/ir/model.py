@@ -508,47 +508,59 @@ def stmt_exprs(s: Stmt) -> Iterator[Expr]:
                 yield v
 
 
-# stmt_subexprs's walks, by statement identity (each with its statement, so an id is never reused while kept)
-_SUBEXPRS: dict[int, tuple[Stmt, tuple[Expr, ...]]] = {}
+# stmt_subexprs's walks and stmt_reads's names, by statement identity. Each entry holds what it was
+# made from, so an id is never taken for another statement's while kept: a one-line statement
+# itself; a loop, branch or scope its header's expressions only (the statement would keep its whole
+# body alive), which is all its walk depends on.
+_SUBEXPRS: dict[int, tuple[object, tuple[Expr, ...]]] = {}
+_READS: dict[int, tuple[object, frozenset[str]]] = {}
 SUBEXPRS_KEPT = 32768
-_BODIED = (For, While, If, Scope)  # statements with a body (not kept)
+_BODIED = (For, While, If, Scope)  # statements with a body
+
+
+def _owner(s: Stmt) -> object:
+    return tuple(stmt_exprs(s)) if type(s) in _BODIED else s
+
+
+def _owned(owner: object, s: Stmt) -> bool:
+    if owner is s:
+        return True
+    if type(owner) is not tuple or type(s) not in _BODIED:
+        return False
+    header = tuple(stmt_exprs(s))
+    return len(header) == len(owner) and all(a is b for a, b in zip(header, owner, strict=True))
+
+
+def _kept(table: dict[int, tuple[object, Any]], s: Stmt, value: Any) -> None:
+    if len(table) >= SUBEXPRS_KEPT:
+        table.clear()
+    table[id(s)] = (_owner(s), value)
 
 
 def stmt_subexprs(s: Stmt) -> tuple[Expr, ...]:
     """Every expression ``s`` evaluates itself, with all their sub-expressions: :func:`walk_expr` of
     each of :func:`stmt_exprs`, in that order.
 
-    Kept per statement object (one without a body): the IR is never changed once parsed, and line reuse
+    Kept per statement object: the IR is never changed once parsed, and line reuse
     (:mod:`.line_reuse`) hands the statement of an unchanged line to the next dump as the same
     object, so the checker, the lowering and the code generator walk a statement's expressions once
     for a whole folder rather than once each per dump."""
     hit = _SUBEXPRS.get(id(s))
-    if hit is not None and hit[0] is s:
+    if hit is not None and _owned(hit[0], s):
         return hit[1]
     found = tuple([sub for e in stmt_exprs(s) for sub in walk_expr(e)])
-    if type(s) in _BODIED:
-        return found  # not kept: a loop or branch would keep its whole body alive (its header is walked each time)
-    if len(_SUBEXPRS) >= SUBEXPRS_KEPT:
-        _SUBEXPRS.clear()
-    _SUBEXPRS[id(s)] = (s, found)
+    _kept(_SUBEXPRS, s, found)
     return found
-
-
-_READS: dict[int, tuple[Stmt, frozenset[str]]] = {}
 
 
 def stmt_reads(s: Stmt) -> frozenset[str]:
     """The names ``s``'s own expressions read (every :class:`Name` of :func:`stmt_subexprs`), kept
     per statement object as the walk is."""
     hit = _READS.get(id(s))
-    if hit is not None and hit[0] is s:
+    if hit is not None and _owned(hit[0], s):
         return hit[1]
     found = frozenset([sub.id for sub in stmt_subexprs(s) if isinstance(sub, Name)])
-    if type(s) in _BODIED:
-        return found
-    if len(_READS) >= SUBEXPRS_KEPT:
-        _READS.clear()
-    _READS[id(s)] = (s, found)
+    _kept(_READS, s, found)
     return found
 
 

@@ -42,10 +42,9 @@ def test_kept_walk_is_the_walk_on_every_dump_in_pass_order() -> None:
                     assert all(a is b for a, b in zip(first, _walked(s), strict=True))
                     bodied = isinstance(s, model.For | model.While | model.If | model.Scope)
                     kept += not bodied
-                    if bodied:  # not kept: it would keep its whole body alive
-                        assert id(s) not in model._SUBEXPRS and stmt_subexprs(s) == first
-                    else:
-                        assert stmt_subexprs(s) is first  # kept, not walked again
+                    assert stmt_subexprs(s) is first  # kept, not walked again
+                    # a loop's entry holds its header's expressions, not the loop (and with it its body)
+                    assert (model._SUBEXPRS[id(s)][0] is s) != bodied
                     assert stmt_reads(s) == {e.id for e in _walked(s) if isinstance(e, Name)}
     assert statements > 1000 and kept > statements // 2
     assert shared > 0  # line reuse handed statements over, and their walks with them
@@ -64,6 +63,23 @@ def test_a_kept_walk_is_never_another_statements() -> None:
     c = Assign(Target("y", span), Name("c", span), span)
     model._SUBEXPRS[id(c)] = (a, walk_a)
     assert stmt_subexprs(c)[0] is c.value
+
+
+def test_a_loops_kept_walk_is_its_headers() -> None:
+    program = parse_text(
+        "import pypto.language as pl\n@pl.program\nclass P:\n    @pl.function\n    def f(self, n: pl.Scalar[pl.INDEX]):\n"
+        "        for i in pl.range(n):\n            x = i + 1\n        for j in pl.range(n + 2):\n            y = j\n",
+        "t.py",
+    ).program
+    assert program is not None
+    loops = [s for s in walk_stmts(program.functions[0].body) if isinstance(s, model.For)]
+    a, b = loops
+    walk_a = stmt_subexprs(a)
+    assert [type(e).__name__ for e in walk_a] == ["Name"]
+    # another loop whose id takes over the entry (the first one gone): its own header, walked again
+    model._SUBEXPRS[id(b)] = model._SUBEXPRS[id(a)]
+    assert [type(e).__name__ for e in stmt_subexprs(b)] == ["BinOp", "Name", "Const"]
+    assert model._SUBEXPRS[id(b)][0] == (b.stop,)
 
 
 def test_the_kept_walks_are_bounded() -> None:
