@@ -15,7 +15,7 @@ it is found while the dump runs (:meth:`pypto_lsp.exec.crosscore.Runtime.set_rin
 from __future__ import annotations
 
 from . import diagnostics as D
-from .model import Assign, Const, Expr, Name, OpCall, Program, Stmt, int_literal, stmt_subexprs, walk_stmts
+from .model import Assign, Const, Name, OpCall, Program, int_literal, stmt_subexprs, walk_stmts
 
 __all__ = ["check_pipes"]
 
@@ -79,14 +79,10 @@ def check_pipes(program: Program) -> list[D.Diagnostic]:
                     peer = v.kwargs.get("peer_func")
                     if isinstance(peer, Const) and isinstance(peer.value, str) and (peer.value, key) in reserves:
                         buffers[s.target.name] = reserves[(peer.value, key)]
-            for e in _exprs(s):
+            for e in stmt_subexprs(s):
                 if isinstance(e, OpCall) and e.op in _INIT:
                     out.extend(_check_init(e, buffers, space, cap))
     return out
-
-
-def _exprs(s: Stmt) -> tuple[Expr, ...]:
-    return stmt_subexprs(s)
 
 
 def _check_init(e: OpCall, buffers: dict[str, int], space: str, cap: int) -> list[D.Diagnostic]:
