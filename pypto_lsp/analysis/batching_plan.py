@@ -74,7 +74,7 @@ def has_placements(program: Program) -> bool:
         for p in fn.params:
             if isinstance(p.type, TensorType | TileType) and p.type.memref is not None:
                 return True
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             for t in stmt_targets(s):
                 if isinstance(t.type, TensorType | TileType) and t.type.memref is not None:
                     return True
@@ -184,7 +184,7 @@ def plan_loop(loop: For, fn: Function) -> list[Accumulation] | None:
     if pre_ssa:
         # the accumulators: names the body assigns once, from an add of themselves, and that exist before the loop
         before = {p.name for p in fn.params}
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if s is loop:
                 break
             before.update(t.name for t in stmt_targets(s))
@@ -357,7 +357,7 @@ def statement_reads(fn: Function) -> list[tuple[int, frozenset[str]]]:
         hit = kept.get(id(fn))
         if hit is not None and hit[0] is fn:
             return hit[1]
-    out = [(id(s), stmt_reads(s)) for s in walk_stmts(fn.body)]
+    out = [(id(s), stmt_reads(s)) for s in fn.statements()]
     if kept is not None:
         kept[id(fn)] = (fn, out)
     return out

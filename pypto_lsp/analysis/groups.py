@@ -5,7 +5,7 @@ form a Group, its split code and dual dispatch, and whether a function is a lane
 from __future__ import annotations
 
 from ..ir.check import transport_split_codes
-from ..ir.model import Const, EnumRef, For, Function, OpCall, Program, stmt_subexprs, walk_stmts
+from ..ir.model import Const, EnumRef, For, Function, OpCall, Program, stmt_subexprs
 from ..ir.names import SPLIT_MODE_CODE
 
 __all__ = ["group_metadata", "split_aiv_function", "split_of"]
@@ -17,7 +17,7 @@ def split_aiv_function(fn: Function) -> int | None:
     if not (isinstance(flag, Const) and flag.value) or fn.kind not in ("InCore", "Opaque"):
         return None
     has_marker = False
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         if isinstance(s, For) and s.kind == "split_aiv":
             return None  # the region is an explicit loop: the loop runs the lanes
         for sub in stmt_subexprs(s):

@@ -78,7 +78,7 @@ class _Function:
         self.fn = fn
         self.types: dict[str, Any] = {p.name: p.type for p in fn.params}
         self.source: dict[str, str] = {}  # name -> the name whose values it carries
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, Assign):
                 if s.target.type is not None:
                     self.types.setdefault(s.target.name, s.target.type)

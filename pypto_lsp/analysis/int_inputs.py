@@ -52,7 +52,6 @@ from ..ir.model import (
     stmt_exprs,
     stmt_targets,
     walk_expr,
-    walk_stmts,
 )
 
 __all__ = ["IntRange", "integer_ranges", "invert", "LOOP_TRIPS", "DATA_RANGE"]
@@ -167,7 +166,7 @@ class _Flow:
         self.types: dict[str, dict[str, Type]] = {}
         for fn in program.functions:
             types: dict[str, Type] = {p.name: p.type for p in fn.params if p.type is not None}
-            for s in walk_stmts(fn.body):
+            for s in fn.statements():
                 for t in stmt_targets(s):
                     if t.type is not None:
                         types.setdefault(t.name, t.type)
@@ -214,7 +213,7 @@ class _Flow:
     def step(self) -> bool:
         changed = False
         for fn in self.program.functions:
-            for s in walk_stmts(fn.body):
+            for s in fn.statements():
                 if isinstance(s, Assign):
                     changed |= self.mark(fn.name, s.target.name, self.of(fn, s.value))
                 elif isinstance(s, Unpack):
@@ -294,7 +293,7 @@ def integer_ranges(program: Program, entry: str) -> dict[str, IntRange | str]:
     uses = _Uses(list(ints))
     for f in program.functions:
         types = flow.types[f.name]
-        for s in walk_stmts(f.body):
+        for s in f.statements():
             if isinstance(s, For) and s.kind in ("range", "parallel", "pipeline", "unroll"):
                 for bound_expr in (s.stop, s.start, s.step):
                     d = flow.of(f, bound_expr) if bound_expr is not None else _NONE

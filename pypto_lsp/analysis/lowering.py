@@ -26,7 +26,7 @@ from ..ir.cube_side import cube_names
 from ..ir.invariance import same_path_every_call
 from ..ir.memory import FunctionPlan as FunctionMemory
 from ..ir.memory import MemoryPlan
-from ..ir.model import For, FuncCall, Function, Name, Program, Scope, Type, stmt_exprs, stmt_targets, walk_expr, walk_stmts
+from ..ir.model import For, FuncCall, Function, Name, Program, Scope, Type, stmt_exprs, stmt_targets, walk_expr
 from ..ir.tasks import reaches_syncall, skipped_results
 from . import batching_plan, pipebatch_plan, sweep_plan
 from .groups import split_aiv_function
@@ -140,7 +140,7 @@ class Lowering:
 
 def _types(fn: Function) -> dict[str, Type]:
     types: dict[str, Type] = {p.name: p.type for p in fn.params if p.type is not None}
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         for t in stmt_targets(s):
             if t.type is not None:
                 types.setdefault(t.name, t.type)
@@ -249,7 +249,7 @@ def _lower_function(
         memory=mem,
         same_path=mem is not None and sweeps and same_path_every_call(fn),
     )
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         if isinstance(s, For):
             st = _strategy(s, f, program, options, batching, sweeps, scalars)
             if not isinstance(st, AsWritten):
@@ -264,7 +264,7 @@ def _skipped(program: Program) -> dict[str, tuple[int, ...]]:
         return {}  # no launch can carry one: the walk below would find nothing
     launched: list[FuncCall] = []
     for fn in program.functions:
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             scoped = [x for b in s.body for x in stmt_exprs(b)] if isinstance(s, Scope) and "predicate" in s.kwargs else []
             inside = {id(x) for x in scoped}
             for top in [*stmt_exprs(s), *scoped]:

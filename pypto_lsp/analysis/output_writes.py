@@ -17,7 +17,6 @@ from ..ir.model import (
     While,
     Yield,
     stmt_subexprs,
-    walk_stmts,
 )
 
 __all__ = ["output_writes"]
@@ -40,7 +39,7 @@ def output_writes(program: Program, entry: Function | None) -> dict[str, list[Sp
         spans: list[Span] = []
         _collect_writes(program, entry, p.name, spans, writers, depth=0, seen=set())
         if not spans:
-            for s in walk_stmts(entry.body):
+            for s in entry.statements():
                 if isinstance(s, Return):
                     spans.append(s.span)
         out[p.name] = spans
@@ -55,7 +54,7 @@ def _collect_writes(
     seen.add((fn.name, name))
     aliases = {name}
     changed = True
-    stmts = list(walk_stmts(fn.body))
+    stmts = list(fn.statements())
     # names that hold (a view of) the parameter: SSA renames, iter_args, yields
     while changed:
         changed = False

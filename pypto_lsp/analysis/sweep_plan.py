@@ -187,7 +187,7 @@ def _lanes_share(fn: Function) -> bool:
     dual = fn.attrs.get("dual_aiv_dispatch")
     if isinstance(dual, Const) and dual.value:
         return True
-    for st in walk_stmts(fn.body):
+    for st in fn.statements():
         for sub in stmt_subexprs(st):
             if isinstance(sub, OpCall) and "split" in sub.kwargs and const_int(sub.kwargs["split"]) != 0:
                 return True
@@ -198,7 +198,7 @@ def _lane_exclusive(loop: Stmt, fn: Function) -> bool:
     """Whether ``loop`` sits in a branch on the lane (``if subblock_idx == k``): one lane runs it."""
     lane_names = {
         st.target.name
-        for st in walk_stmts(fn.body)
+        for st in fn.statements()
         if isinstance(st, Assign) and isinstance(st.value, OpCall) and st.value.op.endswith("get_subblock_idx")
     }
 
@@ -226,7 +226,7 @@ def _lane_exclusive(loop: Stmt, fn: Function) -> bool:
 
 
 def _writes_gm(fn: Function) -> bool:
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         for sub in stmt_subexprs(s):
             if isinstance(sub, OpCall) and sub.op in _WRITES_ANY:
                 return True

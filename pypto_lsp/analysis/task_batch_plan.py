@@ -75,7 +75,6 @@ from ..ir.model import (
     fold_ints,
     stmt_subexprs,
     walk_expr,
-    walk_stmts,
 )
 from ..ir.tasks import directions_of, is_task_call, returned_params
 
@@ -203,7 +202,7 @@ def plan_task_loops(program: Program, calls: set[int] | None = None, min_trips: 
     for fn in program.functions:
         if fn.kind != "Orchestration":
             continue
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, For):
                 call = _task_call(program, fn, s)
                 if call is None or (calls is not None and call.span.line not in calls):
@@ -262,7 +261,7 @@ def _task_call(program: Program, fn: Function, loop: For) -> FuncCall | None:
 def _scalar_names(fn: Function) -> set[str]:
     """The names ``fn`` declares scalars (its parameters, its assignments)."""
     out = {p.name for p in fn.params if isinstance(p.type, ScalarType)}
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         if isinstance(s, Assign) and isinstance(s.target.type, ScalarType):
             out.add(s.target.name)
         elif isinstance(s, For) and s.var is not None:

@@ -67,7 +67,6 @@ from ..ir.model import (
     stmt_targets,
     trailing_yield,
     walk_expr,
-    walk_stmts,
 )
 from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
@@ -138,7 +137,7 @@ class _FunctionGen:
         self.mem_site_of: dict[int, int] = {}  # id(statement or op) -> its site (a body emitted twice shares them)
         for p in fn.params:
             self.defined.add(p.name)
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             for t in stmt_targets(s):
                 self.defined.add(t.name)
 

@@ -53,7 +53,6 @@ from .model import (
     Yield,
     fold_int,
     stmt_subexprs,
-    walk_stmts,
 )
 
 __all__ = [
@@ -127,7 +126,7 @@ def allocations(program: Program) -> Iterator[Allocation]:
     """Every allocation of a statically known size in ``program``, in source order per function."""
     memo = _by_stmt
     for fn in program.functions:
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             hit = memo.get(id(s))
             if hit is None or hit[0] is not s:
                 found = tuple(_of_statement(s))

@@ -113,7 +113,7 @@ class _FunctionChecker:
                 for d in p.type.shape:
                     if isinstance(d, Name):
                         self.defined.add(d.id)  # implicit dynamic dim (upstream creates it on load)
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             for t in stmt_targets(s):
                 self.defined.add(t.name)
                 if t.type is not None:
@@ -366,7 +366,7 @@ def transport_split_codes(fn: Function) -> dict[int, Span]:
     """split= codes of the cross-core transport ops in ``fn`` (first span of each); the checker
     and the code generator's Group pairing both read them here."""
     codes: dict[int, Span] = {}
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         for sub in stmt_subexprs(s):
             if isinstance(sub, OpCall) and sub.op in CROSS_CORE_OPS:
                 v = sub.kwargs.get("split")

@@ -15,7 +15,7 @@ one, a loop carrying one). The gather and shard markers themselves run on every 
 
 from __future__ import annotations
 
-from .model import Assign, Expr, For, Function, Name, OpCall, TileType, While, Yield, trailing_yield, walk_expr, walk_stmts
+from .model import Assign, Expr, For, Function, Name, OpCall, TileType, While, Yield, trailing_yield, walk_expr
 
 __all__ = ["CUBE_MEMORIES", "MARKERS", "cube_names"]
 
@@ -35,7 +35,7 @@ def cube_names(fn: Function) -> set[str]:
     changed = True
     while changed:  # loops carry values around: until nothing new is found
         changed = False
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, Assign):
                 name = s.target.name
                 if name in cube or name in gathered:

@@ -28,7 +28,6 @@ from .model import (
     TupleExpr,
     UnaryOp,
     Unpack,
-    walk_stmts,
 )
 
 __all__ = ["check_deps"]
@@ -38,7 +37,7 @@ def check_deps(program: Program) -> list[D.Diagnostic]:
     out: list[D.Diagnostic] = []
     for fn in program.functions:
         kinds: dict[str, str] = {p.name: _kind(p.type) for p in fn.params}
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, Assign | Unpack):
                 targets = [s.target] if isinstance(s, Assign) else s.targets
                 deps = _deps_of(s.value)

@@ -35,7 +35,6 @@ from .model import (
     While,
     stmt_subexprs,
     stmt_targets,
-    walk_stmts,
 )
 
 __all__ = ["UninitRead", "uninitialised_tiles"]
@@ -95,7 +94,7 @@ def _function(fn: Function) -> list[UninitRead]:
     for p in fn.params:
         if p.type is not None:
             types[p.name] = p.type
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         for t in stmt_targets(s):
             if t.type is not None:
                 types.setdefault(t.name, t.type)

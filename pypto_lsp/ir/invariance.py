@@ -35,7 +35,6 @@ from .model import (
     While,
     Yield,
     walk_expr,
-    walk_stmts,
 )
 
 __all__ = ["same_path_every_call"]
@@ -66,7 +65,7 @@ def same_path_every_call(fn: Function) -> bool:
     AIV lane and the variables of such loops (so every call on one core takes the same path)."""
     bindings: dict[str, list[object]] = {}
     tests: list[Expr | None] = []
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         if isinstance(s, While):
             return False
         if isinstance(s, Assign):

@@ -47,7 +47,6 @@ from .model import (
     While,
     int_literal,
     stmt_targets,
-    walk_stmts,
 )
 
 KB = 1024
@@ -327,7 +326,7 @@ def _is_addressed(program: Program) -> bool:
     """
     lowest: dict[tuple[str, str], int] = {}  # (function, base) -> its tiles' lowest offset
     for fn in program.functions:
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, Assign) and isinstance(s.target.type, TileType):
                 m = s.target.type.memref
                 if m is None or m.base is None or m.offset is None:
@@ -355,7 +354,7 @@ def _plan_function(fn: Function, addressed: bool, caps: dict[str, int], findings
     core = _core_of(fn)
     plan = FunctionPlan(fn.name, core)
     allocs: dict[str, tuple[str, int | None, Span]] = {}  # base -> (space, size, span)
-    stmts: list[Stmt] = list(walk_stmts(fn.body))
+    stmts: list[Stmt] = list(fn.statements())
     for p in fn.params:
         if p.type is not None:
             plan.types[p.name] = p.type
@@ -564,7 +563,7 @@ def findings_to_diagnostics(findings: list[Finding], program: Program | None = N
 def _line_spans(program: Program) -> dict[int, Span]:
     spans: dict[int, Span] = {}
     for fn in program.functions:
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             sp = getattr(s, "span", None)
             if isinstance(sp, Span) and sp.line not in spans:
                 spans[sp.line] = sp

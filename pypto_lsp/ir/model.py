@@ -385,6 +385,16 @@ class Function:
     attrs: dict[str, Expr] = field(default_factory=dict)
     has_self: bool = True
     abstract: bool = False  # body is ``...``
+    # every statement of the body, walked once (the IR is never changed once parsed): see statements()
+    _walked: tuple[Stmt, ...] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def statements(self) -> tuple[Stmt, ...]:
+        """:func:`walk_stmts` of the body, kept on the function: the checks, the memory plan, the
+        lowering and the code generator each walk every function, about twenty walks of one body per dump."""
+        walked = self._walked
+        if walked is None:
+            walked = self._walked = tuple(walk_stmts(self.body))
+        return walked
 
 
 @dataclass(slots=True)

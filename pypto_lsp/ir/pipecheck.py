@@ -15,7 +15,7 @@ it is found while the dump runs (:meth:`pypto_lsp.exec.crosscore.Runtime.set_rin
 from __future__ import annotations
 
 from . import diagnostics as D
-from .model import Assign, Const, Name, OpCall, Program, int_literal, stmt_subexprs, walk_stmts
+from .model import Assign, Const, Name, OpCall, Program, int_literal, stmt_subexprs
 
 __all__ = ["check_pipes"]
 
@@ -27,7 +27,7 @@ def _reserves(program: Program) -> dict[tuple[str, str], int]:
     """(function, buffer name) -> reserved bytes of every ``system.reserve_buffer(name=..., size=...)``."""
     out: dict[tuple[str, str], int] = {}
     for fn in program.functions:
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "system.reserve_buffer":
                 name = s.value.kwargs.get("name")
                 size = int_literal(s.value.kwargs.get("size"))
@@ -54,7 +54,7 @@ def check_pipes(program: Program) -> list[D.Diagnostic]:
     reserves = _reserves(program)
     for fn in program.functions:
         space, cap = _core_space(fn.kind)
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "system.reserve_buffer":
                 size_e = s.value.kwargs.get("size")
                 size = int_literal(size_e)
@@ -68,7 +68,7 @@ def check_pipes(program: Program) -> list[D.Diagnostic]:
                         )
                     )
         buffers: dict[str, int] = {}  # local name -> reserved bytes
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             if isinstance(s, Assign) and isinstance(s.value, OpCall):
                 v = s.value
                 name = v.kwargs.get("name")

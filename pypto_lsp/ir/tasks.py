@@ -152,7 +152,7 @@ def skipped_results(fn: Function) -> tuple[int, ...]:
 def reaches_syncall(program: Program) -> frozenset[str]:
     """The functions whose run can meet ``system.syncall`` (directly or through the functions they
     call): an SPMD launch of one runs its blocks so that they meet at the barrier (exec.spmd)."""
-    from .model import OpCall, stmt_subexprs, walk_stmts
+    from .model import OpCall, stmt_subexprs
 
     if program.source and "syncall" not in program.source:
         return frozenset()  # no barrier anywhere: the walk below would find none
@@ -160,7 +160,7 @@ def reaches_syncall(program: Program) -> frozenset[str]:
     found: set[str] = set()
     for fn in program.functions:
         callees: set[str] = set()
-        for s in walk_stmts(fn.body):
+        for s in fn.statements():
             for e in stmt_subexprs(s):
                 if isinstance(e, OpCall) and e.op == "system.syncall":
                     found.add(fn.name)

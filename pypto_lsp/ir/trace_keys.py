@@ -8,7 +8,7 @@ writes into it are cut, so only what it depends on is passed on), and names each
 
 from __future__ import annotations
 
-from .model import Expr, For, Function, If, Name, TensorType, Type, While, trailing_yield, walk_expr, walk_stmts
+from .model import Expr, For, Function, If, Name, TensorType, Type, While, trailing_yield, walk_expr
 
 __all__ = ["operands", "carried_types", "branch_key", "is_tensor"]
 
@@ -28,7 +28,7 @@ def operands(defined: set[str], *exprs: Expr | None) -> list[str]:
 def carried_types(fn: Function, types: dict[str, Type]) -> dict[str, Type]:
     """Types of ``fn``'s unannotated iter_args: their loop result's, else their init value's."""
     out: dict[str, Type] = {}
-    for s in walk_stmts(fn.body):
+    for s in fn.statements():
         if not isinstance(s, For | While):
             continue
         tail = trailing_yield(s.body)

@@ -27,7 +27,7 @@ import torch
 from ..exec import context
 from ..exec.trace_hooks import CALL, LoopCounter
 from ..exec.values import DTYPES, valid_box
-from ..ir.model import stmt_targets, walk_stmts
+from ..ir.model import stmt_targets
 from .engine import compare, compile_text, over_tolerance, run_text, scalars_close
 from .report import FAIL, PASS, RAN, Report, ValueDivergence
 
@@ -418,7 +418,7 @@ def _assigned_names(text: str, filename: str, entry: str | None) -> set[str] | N
         return None
     names: set[str] = set()
     for f in comp.program.functions:
-        for s in walk_stmts(f.body):
+        for s in f.statements():
             names.update(t.name for t in stmt_targets(s))
     return names
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from ..ir.model import Program, Return, walk_stmts
+from ..ir.model import Program, Return
 
 RETURN_KEY = "return"
 
@@ -70,5 +70,5 @@ def return_writes(program: Program, entry: str, keys: Iterable[str]) -> dict[str
     fn = program.function(entry)
     if fn is None:
         return {}
-    spans = [[st.span.line, st.span.end_line] for st in walk_stmts(fn.body) if isinstance(st, Return)]
+    spans = [[st.span.line, st.span.end_line] for st in fn.statements() if isinstance(st, Return)]
     return {k: spans for k in keys} if spans else {}

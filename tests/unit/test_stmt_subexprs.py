@@ -94,3 +94,22 @@ def test_the_kept_walks_are_bounded() -> None:
             assert len(model._SUBEXPRS) <= 8
     finally:
         model.SUBEXPRS_KEPT = kept
+
+
+def test_function_statements_are_its_walk_and_stay_with_it() -> None:
+    """``Function.statements()`` is ``walk_stmts`` of the body, kept on the function object only:
+    a copy made with ``dataclasses.replace`` (another body) walks its own body."""
+    import dataclasses
+
+    text = (ROOT / "examples" / "elementwise" / "passes_dump").glob("*.py")
+    program = parse_text(sorted(text)[-1].read_text(encoding="utf-8"), "x").program
+    assert program is not None
+    nested = 0
+    for fn in program.functions:
+        walked = fn.statements()
+        assert list(walked) == list(walk_stmts(fn.body))
+        assert fn.statements() is walked
+        nested += len(walked) - len(fn.body)
+        other = dataclasses.replace(fn, body=fn.body[:1])
+        assert list(other.statements()) == list(walk_stmts(fn.body[:1]))
+    assert nested > 0  # the walk goes into loop bodies: a program without one would not test it
