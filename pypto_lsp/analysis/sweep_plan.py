@@ -168,17 +168,33 @@ def _peer(program: Program, fn: Function) -> Function | None:
     return None
 
 
+# the last program asked about, and its answers by function name (the lowering and the sweep plans
+# ask for every pipe loop of a function: one answer per function)
+_RACY: tuple[Program, dict[str, bool]] | None = None
+
+
 def racy_peer(program: Program, fn: Function) -> bool:
     """Whether ``fn``'s peer is an AIV kernel whose two lanes write GM outside a branch on the lane:
     then the lanes' reads and writes interleave as the pushes hand them the turn, and the numbers
     depend on it (a race on the hardware too), so pushes keep their one-at-a-time turns."""
+    global _RACY
+    last = _RACY
+    if last is None or last[0] is not program:
+        last = _RACY = (program, {})
+    hit = last[1].get(fn.name)
+    if hit is None:
+        hit = last[1][fn.name] = _racy_peer(program, fn)
+    return hit
+
+
+def _racy_peer(program: Program, fn: Function) -> bool:
     peer = _peer(program, fn)
     if peer is None or peer.kind != "AIV" or not _lanes_share(peer):
         return False
-    for loop in [peer.body]:
-        for st in walk_stmts(loop):
-            if any(e.op in _WRITES_ANY for e in _ops_of(st)) and not _lane_exclusive(st, peer):
-                return True
+    lanes = _lane_names(peer)
+    for st in peer.statements():
+        if any(e.op in _WRITES_ANY for e in _ops_of(st)) and not _lane_exclusive(st, peer, lanes):
+            return True
     return False
 
 
@@ -194,13 +210,19 @@ def _lanes_share(fn: Function) -> bool:
     return False
 
 
-def _lane_exclusive(loop: Stmt, fn: Function) -> bool:
-    """Whether ``loop`` sits in a branch on the lane (``if subblock_idx == k``): one lane runs it."""
-    lane_names = {
+def _lane_names(fn: Function) -> set[str]:
+    """The names ``fn`` binds to its lane (``get_subblock_idx``)."""
+    return {
         st.target.name
         for st in fn.statements()
         if isinstance(st, Assign) and isinstance(st.value, OpCall) and st.value.op.endswith("get_subblock_idx")
     }
+
+
+def _lane_exclusive(loop: Stmt, fn: Function, lane_names: set[str] | None = None) -> bool:
+    """Whether ``loop`` sits in a branch on the lane (``if subblock_idx == k``): one lane runs it."""
+    if lane_names is None:
+        lane_names = _lane_names(fn)
 
     def is_lane_test(e: Expr) -> bool:
         if not isinstance(e, BinOp) or e.op not in ("==", "!="):

@@ -750,6 +750,10 @@ if _missing:  # pragma: no cover - a table edit forgot a row
 del _missing
 
 
+_LOOKED_UP: dict[str, OpSpec | None] = {}  # a call name -> its row (the names a process meets: a few hundred)
+_LOOKUPS_KEPT = 4096  # beyond this many distinct names (hostile input) they are looked up each time
+
+
 def lookup(dotted: str) -> OpSpec | None:
     """Find the row for a call name as printed or as an IR name.
 
@@ -757,6 +761,17 @@ def lookup(dotted: str) -> OpSpec | None:
     ``pld.tile.remote_load``. A trailing ``_`` on the last segment is dropped
     only when the bare segment is a Python keyword (the printer adds it there).
     """
+    try:
+        return _LOOKED_UP[dotted]
+    except KeyError:
+        pass
+    row = _lookup(dotted)
+    if len(_LOOKED_UP) < _LOOKUPS_KEPT:
+        _LOOKED_UP[dotted] = row
+    return row
+
+
+def _lookup(dotted: str) -> OpSpec | None:
     name = dotted.strip().removeprefix("pl.")
     head, dot, last = name.rpartition(".")
     if last.endswith("_") and keyword.iskeyword(last[:-1]):
