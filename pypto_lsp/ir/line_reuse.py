@@ -13,27 +13,46 @@ the parser as a statement of a function body (the line is inside brackets, a str
 body, after a backslash ...) makes the parser read the text again without any reuse
 (:func:`pypto_lsp.ir.parser.parse_text`), and ``tests/unit/test_line_reuse.py`` checks that both
 ways give equal programs and diagnostics on every fixture dump and every bad-input file.
+
+A function's ``def`` line is kept the same way when its whole signature stood on it and read
+without a diagnostic: what is kept is the :class:`Signature` (name, parameters, return types), and
+the line becomes ``def <placeholder>():`` so that ``ast`` still reads the body under it. Signature
+lines carry every parameter's type and were about half of what ``ast`` still read of a folder.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
-from .model import Assign, ExprStmt, FuncCall, OpCall, Return, Span, Stmt, Unpack, Yield
+from .model import Assign, ExprStmt, FuncCall, OpCall, Param, Return, Span, Stmt, Type, Unpack, Yield
 
-__all__ = ["PLACEHOLDER", "blank_known_lines", "forget", "keep", "moved", "remember"]
+__all__ = ["DEF_PLACEHOLDER", "PLACEHOLDER", "Signature", "blank_known_lines", "forget", "keep", "keep_signature", "moved", "remember"]
 
 # the statement a known line becomes before ``ast`` reads the text (padded with underscores to the
 # line's length): a dunder name, which the grammar refuses anywhere, so a placeholder the parser
 # does not take back never passes unseen
 PLACEHOLDER = "__pl_known_line__"
+# the name a known ``def`` line's function gets (``def __pl_known_def_____():``), a dunder too
+DEF_PLACEHOLDER = "__pl_known_def__"
+
+
+@dataclass(slots=True)
+class Signature:
+    """What a one-line ``def`` reads to: the function's name, its parameters and return types."""
+
+    name: str
+    params: list[Param]
+    returns: list[Type]
+    has_self: bool
+
 
 MAX_LINES = 20_000  # kept lines (a one-line statement's IR: a few dozen small objects)
 MAX_LINE = 4096  # characters of a kept line (the compiler's longest in every fixture: 910); longer ones are read each time
 
-# line text without its indentation -> (the statement as parsed, its line, its column)
-_KEPT: dict[str, tuple[Stmt, int, int]] = {}
+# line text without its indentation -> (the statement or signature as parsed, its line, its column)
+_KEPT: dict[str, tuple[Stmt | Signature, int, int]] = {}
 _LOCK = threading.Lock()
 
 # one-line statements worth keeping (the others are a node or two, or carry state of their own:
@@ -41,11 +60,12 @@ _LOCK = threading.Lock()
 _KEPT_KINDS = (Assign, Unpack, Yield, Return)
 
 
-def blank_known_lines(text: str) -> tuple[str, dict[int, tuple[Stmt, int, int, int]]]:
+def blank_known_lines(text: str) -> tuple[str, dict[int, tuple[Stmt | Signature, int, int, int]]]:
     """``text`` with every line whose statement is kept replaced by its indentation and
-    :data:`PLACEHOLDER`, and what each such line holds: line number -> (kept statement, its line,
-    its column, the indentation here)."""
-    hits: dict[int, tuple[Stmt, int, int, int]] = {}
+    :data:`PLACEHOLDER` (a kept signature's by ``def`` :data:`DEF_PLACEHOLDER` ``():``), and what each
+    such line holds: line number -> (kept statement or signature, its line, its column, the
+    indentation here)."""
+    hits: dict[int, tuple[Stmt | Signature, int, int, int]] = {}
     if not _KEPT or "\r" in text:
         return text, hits
     lines = text.split("\n")
@@ -59,7 +79,10 @@ def blank_known_lines(text: str) -> tuple[str, dict[int, tuple[Stmt, int, int, i
         hits[i + 1] = (hit[0], hit[1], hit[2], indent)
         # as long as the line: a loop or function that ends with it ends where it did (ast ends a
         # compound statement's span where its last statement ends)
-        lines[i] = " " * indent + PLACEHOLDER.ljust(len(s), "_")
+        if type(hit[0]) is Signature:
+            lines[i] = " " * indent + "def " + DEF_PLACEHOLDER.ljust(len(s) - 7, "_") + "():"
+        else:
+            lines[i] = " " * indent + PLACEHOLDER.ljust(len(s), "_")
     if not hits:
         return text, hits
     return "\n".join(lines), hits
@@ -82,7 +105,23 @@ def keep(stmt: Stmt, line_text: str, lineno: int, col: int, end_col: int) -> tup
     return s, (stmt, lineno, col)
 
 
-def remember(entries: list[tuple[str, tuple[Stmt, int, int]]]) -> None:
+def keep_signature(sig: Signature, line_text: str, lineno: int, col: int) -> tuple[str, tuple[Signature, int, int]] | None:
+    """The entry to keep for a function whose ``def`` line is ``line_text`` (the whole signature on
+    it, read without a diagnostic, the body on the lines below), or None when that line cannot be."""
+    s = line_text.lstrip(" ")
+    if (
+        col != len(line_text) - len(s)
+        or not s.startswith("def ")
+        or not s.endswith(":")
+        or not len("def " + DEF_PLACEHOLDER + "():") <= len(s) <= MAX_LINE
+        or not s.isascii()
+        or not s.isprintable()
+    ):
+        return None
+    return s, (sig, lineno, col)
+
+
+def remember(entries: list[tuple[str, tuple[Stmt | Signature, int, int]]]) -> None:
     """Keep the statements of a parse that needed no second reading."""
     if not entries:
         return

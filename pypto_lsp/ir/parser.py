@@ -98,8 +98,8 @@ class _Parser(TypeParser):
 
     # line_reuse: the known lines of this parse (line -> kept statement) and the lines it keeps;
     # None: every statement read from the text
-    _known: dict[int, tuple[Stmt, int, int, int]] | None = None
-    _keeping: list[tuple[str, tuple[Stmt, int, int]]] | None = None
+    _known: dict[int, tuple[Stmt | line_reuse.Signature, int, int, int]] | None = None
+    _keeping: list[tuple[str, tuple[Stmt | line_reuse.Signature, int, int]]] | None = None
     _reused = False  # some line of the text was blanked as known
 
     def parse(self, printer_forms: bool = True, reuse: bool = False) -> Program | None:
@@ -201,8 +201,10 @@ class _Parser(TypeParser):
             return None
 
     def function(self, node: ast.FunctionDef) -> Function | None:
-        if is_dunder(node.name):
-            self.grammar(node, f"dunder function name '{node.name}'")
+        sig = self._known_signature(node)
+        name = sig.name if sig is not None else node.name
+        if is_dunder(name):
+            self.grammar(node, f"dunder function name '{name}'")
         kind, level, role = "Opaque", None, None
         attrs: dict[str, Expr] = {}
         decorated = False
@@ -231,7 +233,62 @@ class _Parser(TypeParser):
                     else:
                         self.err(kw.value, "unknown-keyword", f"@pl.function has no keyword '{kw.arg}'")
         if not decorated:
-            self.err(node, "missing-decorator", f"function '{node.name}' is not decorated with @pl.function")
+            self.err(node, "missing-decorator", f"function '{name}' is not decorated with @pl.function")
+        if sig is None:
+            sig = self._signature(node)
+        params, returns, has_self = list(sig.params), list(sig.returns), sig.has_self
+        body_nodes = list(node.body)
+        abstract = False
+        if (
+            len(body_nodes) == 1
+            and isinstance(body_nodes[0], ast.Expr)
+            and isinstance(body_nodes[0].value, ast.Constant)
+            and body_nodes[0].value.value is Ellipsis
+        ):
+            abstract = True
+            body_nodes = []
+        body = self.block(body_nodes)
+        # pl.func_attr({...}) prologue
+        for s in body:
+            if isinstance(s, FuncAttr):
+                self._merge_attrs(attrs, s.attrs)
+        name_span = self._name_span(node, name)
+        return Function(
+            name=name,
+            kind=kind,
+            params=params,
+            returns=returns,
+            body=body,
+            span=Span.of(node),
+            name_span=name_span,
+            level=level,
+            role=role,
+            attrs=attrs,
+            has_self=has_self,
+            abstract=abstract,
+        )
+
+    def _known_signature(self, node: ast.FunctionDef) -> line_reuse.Signature | None:
+        """The kept signature a placeholder ``def`` line stands for (:mod:`.line_reuse`), taken back."""
+        known = self._known
+        if not known or not node.name.startswith(line_reuse.DEF_PLACEHOLDER):
+            return None
+        hit = known.get(node.lineno)
+        if hit is None or not isinstance(hit[0], line_reuse.Signature) or node.col_offset != hit[3]:
+            return None
+        del known[node.lineno]
+        sig, (_, line, col, indent) = hit[0], hit
+        if line == node.lineno and col == indent:
+            return sig
+        moved: line_reuse.Signature = line_reuse.moved(sig, line, node.lineno - line, indent - col)
+        if self._keeping is not None:  # kept where it is now, as a moved statement is
+            self._keeping.append((self.lines[node.lineno - 1][indent:], (moved, node.lineno, indent)))
+        return moved
+
+    def _signature(self, node: ast.FunctionDef) -> line_reuse.Signature:
+        """The name, parameters and return types of ``node`` read from its ``def``; kept for the next
+        text (:func:`.line_reuse.keep_signature`) when it stood on one line and read without a diagnostic."""
+        n = len(self.diags)
         fargs = node.args
         for extra in (fargs.vararg, fargs.kwarg):
             if extra is not None:
@@ -270,45 +327,30 @@ class _Parser(TypeParser):
                 t = self.type(r)
                 if t is not None:
                     returns.append(t)
-        body_nodes = list(node.body)
-        abstract = False
+        sig = line_reuse.Signature(node.name, params, returns, has_self)
+        line = node.lineno
         if (
-            len(body_nodes) == 1
-            and isinstance(body_nodes[0], ast.Expr)
-            and isinstance(body_nodes[0].value, ast.Constant)
-            and body_nodes[0].value.value is Ellipsis
+            self._keeping is not None
+            and len(self.diags) == n
+            and node.body
+            and node.body[0].lineno > line
+            and all(a.end_lineno == line for a in fargs.args)
+            and (node.returns is None or node.returns.end_lineno == line)
+            and line <= len(self.lines)
         ):
-            abstract = True
-            body_nodes = []
-        body = self.block(body_nodes)
-        # pl.func_attr({...}) prologue
-        for s in body:
-            if isinstance(s, FuncAttr):
-                self._merge_attrs(attrs, s.attrs)
-        name_span = self._name_span(node)
-        return Function(
-            name=node.name,
-            kind=kind,
-            params=params,
-            returns=returns,
-            body=body,
-            span=Span.of(node),
-            name_span=name_span,
-            level=level,
-            role=role,
-            attrs=attrs,
-            has_self=has_self,
-            abstract=abstract,
-        )
+            entry = line_reuse.keep_signature(sig, self.lines[line - 1], line, node.col_offset)
+            if entry is not None:
+                self._keeping.append(entry)
+        return sig
 
-    def _name_span(self, node: ast.FunctionDef) -> Span:
+    def _name_span(self, node: ast.FunctionDef, name: str) -> Span:
         # "def name" sits on the line of the def keyword, after the decorators.
         line = node.lineno
         src = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        col = src.find("def " + node.name)
+        col = src.find("def " + name)
         if col < 0:
             return Span(line, node.col_offset, line, node.col_offset + 3)
-        return Span(line, col + 4, line, col + 4 + len(node.name))
+        return Span(line, col + 4, line, col + 4 + len(name))
 
     def _merge_attrs(self, attrs: dict[str, Expr], d: DictExpr) -> None:
         for k, v in zip(d.keys, d.values, strict=False):
@@ -359,9 +401,9 @@ class _Parser(TypeParser):
             v = node.value
             if type(v) is ast.Name and v.id.startswith(line_reuse.PLACEHOLDER):
                 hit = known.get(node.lineno)
-                if hit is not None and node.col_offset == hit[3]:
+                if hit is not None and node.col_offset == hit[3] and not isinstance(hit[0], line_reuse.Signature):
                     del known[node.lineno]
-                    kept, line, col, indent = hit
+                    kept, (_, line, col, indent) = hit[0], hit
                     if line == node.lineno and col == indent:
                         return kept  # where it was: the same objects
                     moved: Stmt = line_reuse.moved(kept, line, node.lineno - line, indent - col)

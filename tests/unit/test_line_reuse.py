@@ -119,6 +119,62 @@ def test_a_line_at_its_old_place_is_the_same_statement_and_elsewhere_a_moved_cop
     assert s == parse_text(text.replace("    def k", "\n    def k"), printer_forms=False).program.functions[0].body[0]  # type: ignore[union-attr]
 
 
+DEF = "    def k(self, a: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:"
+
+
+def test_a_known_def_line_gives_the_kept_signature_same_objects_in_place_a_moved_copy_elsewhere() -> None:
+    line_reuse.forget()
+    text = _program(f"        {LOAD}\n        {STORE}\n        return o__tile\n")
+    first = parse_text(text).program
+    assert first is not None
+    assert line_reuse.blank_known_lines(DEF + "\n")[0].startswith("    def " + line_reuse.DEF_PLACEHOLDER)
+    again = parse_text(text).program
+    assert again is not None and again == first
+    assert again.functions[0].params[0] is first.functions[0].params[0]
+    shifted = text.replace("    @pl.function", "\n\n    @pl.function")
+    assert any(isinstance(h[0], line_reuse.Signature) for h in line_reuse.blank_known_lines(shifted)[1].values())
+    assert assert_same(shifted) == 3  # the def line, the load and the store
+    moved = parse_text(shifted).program
+    assert moved is not None
+    fn = moved.functions[0]
+    assert fn.name == "k" and fn.name_span.line == first.functions[0].name_span.line + 2
+    assert fn.params[0].span.line == first.functions[0].params[0].span.line + 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a nested def: not a function of the program
+        _program(f"        {DEF.strip()}\n            return a\n        return o\n"),
+        # in a string
+        _program(f'        """\n{DEF}\n        """\n        return o\n'),
+        # at module level, after the class
+        _program("        return o\n") + DEF.strip() + "\n    return a\n",
+        # another body under the same def line, and a second function with the same signature line
+        _program(f"        {STORE}\n        return o__tile\n") + "    @pl.function(type=pl.FunctionType.AIV)\n" + DEF + "\n        return o\n",
+        # a syntax error in the body below it
+        _program("        x = (\n        return o\n"),
+        # the body on the def line itself
+        _program("        return o\n").replace(DEF, DEF + " return o").replace("        return o\n", ""),
+    ],
+)
+def test_a_known_def_line_in_another_context_parses_as_written(text: str) -> None:
+    _warm()
+    assert line_reuse.blank_known_lines(DEF + "\n")[1]  # the def line is known
+    assert_same(text)
+
+
+def test_a_signature_over_two_lines_or_with_a_diagnostic_is_not_kept() -> None:
+    line_reuse.forget()
+    wrapped = DEF.replace(", o:", ",\n            o:")
+    parse_text(_program("        return o\n").replace(DEF, wrapped))
+    assert not any(line.lstrip().startswith("def ") for line in line_reuse._KEPT)
+    unannotated = DEF.replace("a: pl.Tensor[[16, 64], pl.FP32]", "a")
+    res = parse_text(_program("        return o\n").replace(DEF, unannotated))
+    assert any(d.code == "missing-annotation" for d in res.diagnostics)
+    assert not line_reuse.blank_known_lines(unannotated + "\n")[1]
+    assert_same(_program("        return o\n").replace(DEF, unannotated))
+
 _EDITS = st.lists(
     st.tuples(
         st.sampled_from(["blank", "indent", "dedent", "delete", "duplicate", "bracket", "string", "comment"]),
