@@ -151,7 +151,10 @@ def test_a_known_def_line_gives_the_kept_signature_same_objects_in_place_a_moved
         # at module level, after the class
         _program("        return o\n") + DEF.strip() + "\n    return a\n",
         # another body under the same def line, and a second function with the same signature line
-        _program(f"        {STORE}\n        return o__tile\n") + "    @pl.function(type=pl.FunctionType.AIV)\n" + DEF + "\n        return o\n",
+        _program(f"        {STORE}\n        return o__tile\n")
+        + "    @pl.function(type=pl.FunctionType.AIV)\n"
+        + DEF
+        + "\n        return o\n",
         # a syntax error in the body below it
         _program("        x = (\n        return o\n"),
         # the body on the def line itself
@@ -174,6 +177,7 @@ def test_a_signature_over_two_lines_or_with_a_diagnostic_is_not_kept() -> None:
     assert any(d.code == "missing-annotation" for d in res.diagnostics)
     assert not line_reuse.blank_known_lines(unannotated + "\n")[1]
     assert_same(_program("        return o\n").replace(DEF, unannotated))
+
 
 _EDITS = st.lists(
     st.tuples(
