@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import threading
 import time
@@ -37,6 +36,9 @@ from .lend import uint32_golden, uint32_keys
 from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, MemoryResult, TensorResult, hazards_of
 from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
+from .run_thread import abandoned_runs
+from .run_thread import run_with_timeout as _run_with_timeout
+from .run_thread import stuck_where as _stuck_where
 
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
 # tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order)
@@ -253,73 +255,6 @@ def _check_arg_types(program: Program, entry_name: str, args: list[Any]) -> None
                 raise GoldenError(f"golden tensor for '{p.name}' has shape {list(a.shape)}, the entry declares {static}")
 
 
-def _run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
-    limit = time_limit(timeout)  # 0, None, inf, 1e300: no limit (never an OverflowError from the clock)
-    if limit is None:
-        return fn()
-    timeout = limit
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:
-            box["exc"] = exc
-
-    t = threading.Thread(target=target, name="pypto-lsp-run", daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        _stop_thread(t)
-        raise TimeoutError(f"run did not finish within {timeout:g} s (an endless loop in the IR?)")
-    _wait_gone(t)
-    if "exc" in box:
-        raise box["exc"]
-    return box.get("value")
-
-
-def _wait_gone(t: threading.Thread, limit: float = 1.0) -> None:
-    """Until the run's OS thread has ended (Linux; elsewhere nothing). ``join`` returns once the
-    thread's Python state is gone, before the thread runs its native exit handlers: MKL frees its
-    per-thread buffers there, under a lock, and a process forked in that window (the CLI's worker
-    pool, right after the no-goldens reference run) inherits the lock held and spins on it forever
-    at its first matmul. Usually already gone; a few hundred microseconds at most."""
-    tid = getattr(t, "native_id", None)
-    task = f"/proc/self/task/{tid}"
-    if tid is None or not os.path.isdir("/proc/self/task"):
-        return
-    deadline = time.monotonic() + limit
-    while os.path.exists(task) and time.monotonic() < deadline:
-        time.sleep(0.0002)
-
-
-class _RunAbandoned(BaseException):
-    """Raised inside a timed-out run's thread to stop it (between two ops)."""
-
-
-# timed-out run threads that did not stop: a process exiting with one still inside torch aborts
-# ("terminate called without an active exception"); see :func:`abandoned_runs`
-_ABANDONED: list[threading.Thread] = []
-
-
-def _stop_thread(t: threading.Thread, grace: float = 1.0) -> None:
-    """Ask the run thread to stop (an async exception, raised at its next Python bytecode:
-    generated code returns to Python between ops); remember it if it does not."""
-    import ctypes
-
-    if t.ident is not None:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(_RunAbandoned))
-    t.join(grace)
-    if t.is_alive():
-        _ABANDONED.append(t)
-
-
-def abandoned_runs() -> int:
-    """How many timed-out runs are still going (a process with any must leave with ``os._exit``)."""
-    _ABANDONED[:] = [t for t in _ABANDONED if t.is_alive()]
-    return len(_ABANDONED)
-
-
 def _dtype_name(d: torch.dtype) -> str:
     return str(d).replace("torch.", "")
 
@@ -486,6 +421,11 @@ def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
 def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
+    if isinstance(exc, TimeoutError) and hasattr(exc, "stuck_frames"):
+        # the run's thread was stopped: the IR line it was on, and where in our code when not the script's
+        span, inner = _stuck_where(exc, gen)
+        if inner is not None:
+            detail["stuck_in"] = inner
     # bytes, budget: alloc_budget; rank(s): exec.ranks
     for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget", "rank", "ranks"):
         v = getattr(exc, attr, None)
@@ -493,7 +433,10 @@ def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
             v = getattr(exc.__cause__, attr, None)
         if v is not None:
             detail[attr] = v
-    err = _span_error(_error_kind(exc), _exc_message(exc), span, **detail)
+    message = _exc_message(exc)
+    if "stuck_in" in detail:  # a hang in the runtime or a kernel, not in the program's own loop: say where
+        message += f"; stopped in {detail['stuck_in']}"
+    err = _span_error(_error_kind(exc), message, span, **detail)
     err.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
     return err
 

@@ -699,6 +699,27 @@ def test_run_timeout_is_an_error_not_a_hang() -> None:
     assert time.monotonic() - t0 < 2.0
     assert r.status == ERROR and r.error is not None
     assert "timeout" in r.error.kind.lower() or "within" in r.error.message
+    # where the run was when its time ran out: in the loop (its header or its body), on the IR's line
+    loop = line_of(text, "for i in pl.range(300000000):")
+    assert r.error.line in (loop, loop + 1), (r.error.line, loop)
+    assert "stuck_in" not in r.error.detail  # the program's own loop, not our code
+
+
+def test_a_run_stopped_inside_our_code_says_where() -> None:
+    """A run whose time runs out inside a kernel (not the script's own loop) names that frame: a
+    hang in the runtime is ours to fix, and the message says where it was."""
+    from pypto_lsp.exec.codegen import GeneratedCode
+    from pypto_lsp.validate.engine import _error_info, _run_with_timeout
+
+    def stuck() -> None:
+        while True:
+            time.sleep(0.001)  # a kernel waiting on something that never comes
+
+    with pytest.raises(TimeoutError) as ei:
+        _run_with_timeout(stuck, 0.05)
+    err = _error_info(ei.value, GeneratedCode(source="", filename="<none>", line_map=[], entry=None, functions={}))
+    assert "test_engine_ir.py" in err.detail["stuck_in"] and "in stuck" in err.detail["stuck_in"]
+    assert err.message.endswith(f"stopped in {err.detail['stuck_in']}")
 
 
 # ---------------------------------------------------------------------- runtime shape mismatch

@@ -1,0 +1,118 @@
+"""The thread a run executes in, and its time limit.
+
+A run is our own generated code calling kernels; it executes in a daemon thread so that the caller
+can stop waiting when the run's time is up (an endless loop in the IR, a kernel that never returns).
+The thread is then asked to stop (an asynchronous exception, raised at its next Python bytecode),
+and the frames it was in are kept on the ``TimeoutError``: the error names the IR line the run was
+on and, when the innermost frame is not the script's, where in our code it was (:func:`stuck_where`).
+A thread that does not stop is remembered (:func:`abandoned_runs`): the inputs of later runs are
+then all cloned, and the process leaves with ``os._exit``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..exec.codegen import GeneratedCode
+from ..ir.model import Span
+from .config import time_limit
+
+__all__ = ["abandoned_runs", "run_with_timeout", "stuck_where"]
+
+
+def run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
+    """``fn()`` in a run thread, its result or its exception; a ``TimeoutError`` (with the frames
+    the thread was in, ``stuck_frames``) when it has not returned within ``timeout`` seconds."""
+    limit = time_limit(timeout)  # 0, None, inf, 1e300: no limit (never an OverflowError from the clock)
+    if limit is None:
+        return fn()
+    timeout = limit
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:
+            box["exc"] = exc
+
+    t = threading.Thread(target=target, name="pypto-lsp-run", daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        where = _where_now(t)  # before it is stopped: the frames it was in when its time ran out
+        _stop_thread(t)
+        exc = TimeoutError(f"run did not finish within {timeout:g} s (an endless loop in the IR?)")
+        exc.stuck_frames = where  # type: ignore[attr-defined]
+        raise exc
+    _wait_gone(t)
+    if "exc" in box:
+        raise box["exc"]
+    return box.get("value")
+
+
+def _where_now(t: threading.Thread) -> list[tuple[str, int, str]]:
+    """The frames ``t`` is in right now, outermost first: (file name, line, function)."""
+    frame = sys._current_frames().get(t.ident) if t.ident is not None else None
+    return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(frame)] if frame is not None else []
+
+
+def stuck_where(exc: BaseException, gen: GeneratedCode) -> tuple[Span | None, str | None]:
+    """A timed-out run: the IR line its innermost generated frame was on, and, when the innermost
+    frame is none of the script's (a kernel, the runtime), that frame as ``file:line in function``."""
+    frames: list[tuple[str, int, str]] = getattr(exc, "stuck_frames", None) or []
+    span = next((gen.ir_span(line) for file, line, _ in reversed(frames) if file == gen.filename and gen.ir_span(line)), None)
+    inner = frames[-1] if frames else None
+    if inner is None or inner[0] == gen.filename:
+        return span, None
+    file = inner[0]
+    here = file.find("pypto_lsp")
+    return span, f"{file[here:] if here >= 0 else Path(file).name}:{inner[1]} in {inner[2]}"
+
+
+def _wait_gone(t: threading.Thread, limit: float = 1.0) -> None:
+    """Until the run's OS thread has ended (Linux; elsewhere nothing). ``join`` returns once the
+    thread's Python state is gone, before the thread runs its native exit handlers: MKL frees its
+    per-thread buffers there, under a lock, and a process forked in that window (the CLI's worker
+    pool, right after the no-goldens reference run) inherits the lock held and spins on it forever
+    at its first matmul. Usually already gone; a few hundred microseconds at most."""
+    tid = getattr(t, "native_id", None)
+    task = f"/proc/self/task/{tid}"
+    if tid is None or not os.path.isdir("/proc/self/task"):
+        return
+    deadline = time.monotonic() + limit
+    while os.path.exists(task) and time.monotonic() < deadline:
+        time.sleep(0.0002)
+
+
+class _RunAbandoned(BaseException):
+    """Raised inside a timed-out run's thread to stop it (between two ops)."""
+
+
+# timed-out run threads that did not stop: a process exiting with one still inside torch aborts
+# ("terminate called without an active exception"); see :func:`abandoned_runs`
+_ABANDONED: list[threading.Thread] = []
+
+
+def _stop_thread(t: threading.Thread, grace: float = 1.0) -> None:
+    """Ask the run thread to stop (an async exception, raised at its next Python bytecode:
+    generated code returns to Python between ops); remember it if it does not."""
+    import ctypes
+
+    if t.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(_RunAbandoned))
+    t.join(grace)
+    if t.is_alive():
+        _ABANDONED.append(t)
+
+
+def abandoned_runs() -> int:
+    """How many timed-out runs are still going (a process with any must leave with ``os._exit``)."""
+    _ABANDONED[:] = [t for t in _ABANDONED if t.is_alive()]
+    return len(_ABANDONED)
