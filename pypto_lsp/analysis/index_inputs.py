@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.model import Assign, Const, Expr, FuncCall, Function, Name, OpCall, Program, TensorType, TileType, walk_expr, walk_stmts
+from ..ir.model import Assign, Const, Expr, FuncCall, Function, Name, OpCall, Program, TensorType, TileType, walk_expr
 
 __all__ = ["IndexRange", "input_ranges"]
 
@@ -158,7 +158,7 @@ def input_ranges(program: Program, entry: str) -> dict[str, IndexRange]:
             known = origin.get(caller)
             if not known:
                 continue
-            for s in walk_stmts(fx.fn.body):
+            for s in fx.fn.statements():
                 for e in _exprs(s):
                     if not isinstance(e, FuncCall):
                         continue
@@ -178,7 +178,7 @@ def input_ranges(program: Program, entry: str) -> dict[str, IndexRange]:
         known = origin.get(name)
         if not known:
             continue
-        for s in walk_stmts(fx.fn.body):
+        for s in fx.fn.statements():
             for e in _exprs(s):
                 if not isinstance(e, OpCall):
                     continue

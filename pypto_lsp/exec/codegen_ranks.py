@@ -75,7 +75,7 @@ def named_operand(fg: Any, e: OpCall) -> list[str]:
     if e.op in NAMES_FIRST_OPERAND and e.args:
         out.append(f"_name={literal(expr_str(e.args[0]))}")
     if e.op == "pld.tensor.alloc_window_buffer" and "name" not in e.kwargs:  # the IR name, for findings
-        for st in walk_stmts(fg.fn.body):
+        for st in fg.fn.statements():
             if isinstance(st, Assign) and st.value is e:
                 out.append(f"name={literal(st.target.name)}")
     attrs = e.attrs

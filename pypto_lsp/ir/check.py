@@ -39,7 +39,6 @@ from .model import (
     stmt_subexprs,
     stmt_targets,
     trailing_yield,
-    walk_stmts,
 )
 from .names import CROSS_CORE_OPS
 
@@ -122,7 +121,7 @@ class _FunctionChecker:
 
     def _iter_arg_types(self) -> None:
         """iter_args print without annotations: take the loop's return-var type, else the init's."""
-        for s in walk_stmts(self.fn.body):
+        for s in self.fn.statements():
             if isinstance(s, For | While) and s.iter_args:
                 y = trailing_yield(s.body)
                 for i, t in enumerate(s.iter_args):
@@ -137,7 +136,7 @@ class _FunctionChecker:
                             self.types[t.name] = self.types[init.id]
 
     def run(self) -> None:
-        for s in walk_stmts(self.fn.body):
+        for s in self.fn.statements():
             try:
                 for sub in stmt_subexprs(s):
                     self.expr(sub, s)

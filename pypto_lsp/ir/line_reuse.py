@@ -93,14 +93,8 @@ def keep(stmt: Stmt, line_text: str, lineno: int, col: int, end_col: int) -> tup
     diagnostic), or None when it is not worth keeping or not alone on its line."""
     if type(stmt) not in _KEPT_KINDS and not (type(stmt) is ExprStmt and type(stmt.value) in (OpCall, FuncCall)):
         return None
-    s = line_text.lstrip(" ")
-    if (
-        col != len(line_text) - len(s)
-        or end_col != len(line_text)
-        or not len(PLACEHOLDER) <= len(s) <= MAX_LINE
-        or not s.isascii()
-        or not s.isprintable()
-    ):
+    s = _keepable(line_text, col, len(PLACEHOLDER))
+    if s is None or end_col != len(line_text):
         return None
     return s, (stmt, lineno, col)
 
@@ -108,17 +102,20 @@ def keep(stmt: Stmt, line_text: str, lineno: int, col: int, end_col: int) -> tup
 def keep_signature(sig: Signature, line_text: str, lineno: int, col: int) -> tuple[str, tuple[Signature, int, int]] | None:
     """The entry to keep for a function whose ``def`` line is ``line_text`` (the whole signature on
     it, read without a diagnostic, the body on the lines below), or None when that line cannot be."""
-    s = line_text.lstrip(" ")
-    if (
-        col != len(line_text) - len(s)
-        or not s.startswith("def ")
-        or not s.endswith(":")
-        or not len("def " + DEF_PLACEHOLDER + "():") <= len(s) <= MAX_LINE
-        or not s.isascii()
-        or not s.isprintable()
-    ):
+    s = _keepable(line_text, col, len("def " + DEF_PLACEHOLDER + "():"))
+    if s is None or not s.startswith("def ") or not s.endswith(":"):
         return None
     return s, (sig, lineno, col)
+
+
+def _keepable(line_text: str, col: int, shortest: int) -> str | None:
+    """``line_text`` without its indentation when what was parsed starts right after it (at ``col``)
+    and the rest can stand for it: printable ASCII, from ``shortest`` (room for its placeholder) to
+    :data:`MAX_LINE` characters; else None."""
+    s = line_text.lstrip(" ")
+    if col != len(line_text) - len(s) or not shortest <= len(s) <= MAX_LINE or not s.isascii() or not s.isprintable():
+        return None
+    return s
 
 
 def remember(entries: list[tuple[str, tuple[Stmt | Signature, int, int]]]) -> None:

@@ -12,7 +12,6 @@ its arguments). :mod:`pypto_lsp.exec.sanitizer` turns them into the runtime's de
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .model import Const, DictExpr, EnumRef, FuncCall, Function, ListExpr, Name, Program, Return, Scope, Stmt
@@ -59,7 +58,7 @@ def returned_params(fn: Function) -> tuple[int, ...] | None:
     """Which parameters ``fn`` returns, when every return statement returns parameters."""
     names = [p.name for p in fn.params]
     found: tuple[int, ...] | None = None
-    for s in _all_stmts(fn.body):
+    for s in fn.statements():
         if isinstance(s, Return):
             idx: list[int] = []
             for v in s.values:
@@ -70,12 +69,6 @@ def returned_params(fn: Function) -> tuple[int, ...] | None:
                 return None
             found = tuple(idx)
     return found
-
-
-def _all_stmts(body: list[Stmt]) -> Iterator[Stmt]:
-    from .model import walk_stmts
-
-    yield from walk_stmts(body)
 
 
 def _manual(scope: Scope) -> bool:

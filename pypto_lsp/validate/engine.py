@@ -421,11 +421,14 @@ def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
 def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
+    message = _exc_message(exc)
     if isinstance(exc, TimeoutError) and hasattr(exc, "stuck_frames"):
-        # the run's thread was stopped: the IR line it was on, and where in our code when not the script's
+        # the run's thread was stopped: the IR line it was on, and where in our code when not the
+        # script's (a hang in the runtime or a kernel, not in the program's own loop)
         span, inner = _stuck_where(exc, gen)
         if inner is not None:
             detail["stuck_in"] = inner
+            message += f"; stopped in {inner}"
     # bytes, budget: alloc_budget; rank(s): exec.ranks
     for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget", "rank", "ranks"):
         v = getattr(exc, attr, None)
@@ -433,9 +436,6 @@ def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
             v = getattr(exc.__cause__, attr, None)
         if v is not None:
             detail[attr] = v
-    message = _exc_message(exc)
-    if "stuck_in" in detail:  # a hang in the runtime or a kernel, not in the program's own loop: say where
-        message += f"; stopped in {detail['stuck_in']}"
     err = _span_error(_error_kind(exc), message, span, **detail)
     err.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
     return err

@@ -67,7 +67,8 @@ def stuck_where(exc: BaseException, gen: GeneratedCode) -> tuple[Span | None, st
     """A timed-out run: the IR line its innermost generated frame was on, and, when the innermost
     frame is none of the script's (a kernel, the runtime), that frame as ``file:line in function``."""
     frames: list[tuple[str, int, str]] = getattr(exc, "stuck_frames", None) or []
-    span = next((gen.ir_span(line) for file, line, _ in reversed(frames) if file == gen.filename and gen.ir_span(line)), None)
+    spans = (gen.ir_span(line) for file, line, _ in reversed(frames) if file == gen.filename)
+    span = next((s for s in spans if s is not None), None)
     inner = frames[-1] if frames else None
     if inner is None or inner[0] == gen.filename:
         return span, None
