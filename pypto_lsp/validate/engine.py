@@ -33,6 +33,7 @@ from ..ir.parser import parse_text
 from .config import DEFAULT_ATOL, DEFAULT_RTOL, time_limit
 from .golden import GoldenError
 from .lend import uint32_golden, uint32_keys
+from .process_setup import one_intra_op_thread
 from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, MemoryResult, TensorResult, hazards_of
 from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
@@ -367,6 +368,7 @@ def run(
         watch = [o for o in observers if type(o).deadlock is not Observer.deadlock]
 
         def invoke() -> Any:
+            one_intra_op_thread()  # this thread's MKL and OpenMP too (process_setup: why)
             if not watch:
                 return fn_obj(*args)
             from ..exec import crosscore  # deadlocks to the observers that listen (on the run's thread)

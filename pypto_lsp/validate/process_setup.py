@@ -12,10 +12,28 @@ def configure_process() -> None:
     thread pool costs 10x more than it saves (a 1 MB clone: 1 ms with 2 threads, 0.1 ms
     with 1); freed heap kept; the cyclic GC less often. Called by the CLI, the worker and the
     validate_* entry points."""
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
+    one_intra_op_thread()
     _keep_freed_memory()
     collect_less()
+
+
+def one_intra_op_thread() -> None:
+    """The calling thread computes on one intra-op thread, OpenMP's and MKL's included; called by
+    :func:`configure_process` and by every run, on the thread the run executes in.
+
+    torch keeps the count per process but applies it to a thread's OpenMP and MKL settings only
+    when that thread first asks for it (``torch.get_num_threads``). A run thread that never asked
+    runs its matmuls on a team of MKL threads (the machine's cores), whatever the process set. That
+    team outlives the run thread by a moment: its threads free MKL's buffers as they exit, under
+    MKL's allocator lock, and a process forked in that moment (the folder runner's pool, right after
+    the no-goldens reference run) inherits the lock held and spins at its first matmul forever
+    (``TimeoutError ... stopped in pypto_lsp/exec/kernels/matmul.py in _mm``: one fork in ~400 on a
+    loaded 2-core machine, a matmul of the hung child seen in gdb inside ``mkl_serv_allocate``).
+    With one thread no team is started; the run thread itself is waited for
+    (``run_thread._wait_gone``). A process that set a count of its own has it set to one here:
+    runs compute on one intra-op thread in every process, so their bits do not depend on who ran them."""
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
 
 
 # the cyclic GC's thresholds in a process that validates (Python's default: 700, 10, 10)

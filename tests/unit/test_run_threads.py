@@ -1,0 +1,80 @@
+"""A run computes on one intra-op thread, whichever thread it executes in and whatever the process
+set: no team of MKL/OpenMP threads is started by a run (process_setup.one_intra_op_thread).
+
+Why it matters: such a team outlives the run thread by a moment, its threads free MKL's buffers
+under MKL's allocator lock as they exit, and a process forked in that moment (the folder runner's
+pool) inherits the lock held and hangs at its first matmul (seen in CI: ``TimeoutError ... stopped
+in pypto_lsp/exec/kernels/matmul.py in _mm``; ~1 fork in 400 on a loaded machine before the fix,
+0 in 7200 after). The fork race itself is too rare to test in the suite; its cause is tested here.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import pypto_lsp
+from pypto_lsp.exec.observe import Observer, RunInfo
+from pypto_lsp.validate import engine
+from pypto_lsp.validate.golden import load_bundle
+
+EXAMPLE = Path(pypto_lsp.__file__).resolve().parent.parent / "examples" / "mixed_matmul"
+TASKS = Path("/proc/self/task")
+
+pytestmark = pytest.mark.skipif(
+    not TASKS.is_dir() or (os.cpu_count() or 1) < 2,
+    reason="counts the process's OS threads (Linux /proc) around a matmul that MKL splits only on 2+ cores",
+)
+
+
+class ThreadsAroundMatmul(Observer):
+    """The process's OS thread count right before and right after every matmul kernel call."""
+
+    def __init__(self) -> None:
+        self.counts: list[tuple[int, int]] = []
+
+    def kernel(self, op: str, fn: Any, run: RunInfo) -> Any:
+        if "matmul" not in op:
+            return None
+
+        def counted(*args: Any, **kw: Any) -> Any:
+            before = len(os.listdir(TASKS))
+            try:
+                return fn(*args, **kw)
+            finally:
+                self.counts.append((before, len(os.listdir(TASKS))))
+
+        return counted
+
+
+def _run(timeout: float | None) -> ThreadsAroundMatmul:
+    inputs = load_bundle(EXAMPLE / "golden" / "inputs.pt")
+    path = EXAMPLE / "passes_dump" / "00_frontend.py"
+    comp = engine.compile_text(path.read_text(), str(path))
+    seen = ThreadsAroundMatmul()
+    out = engine.run(comp, inputs, observers=[seen], timeout=timeout)
+    assert out.error is None, out.error
+    assert seen.counts, "no matmul kernel ran"
+    return seen
+
+
+@pytest.mark.parametrize("timeout", [60.0, None], ids=["run-thread", "caller-thread"])
+def test_a_matmul_in_a_run_starts_no_thread_team(timeout: float | None) -> None:
+    """In the run thread (a time limit) and in a fresh thread of the caller's (none), even in a
+    process whose count is 2: the matmul adds no OS thread."""
+    was = torch.get_num_threads()
+    torch.set_num_threads(2)  # a process that never called configure_process, or set its own count
+    try:
+        box: dict[str, Any] = {}
+        t = threading.Thread(target=lambda: box.update(seen=_run(timeout)))  # a thread that never asked torch
+        t.start()
+        t.join()
+    finally:
+        torch.set_num_threads(was)
+    assert "seen" in box
+    assert all(after == before for before, after in box["seen"].counts), box["seen"].counts
