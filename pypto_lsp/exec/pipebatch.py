@@ -13,7 +13,7 @@ from .crosscore import parts_view
 from .definedness import fit
 from .lane_tiles import fit_shape
 from .runtime import check_value, kernel
-from .values import as_f32, get_valid
+from .values import as_f32, get_valid, version_of
 
 __all__ = ["Peel", "pop_accumulate", "push_loop"]
 
@@ -163,9 +163,12 @@ def _across_tasks(
     layout = (m, c, p, tasks, loop_chunks, a.dtype, b.dtype)
     if _STRIPES_EXACT.get(layout) is False:
         return None
+    va, vb = version_of(a), version_of(b)
+    if va is None or vb is None:
+        return None  # a buffer made in the run without a counter: a write to it could not be seen
     memo = context.run_memo()
-    left = (a.untyped_storage().data_ptr(), a.storage_offset(), tuple(a.stride()), a._version, r0, ka)
-    right = (b.untyped_storage().data_ptr(), b.storage_offset(), tuple(b.stride()), b._version, kb)
+    left = (a.untyped_storage().data_ptr(), a.storage_offset(), tuple(a.stride()), va, r0, ka)
+    right = (b.untyped_storage().data_ptr(), b.storage_offset(), tuple(b.stride()), vb, kb)
     key = ("products across tasks", left, right, m, c, loop_chunks, start, step, tasks)
     kept = memo.get(key)
     if kept is None:

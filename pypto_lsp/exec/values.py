@@ -132,6 +132,13 @@ def convert_threads(n: int) -> None:
     _CONVERT_THREADS[0] = max(1, n)
 
 
+def version_of(t: torch.Tensor) -> int | None:
+    """``t``'s version counter (every in-place write to it, or to a view of it, moves it on), or None
+    for a tensor made inside a run (``validate.engine.run`` runs under ``torch.inference_mode``,
+    whose tensors keep no counter): a cache that tells writes apart by versions passes those by."""
+    return None if t.is_inference() else t._version
+
+
 def register_input(t: torch.Tensor) -> None:
     """``t`` is a golden input that runs only read (lent, not cloned): :func:`as_f32` may keep its
     FP32 conversion for the next run. Entries of inputs that are gone are dropped."""
@@ -153,10 +160,12 @@ def _float_in_parts(flat: torch.Tensor, threads: int) -> torch.Tensor:
     parts = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
     failed: list[BaseException] = []
+    inference = torch.is_inference_mode_enabled()  # thread-local: a run's (validate.engine.run)
 
     def convert(lo: int, hi: int) -> None:
         try:
-            out[lo:hi].copy_(flat[lo:hi])
+            with torch.inference_mode(inference):
+                out[lo:hi].copy_(flat[lo:hi])
         except BaseException as exc:  # raised below, in the caller's thread
             failed.append(exc)
 
@@ -188,9 +197,9 @@ def as_f32(t: torch.Tensor) -> torch.Tensor:
     ptr = t.untyped_storage().data_ptr()
     ref = _INPUTS.get(ptr)
     owner = ref() if ref is not None else None
-    if owner is None or owner.untyped_storage().data_ptr() != ptr:
+    version = version_of(owner) if owner is not None else None  # shared by every view of it: a write anywhere in it shows here
+    if version is None or owner is None or owner.untyped_storage().data_ptr() != ptr:
         return t.float()
-    version = owner._version  # shared by every view of it: a write anywhere in it shows here
     hit = _F32.get(ptr)
     if hit is None or hit[0] != version:
         if t.numel() * _WINDOW_PART <= owner.numel():

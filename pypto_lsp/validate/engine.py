@@ -369,6 +369,13 @@ def run(
 
         def invoke() -> Any:
             one_intra_op_thread()  # this thread's MKL and OpenMP too (process_setup: why)
+            # no op of a run needs autograd: inference mode skips its dispatch for every op (4-8 % of
+            # a run, docs/speed.md, nineteenth pass). Tensors made here keep no version counter:
+            # exec.values.version_of says so, and the caches that read versions pass them by
+            with torch.inference_mode():
+                return invoke_watched()
+
+        def invoke_watched() -> Any:
             if not watch:
                 return fn_obj(*args)
             from ..exec import crosscore  # deadlocks to the observers that listen (on the run's thread)

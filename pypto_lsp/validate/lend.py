@@ -144,7 +144,8 @@ def lend(
     for k, v in inputs.items():
         if k in unsigned:
             out[k] = uint32_as_held(v)  # a copy in the dtype the run holds UINT32 in
-        elif k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad:
+        elif k in read_only and k not in written and isinstance(v, torch.Tensor) and not v.requires_grad and not v.is_inference():
+            # (a tensor an earlier run made keeps no version counter: a write could not be seen, so it is cloned)
             with _ACTIVE_LOCK:
                 busy = _ACTIVE.get(id(v))
                 if busy is not None and busy[0]() is v:

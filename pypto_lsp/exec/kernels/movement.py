@@ -195,9 +195,12 @@ def create(shape: Any, *_extra: Any, dtype: torch.dtype | None = None, init_valu
     reference ignores init_value).
     """
     dt = dtype or torch.float32
-    if init_value is not None:
-        return torch.full(as_ints(shape), as_scalar(init_value), dtype=dt)
-    return torch.zeros(as_ints(shape), dtype=dt)
+    # outside the run's inference mode (validate.engine.run): a buffer keeps its version counter, so
+    # the caches that see writes by versions (exec.values.version_of) work on it as on an input
+    with torch.inference_mode(False):
+        if init_value is not None:
+            return torch.full(as_ints(shape), as_scalar(init_value), dtype=dt)
+        return torch.zeros(as_ints(shape), dtype=dt)
 
 
 @register("full")
