@@ -74,7 +74,7 @@ from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering, site_literal
 from .codegen_ranks import host_wrapper, is_host, is_multi_rank, named_operand, task_scope
 from .codegen_tasks import TaskLowering
-from .codegen_text import RESERVED, CodegenError, Frame, is_static, literal, op_symbol, py_name, same_dims, stop_lines
+from .codegen_text import RESERVED, CodegenError, Frame, code_key, is_static, literal, op_symbol, py_name, same_dims, stop_lines
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 _IMPORT = re.compile(r"^import (pypto_lsp(?:\.\w+)+) as (_pl_\w+)$")
@@ -219,6 +219,10 @@ class _FunctionGen:
                 ),
             )
             self.loops.fill(plan_at, 1, f"_pl_m = _pl_mem_session.frame({plan})")
+            if self.low.same_path:
+                # its code and placements: a proof kept across runs (memory.Session.frame); none if shared
+                kw, key = self.gen.built[plan][1], code_key(self.gen.lines, self.gen.constants)
+                kw["key"] = key if kw.get("key", key) == key else None
 
     # ------------------------------------------------------------------ statements
 

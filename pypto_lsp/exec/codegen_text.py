@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import keyword
 import math
 import re
@@ -104,3 +105,21 @@ def stop_lines(source: str) -> frozenset[int]:
                 if isinstance(a, ast.Constant) and isinstance(a.value, int):
                     lines.add(a.value)
     return frozenset(lines)
+
+
+_CONSTANT = re.compile(r"\b_pl_k\d+\b")  # a module-level constant's name (codegen: _ProgramGen.constant)
+
+
+def code_key(lines: list[tuple[str, Span | None]], constants: dict[str, str]) -> str:
+    """A digest of a function's printed ``lines`` with every module-level constant they name spelt
+    out (``constants``: expression -> name). ``_pl_kN`` is numbered per script; the other names the
+    lines use mean the same in every script (dtypes, kernels and runtime modules by their own
+    names, IR lines as numbers). Two functions with one key run the same code on the same
+    placements, whichever dump they come from."""
+    exprs = {name: expr for expr, name in constants.items()}
+
+    def spelt(m: re.Match[str]) -> str:
+        return "(" + _CONSTANT.sub(spelt, exprs.get(m.group(0), m.group(0))) + ")"
+
+    text = _CONSTANT.sub(spelt, "\n".join(t for t, _ in lines))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

@@ -116,12 +116,15 @@ class Plan:
     (index, slot_size, slot_num)).
     """
 
-    def __init__(self, function: str, core: str, sites: tuple[Site, ...], same_path: bool = False) -> None:
+    def __init__(self, function: str, core: str, sites: tuple[Site, ...], same_path: bool = False, key: str | None = None) -> None:
         self.function = function
         self.core = core
         # every call of the kernel on one core runs the same statements in the same order
         # (:func:`pypto_lsp.ir.invariance.same_path_every_call`): see Session.frame
         self.same_path = same_path
+        # the kernel's code and placements as a digest (codegen: _ProgramGen.code_key), the same in
+        # every script that runs this kernel as it is: what a proof kept across runs is filed under
+        self.key = key
         self.sites: list[Site] = []
         bounds: dict[str, set[int]] = {}
         for s in sites:
@@ -177,7 +180,7 @@ def build(kind: str, keywords: dict[str, Any]) -> Plan:
     if kind != "plan":
         raise ValueError(f"no constant of kind {kind!r}")
     sites = tuple(Site(**s) for s in keywords["sites"])
-    return Plan(keywords["function"], keywords["core"], sites, keywords["same_path"])
+    return Plan(keywords["function"], keywords["core"], sites, keywords["same_path"], keywords.get("key"))
 
 
 def _aliasable(dtype: str, start: int) -> bool:
@@ -220,6 +223,25 @@ class WriteLog:
         return len(self.items)
 
 
+# (plan key, core) of the kernels one call of which met no hazard in an earlier run of this process
+# (Session.frame, Session.proofs): the same code on the same placements meets none in any run
+_PROVEN_BEFORE: set[tuple[str, str]] = set()
+PROVEN_MAX = 1 << 16  # kept (a key is a few dozen bytes); all forgotten when full
+
+
+def _remember(plan: Plan, core: str) -> None:
+    if plan.key is None:
+        return
+    if len(_PROVEN_BEFORE) >= PROVEN_MAX:
+        _PROVEN_BEFORE.clear()
+    _PROVEN_BEFORE.add((plan.key, core))
+
+
+def forget_proofs() -> None:
+    """Forget what earlier runs proved (tests that count the calls followed in the arenas)."""
+    _PROVEN_BEFORE.clear()
+
+
 class Session:
     """One run's memory state: the write log and the findings of every frame."""
 
@@ -233,6 +255,7 @@ class Session:
         self.pool: dict[tuple[int, str], tuple[dict[str, torch.Tensor], dict[tuple[int, int], torch.Tensor]]] = {}
         self.started: dict[tuple[int, str], int] = {}  # (plan, core) -> events when its last call began
         self.proven: set[tuple[int, str]] = set()  # (plan, core) whose calls need no arenas
+        self.plans: dict[int, Plan] = {}  # id -> plan, of the keys in ``started``
 
     def frame(self, plan: Plan) -> Frame | Unplaced:
         """The memory of one call of ``plan``'s kernel on the current core.
@@ -243,17 +266,38 @@ class Session:
         calls run values only (:data:`UNPLACED`). Exact: a call's checks start from a fresh write
         log (``Frame.own``), its placements are static and the same path meets the same checks in
         the same order, so every later call would meet no hazard either, and a run without one
-        computes the values-only values. Not used for traced runs or with ``exact`` (codegen)."""
+        computes the values-only values. Not used for traced runs or with ``exact`` (codegen).
+
+        The proof outlives the run: the checks of such a call depend on nothing but the kernel's
+        code, its placements and the core, which ``plan.key`` and the core name. A kernel with
+        the key of one proven in an earlier run of this process (a dump before it in the folder
+        that left the kernel as it was, the same file validated again on save) runs values only
+        from its first call. A kernel called once a run is proven when the run ends with no hazard
+        met since that call began (:meth:`proofs`)."""
         core = "AIC" if plan.core == "AIC" else f"AIV{context.lane()}"
         key = (id(plan), core)
         if key in self.proven:
             return UNPLACED
-        began = self.started.get(key)
-        if plan.same_path and began is not None and began == self.events:
-            self.proven.add(key)
-            return UNPLACED
+        if plan.same_path:
+            if plan.key is not None and (plan.key, core) in _PROVEN_BEFORE:
+                self.proven.add(key)
+                return UNPLACED
+            began = self.started.get(key)
+            if began is not None and began == self.events:
+                self.proven.add(key)
+                _remember(plan, core)
+                return UNPLACED
+            self.plans[id(plan)] = plan
         self.started[key] = self.events
         return Frame(plan, self, core)
+
+    def proofs(self) -> None:
+        """At the end of a run that raised nothing: every same-path kernel whose last call met no
+        hazard, nor did anything after it began, is proven for the runs to come (see :meth:`frame`)."""
+        for (pid, core), began in self.started.items():
+            plan = self.plans.get(pid)
+            if plan is not None and began == self.events and (pid, core) not in self.proven:
+                _remember(plan, core)
 
     def report(
         self,
@@ -526,3 +570,5 @@ class MemoryObserver(Observer):
     def finished(self, run: RunInfo) -> None:
         if self.session is not None:
             self.findings = [f.to_json() for f in self.session.findings]
+            if run.error is None:
+                self.session.proofs()

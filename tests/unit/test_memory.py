@@ -529,7 +529,11 @@ def sweep_program(y_off: int, pre_read: bool = False) -> str:
 def _counting(
     monkeypatch: pytest.MonkeyPatch, cls: type, name: str, run: Callable[[], Any], weight: Callable[[Any], int] = lambda _r: 1
 ) -> tuple[Any, int]:
-    """``run()`` and how often it called ``cls.name`` (wrapped, not replaced; ``weight`` of each result)."""
+    """``run()`` and how often it called ``cls.name`` (wrapped, not replaced; ``weight`` of each
+    result), from what no earlier run of the process proved (``memory.forget_proofs``)."""
+    from pypto_lsp.exec import memory
+
+    memory.forget_proofs()
     count = [0]
     real = getattr(cls, name)
 
