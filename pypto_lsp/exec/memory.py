@@ -122,7 +122,7 @@ class Plan:
         # every call of the kernel on one core runs the same statements in the same order
         # (:func:`pypto_lsp.ir.invariance.same_path_every_call`): see Session.frame
         self.same_path = same_path
-        # the kernel's code and placements as a digest (codegen: _ProgramGen.code_key), the same in
+        # the kernel's code and placements as a digest (codegen_text.code_key), the same in
         # every script that runs this kernel as it is: what a proof kept across runs is filed under
         self.key = key
         self.sites: list[Site] = []
