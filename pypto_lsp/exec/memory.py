@@ -38,7 +38,7 @@ from . import context, sanitizer
 from .observe import Observer, RunInfo
 from .values import DTYPES
 
-__all__ = ["build", "Plan", "Session", "WriteLog", "Frame", "Unplaced", "UNPLACED", "Finding"]
+__all__ = ["build", "Plan", "Session", "WriteLog", "Frame", "Unplaced", "UNPLACED", "Proven", "Finding", "forget_proofs"]
 
 _TAG = "_pl_mem"  # on a tensor: its Placement
 
@@ -272,24 +272,28 @@ class Session:
         code, its placements and the core, which ``plan.key`` and the core name. A kernel with
         the key of one proven in an earlier run of this process (a dump before it in the folder
         that left the kernel as it was, the same file validated again on save) runs values only
-        from its first call. A kernel called once a run is proven when the run ends with no hazard
-        met since that call began (:meth:`proofs`)."""
+        from its first call. That call still peels its loops as a followed call does
+        (:class:`Proven`), and which calls are followed or values only is decided as without the
+        earlier proof: the run's lanes then interleave as they would have, and the findings of the
+        other kernels come in the same order whatever ran in the process before. A kernel called
+        once a run is proven when the run ends with no hazard met since that call began
+        (:meth:`proofs`)."""
         core = "AIC" if plan.core == "AIC" else f"AIV{context.lane()}"
         key = (id(plan), core)
         if key in self.proven:
             return UNPLACED
+        known = False
         if plan.same_path:
-            if plan.key is not None and (plan.key, core) in _PROVEN_BEFORE:
-                self.proven.add(key)
-                return UNPLACED
             began = self.started.get(key)
             if began is not None and began == self.events:
                 self.proven.add(key)
                 _remember(plan, core)
                 return UNPLACED
-            self.plans[id(plan)] = plan
+            known = plan.key is not None and (plan.key, core) in _PROVEN_BEFORE
+            if not known:
+                self.plans[id(plan)] = plan
         self.started[key] = self.events
-        return Frame(plan, self, core)
+        return Proven(plan) if known else Frame(plan, self, core)
 
     def proofs(self) -> None:
         """At the end of a run that raised nothing: every same-path kernel whose last call met no
@@ -490,17 +494,7 @@ class Frame:
         what the loop leaves placed. No middle when the first ones met a hazard (``session.events``,
         a repeat of one already reported included). Why that is exact:
         :meth:`pypto_lsp.exec.sweep.Sweep.peeled`."""
-        slots = 1
-        for i in pops:
-            slots = math.lcm(slots, max(1, int(self.plan.sites[i].slot_num)))
-        head = min(slots + 1, n)
-        events = session.events
-        yield from range(head)
-        if n - 1 > head and session.events == events:
-            yield range(head, n - 1)
-            yield n - 1
-        else:
-            yield from range(head, n)
+        return _peeled(self.plan, session, n, pops)
 
     def skip_pops(self, sites: tuple[int, ...], count: int) -> None:
         """``count`` pops of each of ``sites`` ran without the arenas (a sweep's batched middle):
@@ -542,6 +536,36 @@ class Unplaced:
 
 
 UNPLACED = Unplaced()
+
+
+class Proven(Unplaced):
+    """The call of a kernel that an earlier run proved (:meth:`Session.frame`), where this run would
+    otherwise follow it in the arenas: values only, its loops peeled as :meth:`Frame.peeled` peels
+    them (the same iterations one by one, the same middle batched), so that it pushes and pops as a
+    followed call would and the lanes it meets interleave as they would have."""
+
+    __slots__ = ("plan",)
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def peeled(self, session: Session, n: int, pops: tuple[int, ...]) -> Iterator[int | range]:
+        return _peeled(self.plan, session, n, pops)
+
+
+def _peeled(plan: Plan, session: Session, n: int, pops: tuple[int, ...]) -> Iterator[int | range]:
+    """:meth:`Frame.peeled`, for a followed call and a proven one alike."""
+    slots = 1
+    for i in pops:
+        slots = math.lcm(slots, max(1, int(plan.sites[i].slot_num)))
+    head = min(slots + 1, n)
+    events = session.events
+    yield from range(head)
+    if n - 1 > head and session.events == events:
+        yield range(head, n - 1)
+        yield n - 1
+    else:
+        yield from range(head, n)
 
 
 def _where(s: Site, slot: int) -> str:

@@ -9,6 +9,7 @@ in one process and count the calls followed in the arenas (``Frame``s made).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from pypto_lsp.validate.engine import compile_text, run_text
 from pypto_lsp.validate.report import FAIL, PASS
 
 from .test_memory import AIV, calls_program, hazards, kernel, line, orch, program, tile
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 
 
 def _frames(monkeypatch: pytest.MonkeyPatch, text: str) -> tuple[Any, torch.Tensor, int]:
@@ -172,3 +175,43 @@ def test_a_kernel_the_next_dump_leaves_as_it_was_keeps_its_key() -> None:
     assert keys[0]["k"][0] != keys[1]["k"][0]  # numbered apart
     assert keys[0]["k"][1] == keys[1]["k"][1]
     assert keys[0]["j"][1] != keys[1]["j"][1]
+
+
+def test_a_proven_call_peels_its_loops_as_a_followed_call_does() -> None:
+    """A proven first call (``Proven``) runs values only but yields the same iterations one by one
+    and the same batched middle as a ``Frame`` of the plan: pushes and pops keep their pace."""
+    ring = {"kind": "p", "name": "t", "line": 3, "space": "Vec", "start": 0, "nbytes": 64, "dtype": "FP32", "shape": (4, 4)}
+    sites = ({**ring, "memref": "pipe 'r'", "operands": (), "scratch": (), "view_op": False, "pipe": (0, 64, 2)},)
+    plan = memory.build("plan", {"function": "k", "core": "AIV", "sites": sites, "same_path": True, "key": "k3"})
+    for n in (1, 3, 4, 9):
+        s = memory.Session()
+        followed = list(memory.Frame(plan, s, "AIV0").peeled(s, n, (0,)))
+        proven = list(memory.Proven(plan).peeled(s, n, (0,)))
+        assert proven == followed, n
+    assert list(memory.Proven(plan).peeled(memory.Session(), 9, (0,))) == [0, 1, 2, range(3, 8), 8]
+
+
+BROKEN = FIXTURES / "broken" / "qwen3_910b_up_acc_over_gate_acc" / "passes_dump" / "35_after_AllocateMemoryAddr.py"
+GOOD = FIXTURES / "qwen3_scope3_910b"
+
+
+@pytest.mark.skipif(not BROKEN.exists() or not (GOOD / "tensors.pt").exists(), reason="no shared fixtures")
+def test_findings_come_in_one_order_whatever_ran_before() -> None:
+    """The hand-broken qwen3 dump (up_acc placed over gate_acc: overwrites on both AIV lanes) after
+    the good dump of the same pass, whose cube kernel it shares, proven: the same findings in the
+    same order as in a process that ran nothing before (the proven cube still pushes at its pace)."""
+    from pypto_lsp.validate.golden import load_bundle
+
+    inputs = {k: v for k, v in load_bundle(GOOD / "tensors.pt").items() if isinstance(v, torch.Tensor)}
+    expected = load_bundle(GOOD / "expected.pt")
+
+    def run(path: Path) -> Any:
+        ins = {k: v.clone() for k, v in inputs.items()}
+        return run_text(path.read_text(encoding="utf-8"), ins, expected, filename=path.name)
+
+    memory.forget_proofs()
+    alone = run(BROKEN)
+    run(GOOD / "passes_dump" / BROKEN.name)
+    after = run(BROKEN)
+    assert alone.status == after.status == FAIL
+    assert len(hazards(alone)) > 2 and hazards(after) == hazards(alone)
