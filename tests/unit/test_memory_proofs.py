@@ -147,6 +147,9 @@ def test_the_key_spells_out_the_constants_a_function_names() -> None:
     assert code_key(lines, {"A(2)": "_pl_k0", "P(_pl_k0)": "_pl_k1"}) != first  # a nested constant differs
     assert code_key(lines, {"A(1)": "_pl_k0", "Q(_pl_k0)": "_pl_k1"}) != first
     assert code_key(lines[:1], {"A(1)": "_pl_k0", "P(_pl_k0)": "_pl_k1"}) != first
+    # a name that only contains one (an IR name ``x_pl_k0``, ``_pl_k0x``) is not a constant
+    inside = [("    x_pl_k0 = _pl_k0x + _pl_k0", None)]
+    assert code_key(inside, {"A(1)": "_pl_k0"}) == code_key([("    x_pl_k0 = _pl_k0x + (A(1))", None)], {})
 
 
 def test_a_kernel_the_next_dump_leaves_as_it_was_keeps_its_key() -> None:
