@@ -527,13 +527,19 @@ def sweep_program(y_off: int, pre_read: bool = False) -> str:
 
 
 def _counting(
-    monkeypatch: pytest.MonkeyPatch, cls: type, name: str, run: Callable[[], Any], weight: Callable[[Any], int] = lambda _r: 1
+    monkeypatch: pytest.MonkeyPatch,
+    cls: type,
+    name: str,
+    run: Callable[[], Any],
+    weight: Callable[[Any], int] = lambda _r: 1,
+    forget: bool = True,
 ) -> tuple[Any, int]:
     """``run()`` and how often it called ``cls.name`` (wrapped, not replaced; ``weight`` of each
-    result), from what no earlier run of the process proved (``memory.forget_proofs``)."""
+    result); with ``forget``, from what no earlier run of the process proved (``memory.forget_proofs``)."""
     from pypto_lsp.exec import memory
 
-    memory.forget_proofs()
+    if forget:
+        memory.forget_proofs()
     count = [0]
     real = getattr(cls, name)
 

@@ -9,6 +9,7 @@ in one process and count the calls followed in the arenas (``Frame``s made).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from pypto_lsp.exec.codegen_text import code_key
 from pypto_lsp.validate.engine import compile_text, run_text
 from pypto_lsp.validate.report import FAIL, PASS
 
-from .test_memory import AIV, calls_program, hazards, kernel, line, orch, program, tile
+from .test_memory import AIV, _counting, calls_program, hazards, kernel, line, orch, program, tile
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 
@@ -28,20 +29,14 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 def _frames(monkeypatch: pytest.MonkeyPatch, text: str) -> tuple[Any, torch.Tensor, int]:
     """One run of a ``calls_program`` text, what it wrote and the calls followed in the arenas,
     keeping whatever earlier runs proved."""
-    made = [0]
-    real = memory.Frame.__init__
-
-    def counted(self: Any, *a: Any) -> None:
-        made[0] += 1
-        real(self, *a)
-
-    monkeypatch.setattr(memory.Frame, "__init__", counted)
     torch.manual_seed(0)
     a, b = torch.randn(16, 128), torch.randn(16, 128)
     keep: dict[str, torch.Tensor] = {}
-    fr = run_text(text, {"a": a, "b": b, "o": torch.zeros(16, 128)}, {"o": a + b}, filename="m.py", keep=keep)
-    monkeypatch.setattr(memory.Frame, "__init__", real)
-    return fr, keep["o"], made[0]
+    ins = {"a": a, "b": b, "o": torch.zeros(16, 128)}
+    fr, made = _counting(
+        monkeypatch, memory.Frame, "__init__", lambda: run_text(text, ins, {"o": a + b}, filename="m.py", keep=keep), forget=False
+    )
+    return fr, keep["o"], made
 
 
 def test_a_clean_kernel_is_proven_for_the_runs_after_its_own() -> None:
@@ -91,21 +86,14 @@ def once_program(y_off: int) -> str:
 @pytest.mark.parametrize("y_off, proven", [(1024, True), (0, False)])
 def test_a_kernel_called_once_is_proven_when_its_run_ends_clean(monkeypatch: pytest.MonkeyPatch, y_off: int, proven: bool) -> None:
     memory.forget_proofs()
-    made = [0]
-    real = memory.Frame.__init__
-
-    def counted(self: Any, *a: Any) -> None:
-        made[0] += 1
-        real(self, *a)
-
-    monkeypatch.setattr(memory.Frame, "__init__", counted)
     torch.manual_seed(0)
     a, b = torch.randn(16, 16), torch.randn(16, 16)
     results = []
     for _ in range(2):
-        made[0] = 0
-        fr = run_text(once_program(y_off), {"a": a, "b": b, "o": torch.zeros(16, 16)}, {"o": a + b}, filename="m.py")
-        results.append((fr.status, made[0], [h["kind"] for h in hazards(fr)]))
+        ins = {"a": a, "b": b, "o": torch.zeros(16, 16)}
+        run = partial(run_text, once_program(y_off), ins, {"o": a + b}, filename="m.py")
+        fr, made = _counting(monkeypatch, memory.Frame, "__init__", run, forget=False)
+        results.append((fr.status, made, [h["kind"] for h in hazards(fr)]))
     if proven:
         assert results == [(PASS, 1, []), (PASS, 0, [])]
     else:
