@@ -323,14 +323,16 @@ def _validate_files(
     n_jobs = min(jobs or 1, len(todo))
     parallel: Generator[tuple[str, dict[str, Any]], None, None] | None = None
     workers_of: dict[str, str] = {}  # key -> the Dask worker that ran it
-    executor_name = "in-process"
+    # the executor the run was given names it even when the cache answered every file (--cluster
+    # is what the run asked for; no file then says a worker ran it)
+    executor_name = executor.name if executor is not None else "in-process"
     if executor is not None and todo:
         parallel = executor.run(todo, inputs, expected, s, getattr(executor, "cache_dir", None) if use_cache else None, workers_of)
-        executor_name = executor.name
-    elif n_jobs > 1 and (should_stop is None) and _can_fork():
+    elif executor is None and n_jobs > 1 and (should_stop is None) and _can_fork():
         parallel = _run_parallel(todo, inputs, expected, s, n_jobs)
         executor_name = f"processes:{n_jobs}"
     results: list[FileResult] = []
+    arrived: set[str] = set()  # keys whose result came back from the pool or the cluster
     for f, text, key in zip(files, texts, keys, strict=True):
         if should_stop is not None and should_stop():
             break
@@ -338,11 +340,14 @@ def _validate_files(
             fr = text
         else:
             assert key is not None
-            hit = cache.get(key)  # in-run memory always; the disk only when enabled
-            while hit is None and parallel is not None and key in todo:
+            # a file this run sent out waits for its own result, not for its cache entry: Dask
+            # workers write a shared cache before their results reach us, and a result also says
+            # which worker ran it
+            while parallel is not None and key in todo and key not in arrived:
                 k, value = next(parallel)
+                arrived.add(k)
                 _store(cache, k, value)
-                hit = cache.get(key)
+            hit = cache.get(key)  # in-run memory always; the disk only when enabled
             if hit is not None:
                 fr = FileResult.from_json(hit)
                 first = todo.get(key, (None, None))[1] == str(f)

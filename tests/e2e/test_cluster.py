@@ -190,6 +190,72 @@ def test_config_key_and_environment_name_the_cluster(cluster: LocalCluster, tmp_
     assert doc["summary"]["executor"] == f"dask:{cluster.address}"
 
 
+def test_a_second_run_takes_every_file_from_the_shared_cache(cluster: LocalCluster, tmp_path: Path) -> None:
+    """Two CI runs against one shared cache (``PYPTO_LSP_CACHE_DIR``): the first runs the files on
+    the workers, the second finds every result there, with the same verdicts. It still names the
+    cluster it was given; no file says a worker ran it."""
+    folder = EXAMPLES / "broken_softmax" / "passes_dump"
+
+    def run() -> tuple[int, dict[str, Any], str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pypto_lsp", "validate", str(folder), "--json", "--cluster", cluster.address],
+            cwd=ROOT,
+            env=_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=RUN_S,
+        )
+        return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+    code1, first, err1 = run()
+    code2, second, err2 = run()
+    assert code1 == code2 == 1, (err1, err2)  # the broken example fails, both times
+    assert _verdicts(second) == _verdicts(first)
+    # every file of the first run names its worker: also those whose entry a worker wrote to the
+    # shared cache before the client took the result (the client once read such entries back
+    # from the cache and lost the worker's name)
+    assert all(f.get("worker") in cluster.workers for f in first["files"]), [(f["file"], f.get("worker")) for f in first["files"]]
+    assert all(f["cached"] and "worker" not in f for f in second["files"]), second["files"]
+    assert second["summary"]["executor"] == first["summary"]["executor"] == f"dask:{cluster.address}"
+
+
+def test_a_worker_reads_and_writes_the_shared_cache(cluster: LocalCluster, tmp_path: Path) -> None:
+    """What a worker does with the shared cache, on a real worker: a result some other machine
+    left there is answered from it (the file does not run), and a file it runs leaves its result
+    there for the next run, whatever the client then does."""
+    import torch
+
+    from pypto_lsp.validate.cluster import goldens_blob, run_on_worker
+    from pypto_lsp.validate.config import RunSettings
+    from pypto_lsp.validate.folders import ResultCache
+    from pypto_lsp.validate.golden import load_bundle
+
+    example = EXAMPLES / "softmax"
+    inputs = {k: v for k, v in load_bundle(example / "golden" / "inputs.pt").items() if isinstance(v, torch.Tensor)}
+    expected = load_bundle(example / "golden" / "expected.pt")
+    token, blob = goldens_blob(inputs, expected)
+    dump = sorted((example / "passes_dump").glob("*.py"))[-1]
+    text = dump.read_text(encoding="utf-8")
+    settings = RunSettings()
+    shared = ResultCache(tmp_path / "shared", enabled=True)  # only the worker writes here, until the test plants an entry
+    key = shared.key(text, token, settings)
+    options = {"cache_dir": str(shared.dir)}
+    client = distributed.Client(cluster.address, timeout="30s", set_as_default=False)
+    try:
+        ran, worker = client.submit(run_on_worker, key, text, str(dump), token, blob, settings, options, pure=False).result(RUN_S)
+        assert worker in cluster.workers
+        assert ran["status"] == "pass"
+        kept = ResultCache(shared.dir, enabled=True).get(key)
+        assert kept is not None and {k: v for k, v in kept.items() if k != "cache_key"} == ran  # written by the worker
+
+        planted = {**ran, "seconds": 1234.5}  # a result only the cache can give
+        ResultCache(shared.dir, enabled=True).put(key, planted)
+        read, _ = client.submit(run_on_worker, key, text, str(dump), token, blob, settings, options, pure=False).result(RUN_S)
+        assert read["seconds"] == 1234.5  # answered from the cache, not run
+    finally:
+        client.close()
+
+
 def _variants(src: Path, dst: Path, n: int) -> Path:
     """``n`` distinct files of the same program (a different constant each: no two share a
     result), and the folder's goldens: enough tasks that a worker is killed while it holds some."""
