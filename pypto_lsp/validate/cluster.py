@@ -86,25 +86,41 @@ class DaskExecutor:
     def _check_workers(self) -> None:
         """Every worker must import the same pypto-lsp as this client: a worker without it dies
         unpickling its first task (taking the goldens with it), one of another version may give
-        other verdicts. Files go only to the workers that have it; none: :class:`ClusterError`.
-        A cluster without workers yet (one that scales up on demand) is not checked."""
+        other verdicts. So may another torch, and its results would go into the shared cache under
+        this client's torch (the cache key names it). Files go only to the workers that have both;
+        none: :class:`ClusterError`. A cluster without workers yet (one that scales up on demand)
+        is not checked."""
         import pkgutil
+        from importlib import metadata
 
         from .. import __version__ as ours
 
         # the worker imports pypto_lsp as a task would (a stdlib function: nothing of ours to unpickle)
         found = self.client.run(pkgutil.resolve_name, "pypto_lsp:__version__", on_error="return")
+        # torch as installed (its metadata: read without importing torch, here and there)
+        try:
+            our_torch: str | None = metadata.version("torch")
+        except metadata.PackageNotFoundError:  # a torch built in place: nothing to compare with
+            our_torch = None
+        torches = self.client.run(metadata.version, "torch", on_error="return") if our_torch else {}
         unfit = {}
         for worker, theirs in sorted(found.items()):
+            their_torch = torches.get(worker, our_torch)
             if isinstance(theirs, BaseException):
                 unfit[worker] = f"it cannot import pypto_lsp ({type(theirs).__name__})"
             elif theirs != ours:
                 unfit[worker] = f"it has pypto-lsp {theirs}"
+            elif isinstance(their_torch, BaseException):
+                unfit[worker] = "it has no torch"
+            elif their_torch != our_torch:
+                unfit[worker] = f"it has torch {their_torch}"
         if not unfit:
             return
         fit = sorted(set(found) - set(unfit))
         said = "; ".join(f"{w}: {why}" for w, why in list(unfit.items())[:5]) + (f"; and {len(unfit) - 5} more" if len(unfit) > 5 else "")
-        need = f"every worker needs pypto-lsp {ours} (pip install 'pypto-lsp[cluster]=={ours}')"
+        need = f"every worker needs pypto-lsp {ours} (pip install 'pypto-lsp[cluster]=={ours}')" + (
+            f" and torch {our_torch}, as this client has" if our_torch else ""
+        )
         if not fit:
             self.close()
             raise ClusterError(f"no worker of the Dask cluster at {self.address} can run pypto-lsp {ours}: {said}; {need}")

@@ -511,3 +511,36 @@ def test_workers_that_cannot_import_pypto_lsp_get_no_file(tmp_path: Path) -> Non
             watcher.close()
     finally:
         c.close()
+
+
+def test_workers_with_another_torch_get_no_file(tmp_path: Path) -> None:
+    """A worker whose torch is not the client's may compute other bits, and its results would go
+    into the shared cache under the client's torch: it gets no file. Alone, the run stops (exit
+    2, saying which worker and which torch); beside a fit worker, a warning names it."""
+    other = tmp_path / "other-torch"  # what another install of torch leaves for importlib.metadata
+    (other / "torch-0.0.1.dist-info").mkdir(parents=True)
+    (other / "torch-0.0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 0.0.1\n", encoding="utf-8")
+    c = LocalCluster(tmp_path, workers=0)
+    try:
+        start = f"import sys; sys.path.insert(0, {str(other)!r}); from distributed.cli.dask_worker import main; main()"
+        c._start(
+            "other-torch",
+            [sys.executable, "-c", start, c.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
+        )
+        watcher = distributed.Client(c.address, timeout=f"{START_S}s")
+        try:
+            watcher.wait_for_workers(1, timeout=START_S)
+            (unfit,) = watcher.scheduler_info(n_workers=-1)["workers"]
+            folder = EXAMPLES / "softmax" / "passes_dump"
+            code, _, err = _validate(tmp_path, folder, "--cluster", c.address)
+            assert code == 2, err
+            assert f"{unfit}: it has torch 0.0.1" in err and "and torch " in err, err
+            c.add_workers(1)
+            code, remote, err = _validate(tmp_path, folder, "--cluster", c.address)
+            assert code == 0, err
+            assert {f["worker"] for f in remote["files"]} == set(c.workers) - {unfit}
+            assert "warning: 1 of 2 Dask workers get no file" in err and "it has torch 0.0.1" in err, err
+        finally:
+            watcher.close()
+    finally:
+        c.close()
