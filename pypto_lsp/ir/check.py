@@ -112,9 +112,14 @@ class _FunctionChecker:
                 for d in p.type.shape:
                     if isinstance(d, Name):
                         self.defined.add(d.id)  # implicit dynamic dim (upstream creates it on load)
+        # the names bound before the statement being checked (``run`` adds each statement's
+        # targets after it), and the first statement that binds each of the others
+        self.bound: set[str] = set(self.defined)
+        self.first_binding: dict[str, Span] = {}
         for s in fn.statements():
             for t in stmt_targets(s):
                 self.defined.add(t.name)
+                self.first_binding.setdefault(t.name, s.span)
                 if t.type is not None:
                     self.types.setdefault(t.name, t.type)
         self._iter_arg_types()
@@ -137,6 +142,9 @@ class _FunctionChecker:
 
     def run(self) -> None:
         for s in self.fn.statements():
+            loop = type(s) is For or type(s) is While
+            if loop:  # a loop's own variables are bound in its header (a while's condition reads them)
+                self.bound.update(t.name for t in stmt_targets(s))
             try:
                 for sub in stmt_subexprs(s):
                     self.expr(sub, s)
@@ -154,6 +162,8 @@ class _FunctionChecker:
                 self.while_yield(s)
             if isinstance(s, If):
                 self.if_yields(s)
+            if not loop:
+                self.bound.update(t.name for t in stmt_targets(s))
 
     def add(self, d: D.Diagnostic) -> None:
         self.out.append(d)
@@ -171,6 +181,18 @@ class _FunctionChecker:
                 )
             elif e.id not in self.defined:
                 self.add(D.error(e.span, "undefined-name", f"undefined name '{e.id}' in function '{self.fn.name}'"))
+            elif e.id not in self.bound:
+                # the DSL binds a name where it is assigned, as pypto's parser reads it (top to
+                # bottom): a read above every statement that assigns it can never run
+                first = self.first_binding[e.id]
+                self.add(
+                    D.error(
+                        e.span,
+                        "used-before-assigned",
+                        f"'{e.id}' is read before it is assigned: the first statement that assigns it is on line {first.line}",
+                        "a pass moved this statement above the one that defines its operand, or dropped that one",
+                    )
+                )
         elif isinstance(e, OpCall):
             self.op_call(e)
         elif isinstance(e, FuncCall):

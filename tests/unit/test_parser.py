@@ -629,6 +629,18 @@ def test_flow_checks_clean(flow: Program) -> None:
     assert not errors, [(d.span.line, d.code, d.message) for d in errors]
 
 
+def test_a_read_above_the_assignment_is_an_error_on_its_line() -> None:
+    """The loop body's load moved below the store that reads its tile: the store's read is an
+    error there, naming the load's line (loop variables, iter_args and a while's condition stay
+    clean: test_flow_checks_clean)."""
+    load = "            t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [i, 0], [16, 64], [16, 64], target_memory=pl.Mem.Vec)\n"
+    store = "            acc__ssa_v1: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(t, [i, 0], acc)\n"
+    assert load + store in FLOW
+    errors = [d for d in check_program(parse_ok(FLOW.replace(load + store, store + load))) if d.severity == D.ERROR]
+    assert [(d.code, d.span.line, d.span.col) for d in errors] == [("used-before-assigned", 9, store.index("(t,") + 1)]
+    assert "on line 10" in errors[0].message
+
+
 def test_return_values(flow: Program) -> None:
     body = flow.function("body")
     assert body is not None
