@@ -30,6 +30,7 @@ from .model import (
     Stmt,
     TensorType,
     TileType,
+    TupleExpr,
     Type,
     UnaryOp,
     While,
@@ -115,6 +116,7 @@ class _FunctionChecker:
         # the names bound before the statement being checked (``run`` adds each statement's
         # targets after it), and the first statement that binds each of the others
         self.bound: set[str] = set(self.defined)
+        self.own_deps: set[int] = set()  # the names in the deps= of the statement being checked
         self.first_binding: dict[str, Span] = {}
         for s in fn.statements():
             for t in stmt_targets(s):
@@ -146,7 +148,11 @@ class _FunctionChecker:
             if loop:  # a loop's own variables are bound in its header (a while's condition reads them)
                 self.bound.update(t.name for t in stmt_targets(s))
             try:
-                for sub in stmt_subexprs(s):
+                subs = stmt_subexprs(s)
+                # a task waiting on its own id reads it above its assignment too: the dependency
+                # check (ir.depcheck) says so in the runtime's words, this one keeps quiet there
+                self.own_deps = {id(x) for e in subs if isinstance(e, OpCall | FuncCall) for x in _dep_items(e)}
+                for sub in subs:
                     self.expr(sub, s)
                 if isinstance(s, Assign):
                     self.annotation(s)
@@ -181,7 +187,7 @@ class _FunctionChecker:
                 )
             elif e.id not in self.defined:
                 self.add(D.error(e.span, "undefined-name", f"undefined name '{e.id}' in function '{self.fn.name}'"))
-            elif e.id not in self.bound:
+            elif e.id not in self.bound and id(e) not in self.own_deps:
                 # the DSL binds a name where it is assigned, as pypto's parser reads it (top to
                 # bottom): a read above every statement that assigns it can never run
                 first = self.first_binding[e.id]
@@ -364,6 +370,11 @@ class _FunctionChecker:
         for y in (a, b):
             if y is not None and y.targets and len(y.targets) != len(y.values):
                 self.add(D.error(y.span, "yield-mismatch", f"pl.yield_ gives {len(y.values)} values for {len(y.targets)} return variables"))
+
+
+def _dep_items(e: OpCall | FuncCall) -> list[Expr]:
+    deps = e.kwargs.get("deps")
+    return list(deps.items) if isinstance(deps, ListExpr | TupleExpr) else []
 
 
 def _truthy(e: Expr | None) -> bool:

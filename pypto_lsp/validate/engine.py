@@ -28,7 +28,7 @@ from ..ir.alloc_budget import budget as alloc_budget
 from ..ir.alloc_static import over_budget
 from ..ir.check import check_program
 from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
-from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
+from ..ir.model import For, If, OpCall, Program, ScalarType, Scope, Span, TensorType, TileType, While, entry_function, stmt_subexprs
 from ..ir.parser import parse_text
 from .config import DEFAULT_ATOL, DEFAULT_RTOL, time_limit
 from .golden import GoldenError
@@ -42,8 +42,9 @@ from .run_thread import run_with_timeout as _run_with_timeout
 from .run_thread import stuck_where as _stuck_where
 
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
-# tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order)
-ENGINE_VERSION = "4"
+# tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order;
+# 5: a read above its assignment is a static error, and errors torch raises name the IR op)
+ENGINE_VERSION = "5"
 
 
 SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
@@ -401,7 +402,7 @@ def run(
                 loan.settle(run_tensors)
         except Exception as exc:
             info.error = out.exception = exc
-            out.error = _error_info(exc, gen)
+            out.error = _error_info(exc, gen, comp.program)
         for o in observers:
             o.finished(info)
         return out
@@ -427,10 +428,38 @@ def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
     return out
 
 
-def _error_info(exc: BaseException, gen: GeneratedCode) -> ErrorInfo:
+# what Python and torch themselves raise when a kernel is handed operands it cannot take (a list,
+# a memory space, a string where a tile goes; shapes that do not broadcast): their words name
+# torch's function, not the IR op. Exact types: our own errors subclass some of these and say more
+_PYTHON_ERRORS = (TypeError, AttributeError, IndexError, ValueError, KeyError, RuntimeError)
+
+
+def _op_on_line(program: Program | None, line: int) -> str | None:
+    """The one op the statement on ``line`` calls, or None (no statement there, or several ops)."""
+    if program is None:
+        return None
+    ops = {
+        sub.op
+        for fn in program.functions
+        for st in fn.statements()
+        if st.span.line == line and not isinstance(st, For | While | If | Scope)
+        for sub in stmt_subexprs(st)
+        if isinstance(sub, OpCall)
+    }
+    return ops.pop() if len(ops) == 1 else None
+
+
+def _error_info(exc: BaseException, gen: GeneratedCode, program: Program | None = None) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
     message = _exc_message(exc)
+    python = exc if type(exc) in _PYTHON_ERRORS else exc.__cause__  # a rank's error carries its cause
+    if span is not None and type(python) in _PYTHON_ERRORS and not hasattr(python, "op"):
+        op = _op_on_line(program, span.line)
+        if op is not None:  # say which op, in the IR's words (after a rank's "rank 0 (fn): ")
+            head, sep, rest = message.partition("): ") if python is not exc else ("", "", message)
+            message = f"{head}{sep}{op}: {rest}"
+            detail["op"] = op
     if isinstance(exc, TimeoutError) and hasattr(exc, "stuck_frames"):
         # the run's thread was stopped: the IR line it was on, and where in our code when not the
         # script's (a hang in the runtime or a kernel, not in the program's own loop)
@@ -546,7 +575,7 @@ def run_text(
             try:
                 races = san.races(deadline)
             except TimeoutError as exc:
-                result.error = _error_info(exc, gen)
+                result.error = _error_info(exc, gen, comp.program)
                 return result
             left = deadline - time.monotonic() if deadline is not None else timeout
             if races and (left is None or left > 0):

@@ -1202,6 +1202,9 @@ def test_error_inside_a_called_kernel_is_on_the_kernel_line(gen: torch.Generator
     r = run(text, {"x": randn(gen, 16, 16), "y": torch.zeros(16, 16)}, {"y": torch.zeros(16, 16)})
     assert_error_at(r, line_of(text, "pl.tile.add(a__tile, b__tile)"))
     assert r.error is not None and not r.error.kind.startswith("static"), r.error
+    # torch's words name its own function: the message says which IR op it was
+    assert r.error.message.startswith("tile.add: "), r.error.message
+    assert r.error.detail["op"] == "tile.add"
     assert r.error.column is not None and r.error.column >= 1
     # the orchestration's call line is not where it failed
     assert r.error.line != line_of(text, "self.k(x, y)")
