@@ -98,6 +98,9 @@ class MemoryLowering:
         v = s.value
         if not isinstance(v, OpCall) or v.op in WRITES_INTO or v.op in VIEW_OPS or v.op in NO_NEW_BUFFER:
             return
+        if v.op == "pld.tensor.alloc_window_buffer" and v.args:
+            self.window_guard(s, v, ind)
+            return
         spec = lookup(v.op)
         t = s.target.type
         if spec is not None and spec.result == "create" and v.args and isinstance(v.args[0], ListExpr | TupleExpr):
@@ -115,6 +118,24 @@ class MemoryLowering:
         site = self.f.gen.constant(f"({alloc_budget.itemsize(dtype) + temps}, {literal(what)}, {literal(dtype)}, {temps})")
         self.f.gen.uses_alloc_guard = True
         self.f.emit(ind, f"_pl_ab.check({dims}, {site})", s.span)
+
+    def window_guard(self, s: Assign, v: OpCall, ind: int) -> None:
+        """Before a window buffer is made: it is one buffer of its size on every rank, made by one
+        op, so the budget counts all of them together (its size is a runtime value as often as not)."""
+        size = v.args[0]
+        if isinstance(size, ListExpr | TupleExpr):  # the (shape, dtype=) form
+            dt = v.kwargs.get("dtype")
+            dtype, dims = (dt.name if isinstance(dt, DTypeRef) else "INT32"), self.f.dims(size.items)
+        else:
+            dtype, dims = "UINT8", f"({self.f.expr(size)}, )"
+        if dims is None:
+            return
+        ranks = "_pl_rt.world_size()"
+        site = self.f.gen.constant(
+            f"({alloc_budget.itemsize(dtype)}, {literal(f'{s.target.name}: a window buffer on every rank')}, {literal(dtype)}, 0)"
+        )
+        self.f.gen.uses_alloc_guard = True
+        self.f.emit(ind, f"_pl_ab.check(({dims[1:-1]}{ranks}, ), {site})", s.span)
 
     def mem_read_stmt(self, e: OpCall, span: Span, ind: int) -> None:
         py, names, scratch = self.mem_reads(e, span.line)

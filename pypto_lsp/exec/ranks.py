@@ -192,23 +192,29 @@ class World:
             raise DistributedError(f"device={rank} is outside the world of {self.size} ranks (world_size)", rank=rank)
         self.ranks_seen.add(rank)
         holder: list[_Task] = []
-
-        def body() -> None:
-            task = holder[0]
-            try:
-                fn()
-            except _Cancelled:
-                pass
-            except BaseException as exc:  # reported by the host at the next join
-                task.failure = exc
-                self.failures.append((task, exc))
-
-        g = greenlet.greenlet(body, parent=self.host)
+        g = greenlet.greenlet(self.task_body(fn, holder), parent=self.host)
         task = _Task(rank, what, g, g, context.current().derive(rank=rank))
         holder.append(task)
         self.tasks.append(task)
         self._resume(task)
         return task
+
+    def task_body(self, fn: Callable[[], Any], holder: list[_Task]) -> Callable[[], None]:
+        """``fn`` as a task's greenlet runs it (``holder[0]``: its task): cancelled quietly when the
+        run failed elsewhere; anything else it raises is the task's failure, which the host reports
+        at the next join (never raised into the host's own frame)."""
+
+        def body() -> None:
+            try:
+                fn()
+            except _Cancelled:
+                pass
+            except BaseException as exc:
+                task = holder[0]
+                task.failure = exc
+                self.failures.append((task, exc))
+
+        return body
 
     def _resume(self, task: _Task, throw: BaseException | None = None) -> None:
         outer = context.swap(task.ctx)
@@ -249,7 +255,10 @@ class World:
                 break
             if self.failures:
                 for t in live:
-                    self._resume(t, _Cancelled())
+                    # a task that never ran (a deferred one still waiting its turn) or has ended
+                    # has no frame to unwind: into such a greenlet a throw would land in the host
+                    if t.started and not t.resume_at.dead:
+                        self._resume(t, _Cancelled())
                     t.done = True
                 break
             pick = None
@@ -454,8 +463,12 @@ def submit_task(fn: Callable[..., Any], args: tuple[Any, ...], deps: Any, fallba
         token.conditions.extend(inner.conditions)
         token.ran = True
 
-    g = greenlet.greenlet(body, parent=w.host)
-    w.tasks.append(_Task(rank, _DEFERRED, g, g, context.current().derive(rank=rank)))
+    # guarded as a spawned task is: the run failing elsewhere cancels it, its own failure (a
+    # deadlock raised into its wait, say) is reported by the host
+    holder: list[_Task] = []
+    g = greenlet.greenlet(w.task_body(body, holder), parent=w.host)
+    holder.append(_Task(rank, _DEFERRED, g, g, context.current().derive(rank=rank)))
+    w.tasks.append(holder[0])
     return _with_id(args[fallback] if 0 <= fallback < len(args) else None, token, fallback)
 
 

@@ -18,7 +18,7 @@ from . import context, crosscore, spmd
 from .crosscore import runs_cube
 from .kernels import KERNELS, NOOPS, ResultType
 from .kernels.system_ops import new_task_id as task_id
-from .ranks import WindowView, launch_on_rank, run_host, submit_scope, submit_task
+from .ranks import WindowView, current_world, launch_on_rank, run_host, submit_scope, submit_task
 from .values import DTYPES, get_valid, with_valid
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "dtype",
     "check_value",
     "with_valid",
+    "world_size",
     "scalar_arg",
     "dim",
     "scalar_cast",
@@ -128,6 +129,13 @@ def _fmt(shape: tuple[Any, ...]) -> str:
 
 def _dt_name(dt: torch.dtype) -> str:
     return str(dt).replace("torch.", "")
+
+
+def world_size() -> int:
+    """The running program's rank count (1 outside a multi-rank run): a window buffer is made on
+    every rank, and the allocation guard counts them together (exec.codegen_memory.window_guard)."""
+    w = current_world()
+    return w.size if w is not None else 1
 
 
 def call_counter() -> collections.Counter[str]:

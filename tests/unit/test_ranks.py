@@ -10,6 +10,7 @@ import torch
 from pypto_lsp.exec import ranks
 from pypto_lsp.exec.kernels import KERNELS
 from pypto_lsp.validate.engine import run_text
+from pypto_lsp.validate.report import FileResult
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "allreduce_ranks"
 
@@ -198,6 +199,53 @@ def test_a_consumer_of_a_deferred_waiter_runs_after_the_later_publisher() -> Non
     res = run_text(blocking, {"inp": inp, "out": torch.zeros(2, 1, 4, dtype=torch.int32)}, expected, filename="blocking.py")
     assert res.error is not None and res.error.kind == "distributed:deadlock", res.error
     assert res.error.detail.get("ranks") == [0, 1]
+
+
+def test_a_deferred_task_that_never_runs_leaves_the_run_reporting_why() -> None:
+    """Two runs where the deferred consumer is still pending when the run goes wrong. The
+    publisher's notify dropped: the consumer waits for ever, a deadlock. A publisher that fails
+    first: its own error is the verdict (cancelling the consumer, which had never started,
+    escaped from the runtime as its internal exception and ended the run without a result)."""
+    inp = torch.arange(8, dtype=torch.int32).reshape(2, 1, 4) + 1
+    expected = {"out": inp.roll(1, dims=0)}
+    notify = "            pld.system.notify(flag, peer, [0, 0], pl.const(1, pl.INT32), op=1)\n"
+    assert notify in DEFERRED
+    silent = DEFERRED.replace(notify, "")
+    res = run_text(silent, {"inp": inp, "out": torch.zeros(2, 1, 4, dtype=torch.int32)}, expected, filename="silent.py")
+    assert res.error is not None and res.error.kind == "distributed:deadlock", res.error
+    # found where the host joins its launches (its function's end), naming the wait
+    assert "deferred" in res.error.message and "defer_wait" in res.error.message, res.error
+    assert res.error.line == next(i for i, line in enumerate(silent.splitlines(), 1) if "def host(" in line), res.error
+    # the publisher's load reads 8 columns of a 4-column input: a shape error before the notify
+    bad = DEFERRED.replace(
+        "mine: pl.Tile[[1, 4], pl.INT32, pl.Mem.Vec] = pl.tile.load(inp, [0, 0], [1, 4], [1, 4]",
+        "mine: pl.Tile[[1, 4], pl.INT32, pl.Mem.Vec] = pl.tile.load(inp, [0, 0], [1, 8], [1, 8]",
+    )
+    assert bad != DEFERRED
+    res = run_text(bad, {"inp": inp, "out": torch.zeros(2, 1, 4, dtype=torch.int32)}, expected, filename="bad.py")
+    assert res.status == "error" and res.error is not None and res.error.kind != "_Cancelled", res.error
+    assert res.error.line == next(i for i, line in enumerate(bad.splitlines(), 1) if "[1, 8], [1, 8]" in line), res.error
+
+
+def test_a_window_buffer_over_the_allocation_budget_is_refused_before_it_is_made() -> None:
+    """A window buffer is its size on every rank, made by one op: the budget counts them together,
+    before any byte is allocated (a size a pass got wrong was allocated, seconds and gigabytes of
+    zeros, or the machine's memory)."""
+    inp = torch.arange(8, dtype=torch.int32).reshape(2, 1, 4) + 1
+    expected = {"out": inp.roll(1, dims=0)}
+
+    def run_with(text: str, max_alloc: int | None = None) -> FileResult:
+        return run_text(text, {"inp": inp, "out": torch.zeros(2, 1, 4, dtype=torch.int32)}, expected, filename="w.py", max_alloc=max_alloc)
+
+    line = next(i for i, text in enumerate(DEFERRED.splitlines(), 1) if "alloc_window_buffer(16)" in text)
+    huge = DEFERRED.replace("alloc_window_buffer(16)", "alloc_window_buffer(16 * 1099511627776)")
+    res = run_with(huge)
+    assert res.error is not None and res.error.kind == "alloc-budget" and res.error.line == line, res.error
+    assert "box_buf" in res.error.message and "every rank" in res.error.message
+    # 16 bytes on each of the 2 ranks: 32 bytes fit a 32-byte budget, not a 31-byte one
+    assert run_with(DEFERRED, max_alloc=32).status == "pass"
+    res = run_with(DEFERRED, max_alloc=31)
+    assert res.error is not None and res.error.kind == "alloc-budget" and res.error.line == line, res.error
 
 
 def test_the_error_lens_says_which_ranks() -> None:
