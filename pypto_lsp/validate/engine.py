@@ -37,7 +37,7 @@ from .process_setup import one_intra_op_thread
 from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, MemoryResult, TensorResult, hazards_of
 from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
-from .run_thread import abandoned_runs
+from .run_thread import abandoned_runs, stuck_loops
 from .run_thread import run_with_timeout as _run_with_timeout
 from .run_thread import stuck_where as _stuck_where
 
@@ -464,6 +464,10 @@ def _error_info(exc: BaseException, gen: GeneratedCode, program: Program | None 
         # the run's thread was stopped: the IR line it was on, and where in our code when not the
         # script's (a hang in the runtime or a kernel, not in the program's own loop)
         span, inner = _stuck_where(exc, gen)
+        loops = stuck_loops(exc, gen, program)
+        if loops is not None:  # which loop did not end, and how far it had got
+            detail["stuck_loops"] = loops
+            message += f"; {loops}"
         if inner is not None:
             detail["stuck_in"] = inner
             message += f"; stopped in {inner}"

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..exec.codegen import GeneratedCode
-from ..ir.model import Span
+from ..ir.model import For, Program, Span, fold_int
 from .config import time_limit
 
-__all__ = ["abandoned_runs", "run_with_timeout", "stuck_where"]
+__all__ = ["abandoned_runs", "run_with_timeout", "stuck_loops", "stuck_where"]
 
 
 def run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
@@ -47,9 +47,11 @@ def run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     t.join(timeout)
     if t.is_alive():
         where = _where_now(t)  # before it is stopped: the frames it was in when its time ran out
+        counters = _script_counters(t)
         _stop_thread(t)
         exc = TimeoutError(f"run did not finish within {timeout:g} s (an endless loop in the IR?)")
         exc.stuck_frames = where  # type: ignore[attr-defined]
+        exc.stuck_counters = counters  # type: ignore[attr-defined]
         raise exc
     _wait_gone(t)
     if "exc" in box:
@@ -61,6 +63,19 @@ def _where_now(t: threading.Thread) -> list[tuple[str, int, str]]:
     """The frames ``t`` is in right now, outermost first: (file name, line, function)."""
     frame = sys._current_frames().get(t.ident) if t.ident is not None else None
     return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(frame)] if frame is not None else []
+
+
+def _script_counters(t: threading.Thread) -> list[tuple[str, int, dict[str, int]]]:
+    """Each generated-script frame ``t`` is in, outermost first: its function, its line and its
+    integer locals (where its loops had got to)."""
+    frame = sys._current_frames().get(t.ident) if t.ident is not None else None
+    out: list[tuple[str, int, dict[str, int]]] = []
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<pypto-lsp:"):
+            out.append((code.co_name, frame.f_lineno or 0, {k: v for k, v in dict(frame.f_locals).items() if type(v) is int}))
+        frame = frame.f_back
+    return out[::-1]
 
 
 def stuck_where(exc: BaseException, gen: GeneratedCode) -> tuple[Span | None, str | None]:
@@ -117,3 +132,31 @@ def abandoned_runs() -> int:
     """How many timed-out runs are still going (a process with any must leave with ``os._exit``)."""
     _ABANDONED[:] = [t for t in _ABANDONED if t.is_alive()]
     return len(_ABANDONED)
+
+
+def stuck_loops(exc: BaseException, gen: GeneratedCode, program: Program | None) -> str | None:
+    """A timed-out run: how far the loops it was in had got, outermost first (``the loop on line
+    23 was at step = 4811 of range(1000000000000)``), for the loops whose variable was a plain
+    integer then and whose bound is a constant; None when there is none."""
+    counters: list[tuple[str, int, dict[str, int]]] = getattr(exc, "stuck_counters", None) or []
+    if program is None or not counters:
+        return None
+    said = []
+    for py_fn, line, values in counters:
+        fn = program.function(gen.py_functions.get(py_fn, ""))
+        span = gen.ir_span(line)
+        if fn is None or span is None:
+            continue
+        to_py = {ir: py for py, ir in gen.local_names.get(py_fn, {}).items()}
+        for s in fn.statements():
+            if type(s) is not For or s.var is None or not s.span.line <= span.line <= s.span.end_line:
+                continue
+            v = values.get(to_py.get(s.var.name, s.var.name))
+            stop = fold_int(s.stop)
+            if v is None or stop is None:
+                continue
+            start = fold_int(s.start) if s.start is not None else 0
+            step = fold_int(s.step) if s.step is not None else 1
+            bounds = f"{stop}" if (start, step) == (0, 1) else f"{start}, {stop}, {step}"
+            said.append(f"the loop on line {s.span.line} was at {s.var.name} = {v} of range({bounds})")
+    return "; ".join(said[:4]) or None

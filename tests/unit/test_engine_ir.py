@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -703,6 +704,10 @@ def test_run_timeout_is_an_error_not_a_hang() -> None:
     loop = line_of(text, "for i in pl.range(300000000):")
     assert r.error.line in (loop, loop + 1), (r.error.line, loop)
     assert "stuck_in" not in r.error.detail  # the program's own loop, not our code
+    # which loop did not end, and how far it had got (a pass that turned 4 trips into 3e8 says so)
+    got = re.search(rf"the loop on line {loop} was at i = (\d+) of range\(300000000\)", r.error.message)
+    assert got is not None and 0 <= int(got.group(1)) < 300000000, r.error.message
+    assert r.error.detail["stuck_loops"] in r.error.message
 
 
 def test_a_run_stopped_inside_our_code_says_where() -> None:
