@@ -1,0 +1,106 @@
+"""Every example dump, damaged the ways a wrong pass or a bad edit damages it, run by the engine:
+whatever the damage, ``run_text`` returns a result, and an error says where it is.
+
+The damage is drawn with a fixed seed (the same runs every time): a line dropped, repeated or
+swapped with another; a number changed (0, 1, 7, 64, 2**31, 10**12); a dtype changed; an op
+replaced by another; two names swapped on a line; the file cut short. A session that ran this on
+the shared fixtures found an internal exception of the multi-rank runtime escaping the engine
+(a deferred task cancelled before it started), a window buffer of gigabytes allocated rather than
+refused, reads above their assignment failing as Python's UnboundLocalError, and timeouts that
+did not say which loop ran on (``tests/unit/test_ranks.py``, ``test_engine_ir.py``,
+``test_parser.py`` pin each).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from pypto_lsp.validate.engine import run_text
+from pypto_lsp.validate.golden import load_bundle
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+COVERAGE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures-coverage"  # adds cases when beside us
+CASES = sorted(p for p in EXAMPLES.iterdir() if (p / "passes_dump").is_dir() and (p / "golden").is_dir())
+CASES += sorted(p for p in COVERAGE.iterdir() if (p / "passes_dump").is_dir() and (p / "tensors.pt").is_file()) if COVERAGE.is_dir() else []
+PER_DUMP = 12  # damaged copies of each example dump
+SAMPLED = 3  # a coverage case's dumps that are damaged (its last, and two drawn), PER_DUMP copies each
+OPS = (
+    "tile.add",
+    "tile.sub",
+    "tile.mul",
+    "tile.load",
+    "tile.store",
+    "tile.matmul",
+    "tile.exp",
+    "tile.row_sum",
+    "tensor.create",
+    "tile.move",
+)
+
+
+def damaged(text: str, rnd: random.Random) -> str:
+    lines = text.split("\n")
+    i = rnd.randrange(len(lines))
+    kind = rnd.randrange(8)
+    if kind == 0:
+        del lines[i]
+    elif kind == 1:
+        lines.insert(i, lines[i])
+    elif kind == 2:
+        j = rnd.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+    elif kind == 3:
+        numbers = list(re.finditer(r"\b\d+\b", text))
+        if numbers:
+            m = rnd.choice(numbers)
+            return text[: m.start()] + str(rnd.choice((0, 1, 7, 64, 2**31, 10**12))) + text[m.end() :]
+    elif kind == 4:
+        return re.sub(
+            r"pl\.(FP32|BF16|FP16|INT32)\b", lambda _m: "pl." + rnd.choice(("FP32", "BF16", "INT32", "INT8", "BOOL")), text, count=2
+        )
+    elif kind == 5:
+        ops = list(re.finditer(r"pl\.(tile|tensor)\.\w+(?=\()", text))
+        if ops:
+            m = rnd.choice(ops)
+            return text[: m.start()] + "pl." + rnd.choice(OPS) + text[m.end() :]
+    elif kind == 6:
+        names = sorted(set(re.findall(r"\b[a-z_][a-z0-9_]*__\w+\b", lines[i])))
+        if len(names) > 1:
+            a, b = rnd.sample(names, 2)
+            lines[i] = lines[i].replace(a, "\0").replace(b, a).replace("\0", b)
+    else:
+        return text[: rnd.randrange(len(text))]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_damaged_dumps_get_a_result_and_errors_a_line(case: Path) -> None:
+    golden = case / "golden" if (case / "golden").is_dir() else case
+    inputs = {
+        k: v for k, v in load_bundle(golden / ("inputs.pt" if golden != case else "tensors.pt")).items() if isinstance(v, torch.Tensor)
+    }
+    expected = load_bundle(golden / "expected.pt")
+    rnd = random.Random(f"mutated-runs:{case.name}")
+    unplaced = []
+    dumps = sorted((case / "passes_dump").glob("*.py"))
+    if golden == case:  # a coverage case: fifty dumps of one program, a few of them
+        dumps = [dumps[-1], *rnd.sample(dumps[:-1], min(SAMPLED - 1, len(dumps) - 1))]
+    for dump in dumps:
+        original = dump.read_text(encoding="utf-8")
+        for n in range(PER_DUMP):
+            text = damaged(original, rnd)
+            # nothing may escape: a wrong program is a result, never an exception of ours
+            r = run_text(
+                text, {k: v.clone() for k, v in inputs.items()}, expected, filename=dump.name, timeout=5
+            )  # a timeout is a result too
+            assert r.status in ("pass", "fail", "error", "ran"), r.status
+            if r.status == "error":
+                assert r.error is not None and r.error.message
+                if r.error.line is None and r.error.kind not in ("golden", "static:no-entry", "static:no-functions", "static:parse"):
+                    unplaced.append((dump.name, n, r.error.kind, r.error.message[:120]))
+    assert not unplaced, unplaced
