@@ -1,5 +1,6 @@
-"""Every example dump, damaged the ways a wrong pass or a bad edit damages it, run by the engine:
-whatever the damage, ``run_text`` returns a result, and an error says where it is.
+"""Every example dump (and three dumps of each ``../shared/fixtures-coverage`` case, when it is
+beside the repository), damaged the ways a wrong pass or a bad edit damages it, run by the
+engine: whatever the damage, ``run_text`` returns a result, and an error says where it is.
 
 The damage is drawn with a fixed seed (the same runs every time): a line dropped, repeated or
 swapped with another; a number changed (0, 1, 7, 64, 2**31, 10**12); a dtype changed; an op
