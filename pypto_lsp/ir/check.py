@@ -116,7 +116,7 @@ class _FunctionChecker:
         # the names bound before the statement being checked (``run`` adds each statement's
         # targets after it), and the first statement that binds each of the others
         self.bound: set[str] = set(self.defined)
-        self.own_deps: set[int] = set()  # the names in the deps= of the statement being checked
+        self.subs: tuple[Expr, ...] = ()  # the expressions of the statement being checked
         self.first_binding: dict[str, Span] = {}
         for s in fn.statements():
             for t in stmt_targets(s):
@@ -148,10 +148,7 @@ class _FunctionChecker:
             if loop:  # a loop's own variables are bound in its header (a while's condition reads them)
                 self.bound.update(t.name for t in stmt_targets(s))
             try:
-                subs = stmt_subexprs(s)
-                # a task waiting on its own id reads it above its assignment too: the dependency
-                # check (ir.depcheck) says so in the runtime's words, this one keeps quiet there
-                self.own_deps = {id(x) for e in subs if isinstance(e, OpCall | FuncCall) for x in _dep_items(e)}
+                self.subs = subs = stmt_subexprs(s)
                 for sub in subs:
                     self.expr(sub, s)
                 if isinstance(s, Assign):
@@ -171,6 +168,12 @@ class _FunctionChecker:
             if not loop:
                 self.bound.update(t.name for t in stmt_targets(s))
 
+    def _own_dep(self, e: Name) -> bool:
+        """``e`` is in a ``deps=`` of the statement being checked: a task waiting on its own id reads
+        it above its assignment too, which the dependency check (ir.depcheck) says in the runtime's
+        words; asked only of a name read above its assignment."""
+        return any(x is e for c in self.subs if isinstance(c, OpCall | FuncCall) for x in _dep_items(c))
+
     def add(self, d: D.Diagnostic) -> None:
         self.out.append(d)
 
@@ -187,7 +190,7 @@ class _FunctionChecker:
                 )
             elif e.id not in self.defined:
                 self.add(D.error(e.span, "undefined-name", f"undefined name '{e.id}' in function '{self.fn.name}'"))
-            elif e.id not in self.bound and id(e) not in self.own_deps:
+            elif e.id not in self.bound and not self._own_dep(e):
                 # the DSL binds a name where it is assigned, as pypto's parser reads it (top to
                 # bottom): a read above every statement that assigns it can never run
                 first = self.first_binding[e.id]

@@ -29,13 +29,13 @@ from pypto_lsp.validate.golden import load_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-COVERAGE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures-coverage"  # adds cases when beside us
+COVERAGE = ROOT.parent / "shared" / "fixtures-coverage"  # adds cases when beside us
 CASES = sorted(p for p in EXAMPLES.iterdir() if (p / "passes_dump").is_dir() and (p / "golden").is_dir())
 CASES += sorted(p for p in COVERAGE.iterdir() if (p / "passes_dump").is_dir() and (p / "tensors.pt").is_file()) if COVERAGE.is_dir() else []
 PER_DUMP = 12  # damaged copies of each example dump
 SAMPLED = 3  # a coverage case's dumps that are damaged (its last, and two drawn), PER_DUMP copies each
-# a changed number may ask for gigabytes: refused by the budget (a result like any other), where it
-# would otherwise be made in this test process, whose peak RSS the later tests' children inherit
+# a changed number may ask for gigabytes: refused by the budget (a result like any other) rather
+# than made
 MAX_ALLOC = 64 << 20
 RUN_S = 5  # a run that loops on is stopped after this long: a timeout is a result too
 OPS = (

@@ -68,6 +68,21 @@ class LocalCluster:
             self.close()  # never a process left behind
             raise
 
+    def start_unfit_worker(self, name: str, prelude: str) -> str:
+        """Start one ``dask worker`` that runs ``prelude`` first (what makes it unfit) and return its
+        address once the scheduler has it; the cluster must have no other worker yet."""
+        start = f"{prelude}; from distributed.cli.dask_worker import main; main()"
+        self._start(
+            name, [sys.executable, "-c", start, self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
+        )
+        client = distributed.Client(self.address, timeout=f"{START_S}s")
+        try:
+            client.wait_for_workers(1, timeout=START_S)
+            (address,) = client.scheduler_info(n_workers=-1)["workers"]
+            return str(address)
+        finally:
+            client.close()
+
     def add_workers(self, n: int) -> None:
         """Start ``n`` more workers and wait until the scheduler has them all."""
         if n == 0:
@@ -484,15 +499,9 @@ def test_workers_that_cannot_import_pypto_lsp_get_no_file(tmp_path: Path) -> Non
     go to those only, and a warning names the others."""
     c = LocalCluster(tmp_path, workers=0)
     try:
-        blocked = "import sys; sys.modules['pypto_lsp'] = None; from distributed.cli.dask_worker import main; main()"
-        c._start(
-            "unfit",
-            [sys.executable, "-c", blocked, c.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
-        )
+        unfit = c.start_unfit_worker("unfit", "import sys; sys.modules['pypto_lsp'] = None")
         watcher = distributed.Client(c.address, timeout=f"{START_S}s")
         try:
-            watcher.wait_for_workers(1, timeout=START_S)
-            (unfit,) = watcher.scheduler_info(n_workers=-1)["workers"]
             folder = EXAMPLES / "softmax" / "passes_dump"
             code, _, err = _validate(tmp_path, folder, "--cluster", c.address)
             assert code == 2, err
@@ -522,25 +531,15 @@ def test_workers_with_another_torch_get_no_file(tmp_path: Path) -> None:
     (other / "torch-0.0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 0.0.1\n", encoding="utf-8")
     c = LocalCluster(tmp_path, workers=0)
     try:
-        start = f"import sys; sys.path.insert(0, {str(other)!r}); from distributed.cli.dask_worker import main; main()"
-        c._start(
-            "other-torch",
-            [sys.executable, "-c", start, c.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
-        )
-        watcher = distributed.Client(c.address, timeout=f"{START_S}s")
-        try:
-            watcher.wait_for_workers(1, timeout=START_S)
-            (unfit,) = watcher.scheduler_info(n_workers=-1)["workers"]
-            folder = EXAMPLES / "softmax" / "passes_dump"
-            code, _, err = _validate(tmp_path, folder, "--cluster", c.address)
-            assert code == 2, err
-            assert f"{unfit}: it has torch 0.0.1" in err and "and torch " in err, err
-            c.add_workers(1)
-            code, remote, err = _validate(tmp_path, folder, "--cluster", c.address)
-            assert code == 0, err
-            assert {f["worker"] for f in remote["files"]} == set(c.workers) - {unfit}
-            assert "warning: 1 of 2 Dask workers get no file" in err and "it has torch 0.0.1" in err, err
-        finally:
-            watcher.close()
+        unfit = c.start_unfit_worker("other-torch", f"import sys; sys.path.insert(0, {str(other)!r})")
+        folder = EXAMPLES / "softmax" / "passes_dump"
+        code, _, err = _validate(tmp_path, folder, "--cluster", c.address)
+        assert code == 2, err
+        assert f"{unfit}: it has torch 0.0.1" in err and "and torch " in err, err
+        c.add_workers(1)
+        code, remote, err = _validate(tmp_path, folder, "--cluster", c.address)
+        assert code == 0, err
+        assert {f["worker"] for f in remote["files"]} == set(c.workers) - {unfit}
+        assert "warning: 1 of 2 Dask workers get no file" in err and "it has torch 0.0.1" in err, err
     finally:
         c.close()
