@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -55,6 +55,7 @@ import torch
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
 from . import context, spmd
+from .boxes import Box, Root, bounding, covers, intersect, joined, overlap
 from .definedness import Definedness
 from .observe import Observer, RunInfo
 from .race_index import AccessIndex, past
@@ -68,97 +69,31 @@ __all__ = ["Sanitizer", "active", "suspend", "resume", "undefined_in", "Box", "R
 _MAX_BOXES = 64
 
 
-@dataclass(slots=True, frozen=True)
-class Box:
-    """Elements ``[lo, hi)`` per dimension of a buffer's root tensor, or of its flat storage (``flat``)."""
-
-    lo: tuple[int, ...]
-    hi: tuple[int, ...]
-    flat: bool = False
-
-    def empty(self) -> bool:
-        for lo, h in zip(self.lo, self.hi):
-            if h <= lo:
-                return True
-        return False
-
-    def text(self) -> str:
-        if self.flat:
-            return f"elements [{self.lo[0]}, {self.hi[0]})"
-        return "[" + ", ".join(f"{lo}:{h}" for lo, h in zip(self.lo, self.hi, strict=True)) + "]"
-
-
-def _joined(a: Box, b: Box) -> Box | None:
-    """``a`` and ``b`` as one box when their union is exactly one (the same but for one dimension,
-    where they meet or overlap: a tile loop's windows along a row), else None."""
-    if a.flat != b.flat or len(a.lo) != len(b.lo):
-        return None
-    d = -1
-    for i, (a0, a1, b0, b1) in enumerate(zip(a.lo, a.hi, b.lo, b.hi, strict=True)):
-        if a0 != b0 or a1 != b1:
-            if d >= 0 or a1 < b0 or b1 < a0:
-                return None
-            d = i
-    if d < 0:
-        return a
-    return Box(a.lo[:d] + (min(a.lo[d], b.lo[d]),) + a.lo[d + 1 :], a.hi[:d] + (max(a.hi[d], b.hi[d]),) + a.hi[d + 1 :], a.flat)
-
-
-def _bound(boxes: Sequence[Box]) -> Box:
-    rank = len(boxes[0].lo)
-    return Box(
-        tuple(min(b.lo[d] for b in boxes) for d in range(rank)),
-        tuple(max(b.hi[d] for b in boxes) for d in range(rank)),
-        boxes[0].flat,
-    )
-
-
-@dataclass(slots=True)
-class _Root:
-    """A global buffer: the tensor the run made or was given, kept alive so its address is not reused."""
-
-    key: int
-    tensor: torch.Tensor
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    contiguous: bool
-    line: int = 0  # where it was created (0: an entry argument)
-    name: str = ""
-    manual_dep: bool = False
-
-    def to_flat(self, b: Box) -> Box:
-        if b.flat:
-            return b
-        lo = sum(i * s for i, s in zip(b.lo, self.strides, strict=True))
-        last = sum((h - 1) * s for h, s in zip(b.hi, self.strides, strict=True))
-        return Box((lo,), (last + 1,), True)
-
-
-def overlap(root: _Root, a: Box, b: Box) -> bool:
-    if a.flat != b.flat:
-        a, b = root.to_flat(a), root.to_flat(b)
-    return all(x0 < y1 and y0 < x1 for x0, x1, y0, y1 in zip(a.lo, a.hi, b.lo, b.hi, strict=True))
-
-
-def covers(root: _Root, a: Box, b: Box) -> bool:
-    """``a`` contains ``b``."""
-    if a.flat != b.flat:
-        a, b = root.to_flat(a), root.to_flat(b)
-    return all(x0 <= y0 and y1 <= x1 for x0, x1, y0, y1 in zip(a.lo, a.hi, b.lo, b.hi, strict=True))
-
-
-def intersect(root: _Root, a: Box, b: Box) -> Box:
-    if a.flat != b.flat:
-        a, b = root.to_flat(a), root.to_flat(b)
-    return Box(tuple(max(x, y) for x, y in zip(a.lo, b.lo, strict=True)), tuple(min(x, y) for x, y in zip(a.hi, b.hi, strict=True)), a.flat)
-
-
 @dataclass(slots=True)
 class _Task:
     index: int
     site: TaskSite
     deps: set[int] = field(default_factory=set)
-    reach: int = 0  # bit i: task i happens before this one
+    # what happens before this task: every task below ``floor``, and task i >= floor where bit i
+    # of ``reach`` is set. A chain of tasks (program order, a loop of dependent tasks) keeps no bits
+    # at all: one bit per earlier task was quadratic memory (8000 tasks in program order: 1.7 GB)
+    floor: int = 0
+    reach: int = 0
+
+    def after(self, a: _Task) -> bool:
+        """``a`` happens before this task."""
+        return a.index < self.floor or bool((self.reach >> a.index) & 1)
+
+    def join(self, deps: Iterable[_Task]) -> None:
+        """Happens after each of ``deps`` and after whatever happens before them."""
+        floor, bits = self.floor, self.reach
+        for d in deps:
+            floor = max(floor, d.floor)
+            bits |= d.reach | (1 << d.index)
+        rest = bits >> floor
+        floor += (~rest & (rest + 1)).bit_length() - 1  # the tasks from floor on, in a row
+        self.floor, self.reach = floor, (bits >> floor) << floor
+
     # root key -> kind ("r"/"w") -> boxes
     access: dict[int, dict[str, list[Box]]] = field(default_factory=dict)
     # root key -> (block, lane) -> write boxes (the parts of the task that run at the same time)
@@ -220,7 +155,7 @@ class Sanitizer(Observer):
         self.gen_filename = gen_filename
         self.ir_line = ir_line  # generated line -> IR line
         self.reorder = reorder
-        self.roots: dict[int, _Root] = {}
+        self.roots: dict[int, Root] = {}
         self.tasks: list[_Task] = []
         self._current: dict[int | None, _Task | None] = {}  # the task running, per rank (exec.ranks: ranks interleave)
         self.tensormap: dict[int, list[tuple[int, Box]]] = {}
@@ -365,8 +300,7 @@ class Sanitizer(Observer):
         t = _Task(len(self.tasks), site)
         self.tasks.append(t)
         t.deps.update(d for d in _task_ids(deps) if 0 <= d < t.index)
-        for dep in t.deps:
-            t.reach |= self.tasks[dep].reach | (1 << dep)
+        t.join(self.tasks[dep] for dep in t.deps)
         return t.index
 
     def _must_wait(self, t: _Task) -> bool:
@@ -395,9 +329,11 @@ class Sanitizer(Observer):
         site = t.site
         dirs = site.directions
         if dirs is None:
-            # no directions (before DeriveCallDirections): the simulator's program order is all we know
-            t.deps.update(range(t.index))
-            t.reach = (1 << t.index) - 1
+            # no directions (before DeriveCallDirections): the simulator's program order is all we know;
+            # the task before is its one edge (what the task graph draws), the rest follows from it
+            if t.index:
+                t.deps.add(t.index - 1)
+            t.floor, t.reach = t.index, 0
             return
         inserts: list[tuple[int, Box, str]] = []
         for i, a in enumerate(args):
@@ -423,28 +359,25 @@ class Sanitizer(Observer):
                 root = self.roots[key]
                 entries[:] = [(w, wb) for w, wb in entries if not covers(root, box, wb)]
             entries.append((t.index, box))
-        reach = 0
-        for dep in t.deps:
-            reach |= self.tasks[dep].reach | (1 << dep)
-        t.reach = reach
+        t.join(self.tasks[dep] for dep in t.deps)
 
     # -- global memory ------------------------------------------------------------------------
 
-    def _root(self, t: torch.Tensor, line: int = 0, name: str = "") -> _Root:
+    def _root(self, t: torch.Tensor, line: int = 0, name: str = "") -> Root:
         key = t.untyped_storage().data_ptr()
         r = self.roots.get(key)
         if r is None or (line and r.line != line and t.storage_offset() == 0 and tuple(t.shape) != r.shape):
             if t.storage_offset() == 0 and t.is_contiguous():
-                r = _Root(key, t, tuple(t.shape), tuple(t.stride()), True, line, name)
+                r = Root(key, t, tuple(t.shape), tuple(t.stride()), True, line, name)
             else:  # a view of a buffer we never saw whole: its flat storage
                 n = t.untyped_storage().nbytes() // max(1, t.element_size())
-                r = _Root(key, t, (n,), (1,), False, line, name)
+                r = Root(key, t, (n,), (1,), False, line, name)
             self.roots[key] = r
         elif line and not r.line:
             r.line, r.name = line, name
         return r
 
-    def _view_box(self, root: _Root, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int]) -> Box | None:
+    def _view_box(self, root: Root, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int]) -> Box | None:
         """The elements of ``v[offs : offs + sizes]`` in ``root``'s coordinates."""
         if len(offs) != v.dim() or len(sizes) != v.dim():
             return None
@@ -502,13 +435,13 @@ class Sanitizer(Observer):
             boxes = per.setdefault(kind, [])
             # a window next to (or over) the last one along one dimension extends it (the union is
             # exact): a task sweeping a row of tiles keeps one box, not one per tile
-            joined = _joined(boxes[-1], box) if boxes else None
-            if joined is not None:
-                boxes[-1] = joined
+            merged = joined(boxes[-1], box) if boxes else None
+            if merged is not None:
+                boxes[-1] = merged
             elif box not in boxes:
                 boxes.append(box)
                 if len(boxes) > _MAX_BOXES:
-                    boxes[:] = [_bound(boxes)]
+                    boxes[:] = [bounding(boxes)]
         if part:
             # lanes of a dual-dispatch no-split kernel both do the same work: only split lanes own their halves
             # and the block's barrier phase: writes on either side of a system.syncall are ordered (exec.spmd)
@@ -518,7 +451,7 @@ class Sanitizer(Observer):
             if box not in pb:
                 pb.append(box)
                 if len(pb) > _MAX_BOXES:
-                    pb[:] = [_bound(pb)]
+                    pb[:] = [bounding(pb)]
 
     def _definedness(self, kind: str, v: torch.Tensor, offs: Sequence[int], sizes: Sequence[int], op: str) -> None:
         """A write defines its window (a store's source shadow is moved in after); a scalar ``read``
@@ -643,7 +576,7 @@ class Sanitizer(Observer):
         seen: set[tuple[int, int, int]] = set()
 
         def ordered(a: _Task, b: _Task) -> bool:
-            return bool((b.reach >> a.index) & 1)
+            return b.after(a)
 
         # every race has a write in it: a buffer no task of the rank writes (the weights, the
         # inputs) cannot race, and is never indexed (at hidden 4096 they were 9 of 10 entries)
@@ -660,7 +593,7 @@ class Sanitizer(Observer):
                     idx = indexes[(key, t.rank)] = AccessIndex(self.roots[key], overlap, covers)
                 before = touched.get((key, t.rank), 0)
                 touched[(key, t.rank)] = before | (1 << t.index)
-                hit = idx.first_race(t, boxes, ordered) if before & ~t.reach else None
+                hit = idx.first_race(t, boxes, ordered) if (before & ~t.reach) >> t.floor else None
                 if hit is not None:
                     a, ka, kb, q = hit
                     sig = (a.site.index, t.site.index, key)
@@ -676,7 +609,7 @@ class Sanitizer(Observer):
                     out.append(f)
         return out
 
-    def _race(self, root: _Root, a: _Task, b: _Task, ka: str, kb: str, region: Box) -> Hazard:
+    def _race(self, root: Root, a: _Task, b: _Task, ka: str, kb: str, region: Box) -> Hazard:
         rw = {"wr": "RAW", "rw": "WAR", "ww": "WAW"}[ka + kb]
         name_b = _arg_name(b, root)
         name_a = _arg_name(a, root)
@@ -715,7 +648,7 @@ class Sanitizer(Observer):
             "direction": tag_b,
         }
 
-    def _part_race(self, root: _Root, t: _Task) -> Hazard | None:
+    def _part_race(self, root: Root, t: _Task) -> Hazard | None:
         parts = t.parts.get(root.key)
         if not parts or len(parts) < 2:
             return None
@@ -769,7 +702,7 @@ def _lanes_split() -> bool:
     return bool(context.split_mode()) or (rt is not None and bool(getattr(rt, "split", 0)))
 
 
-def _region(root: _Root, boxes: Sequence[Box], q: Box) -> Box:
+def _region(root: Root, boxes: Sequence[Box], q: Box) -> Box:
     """Where ``q`` meets the first of ``boxes`` it overlaps."""
     for x in boxes:
         if overlap(root, x, q):
@@ -777,7 +710,7 @@ def _region(root: _Root, boxes: Sequence[Box], q: Box) -> Box:
     return q
 
 
-def _arg_name(t: _Task, root: _Root) -> str:
+def _arg_name(t: _Task, root: Root) -> str:
     i = t.args.get(root.key)
     if i is None or i >= len(t.site.arg_names):
         return ""
