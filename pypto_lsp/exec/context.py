@@ -45,6 +45,8 @@ __all__ = [
     "lane_effects",
     "lane_skip_offered",
     "take_lane_skip",
+    "set_alloc_limit",
+    "alloc_limit",
 ]
 
 _FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime", "rank")
@@ -83,6 +85,7 @@ class _State(threading.local):
         self.memo: dict[Any, Any] = {}  # what a run computes once for many tasks (dropped with the run)
         self.lane_effects = 0  # what AIV lane 1 did that another kernel or the output can see (note_lane_effect)
         self.lane_skip: Any = None  # the next group may leave its idle lane 1 out (lane_skip_offered)
+        self.alloc_limit: int | None = None  # the run's allocation budget (set_alloc_limit)
 
 
 _state = _State()
@@ -206,6 +209,16 @@ def take_lane_skip() -> Any:
     """The offer of :func:`lane_skip_offered`, withdrawn (a group inside that group does not see it)."""
     got, _state.lane_skip = _state.lane_skip, None
     return got
+
+
+def set_alloc_limit(limit: int | None) -> None:
+    """The run's allocation budget, for kernels whose result size comes from an operand's value
+    (:func:`pypto_lsp.exec.kernels.base.check_alloc`); set by the runner on the run's thread."""
+    _state.alloc_limit = limit
+
+
+def alloc_limit() -> int | None:
+    return _state.alloc_limit
 
 
 def reset() -> None:

@@ -365,11 +365,13 @@ def run(
                 if w is not None:
                     ns[sym] = w
         fn_obj = ns[gen.functions[gen.entry]]
+        limit = alloc_budget(max_alloc)
 
         watch = [o for o in observers if type(o).deadlock is not Observer.deadlock]
 
         def invoke() -> Any:
             one_intra_op_thread()  # this thread's MKL and OpenMP too (process_setup: why)
+            context.set_alloc_limit(limit)  # the kernels' own allocations (kernels.base.check_alloc)
             # no op of a run needs autograd: inference mode skips its dispatch for every op (4-8 % of
             # a run, docs/speed.md, nineteenth pass). Tensors made here keep no version counter:
             # exec.values.version_of says so, and the caches that read versions pass them by

@@ -164,3 +164,29 @@ def test_a_guard_counts_the_kernel_temporaries_too(tmp_path: Path) -> None:
     assert err["kind"] == "alloc-budget" and err["line"] == line_of(text, "c:"), err
     assert err["detail"]["bytes"] == 8192 * 64 * (2 + spec.temp_bytes) and err["detail"]["budget"] == 3 << 19, err
     assert p.returncode == 1
+
+
+def test_a_window_past_the_end_of_its_source_is_checked_before_the_kernel_copies_it(tmp_path: Path) -> None:
+    """A kernel makes this allocation itself: a ``tensor.slice`` that overhangs its source is a
+    zero-padded copy of the whole window (a fuzzed ``[1, 1, 2**31]`` slice grew to 4.8 GB before
+    its timeout). Its size is the op's operand, not a type, so neither the static check nor the
+    generated guard saw it; the kernel now asks the run's budget first."""
+    text = dump(
+        "Overhang",
+        "n: pl.Scalar[pl.INDEX], x: pl.Tensor[[4, 16], pl.FP32], out: pl.Out[pl.Tensor[[4, 16], pl.FP32]]) -> pl.Tensor[[4, 16], pl.FP32]",
+        [
+            "s: pl.Tensor[[4, 16], pl.FP32] = pl.tensor.slice(x, [4, n], [0, 0])",
+            "out: pl.Tensor[[4, 16], pl.FP32] = pl.tensor.assemble(out, s, [0, 0])",
+            "return out",
+        ],
+    )
+    prog = parse_text(text).program
+    assert prog is not None and budget.over_budget(prog, 1 << 20) is None  # nothing typed is big
+    x = torch.randn(4, 16)
+    args = case(tmp_path, text, {"n": torch.tensor(1048576), "x": x, "out": torch.zeros(4, 16)}, {"out": x})
+    p = cli("validate", *args, "--json", "--no-cache", "--no-localize", "--max-alloc", "1M")
+    err = report(p)["files"][0]["error"]
+    # before: the 16 MiB copy was made, then the shapes disagreed (shape-mismatch)
+    assert err["kind"] == "alloc-budget" and err["line"] == line_of(text, "s:"), err
+    assert "tensor.slice's window" in err["message"] and "[4, 1048576]" in err["message"] and "16.0 MiB" in err["message"], err
+    assert p.returncode == 1

@@ -9,7 +9,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .. import sanitizer
+from ...ir import alloc_budget
+from .. import context, sanitizer
 from ..values import valid_box
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "enum_name",
     "is_atomic_add",
     "copy_window",
+    "check_alloc",
     "available",
     "prefix_count",
     "prefix_box",
@@ -147,12 +149,32 @@ def is_atomic_add(atomic: Any) -> bool:
     return enum_name(atomic) in ("add", "1")
 
 
-def copy_window(src: torch.Tensor, offs: list[int], shape: list[int], extent: list[int] | None = None) -> torch.Tensor:
+def check_alloc(shape: Sequence[int], dtype: torch.dtype, what: str) -> None:
+    """Before a kernel makes a tensor whose shape is an operand's value (a window that overhangs
+    its source, a padded copy): over the run's budget it is an error on the op's line, not
+    gigabytes made (the IR's own allocations are checked before the run, ir.alloc_static, or by
+    the generated code's guard; these are the kernels' own)."""
+    n = dtype.itemsize * math.prod(shape)
+    limit = context.alloc_limit()
+    if limit is None:
+        limit = alloc_budget.budget()
+    if n > limit:
+        if min(shape) < 0:
+            return  # a negative extent: the op reports it
+        raise alloc_budget.AllocBudgetError(
+            alloc_budget.message(n, what, [int(d) for d in shape], str(dtype).removeprefix("torch."), 0, limit), n, limit
+        )
+
+
+def copy_window(
+    src: torch.Tensor, offs: list[int], shape: list[int], extent: list[int] | None = None, what: str = "a window copied out of its source"
+) -> torch.Tensor:
     """A fresh zero tensor of ``shape`` holding ``src[offs : offs + extent]`` at its origin.
 
     ``extent`` (default ``shape``) limits what is copied; the part past the end
     of ``src`` stays zero.
     """
+    check_alloc(shape, src.dtype, what)
     out = src.new_zeros(shape)
     ext = shape if extent is None else extent
     src_sl = []

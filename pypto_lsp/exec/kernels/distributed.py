@@ -35,7 +35,7 @@ import torch
 
 from .. import ranks
 from ..ranks import CommCtx, DistributedError, WindowView
-from .base import as_ints, as_scalar, copy_window, enum_name, is_atomic_add, register, write_region
+from .base import as_ints, as_scalar, check_alloc, copy_window, enum_name, is_atomic_add, register, write_region
 
 __all__ = ["Future", "reduce_op", "COLLECTIVES"]
 
@@ -230,7 +230,7 @@ def remote_load(target: torch.Tensor, peer: Any, offsets: Any, shape: Any, valid
     src = ranks.peer_view(target, _peer(peer))
     shp = as_ints(shape)
     ext = as_ints(valid_shape) if valid_shape is not None else None
-    return copy_window(src, as_ints(offsets), shp, ext)
+    return copy_window(src, as_ints(offsets), shp, ext, what="remote_load's tile")
 
 
 @register("pld.tile.remote_store", "pld.tensor.remote_store")
@@ -392,7 +392,9 @@ class Future:
 
 @register("dist.make_tensor")
 def make_tensor(rt: Any, count: Any, *_a: Any, dtype: Any = None, **_kw: Any) -> torch.Tensor:
-    return torch.zeros(int(as_scalar(count)), dtype=dtype if isinstance(dtype, torch.dtype) else torch.float32)
+    dt = dtype if isinstance(dtype, torch.dtype) else torch.float32
+    check_alloc([int(as_scalar(count))], dt, "dist.make_tensor")
+    return torch.zeros(int(as_scalar(count)), dtype=dt)
 
 
 def _submit(rt: Any, fn: Any = None, *args: Any, **_kw: Any) -> Future:

@@ -15,6 +15,7 @@ from .base import (
     as_ints,
     as_scalar,
     available,
+    check_alloc,
     copy_window,
     enum_name,
     fill_value,
@@ -83,7 +84,7 @@ def load(
         if len(vs) < len(shp):
             vs = [1] * (len(shp) - len(vs)) + vs
         valid = [max(0, min(v, a)) for v, a in zip(vs, avail, strict=True)]
-    tile = copy_window(src, offs, shp, valid)
+    tile = copy_window(src, offs, shp, valid, what="tile.load's tile")
     out_valid: tuple[int, ...] | None = tuple(valid)
     rs = result_shape(_rtype)
     if rs is not None and len(rs) != tile.dim() and product(rs) == tile.numel():
@@ -280,7 +281,8 @@ def _slice_impl(
     if avail == shp and all(o >= 0 for o in offs):
         out = x[tuple(slice(o, o + s) for o, s in zip(offs, shp, strict=True))]  # a view: writes reach x
     else:
-        out = copy_window(x, offs, shp)  # overhangs: zero-padded copy
+        op = "tensor.slice" if min_rank == 1 else "tile.slice"
+        out = copy_window(x, offs, shp, what=f"{op}'s window, past the end of its source, copied out")  # overhangs: zero-padded copy
     # The result is never valid where the source is not: source valid shifted and cut.
     src_valid = valid_box(x)
     valid = [max(0, min(s, v - o)) for s, v, o in zip(shp, src_valid, offs, strict=True)]
@@ -456,6 +458,7 @@ def fillpad(x: torch.Tensor, *_extra: Any, pad_value: Any = None, **_kw: Any) ->
 def fillpad_expand(x: torch.Tensor, shape: Any, *_extra: Any, pad_value: Any = None, **_kw: Any) -> torch.Tensor:
     """Copy the valid region into a larger tile filled with the pad value."""
     shp = as_ints(shape)
+    check_alloc(shp, x.dtype, "fillpad_expand's padded tile")
     out = torch.full(shp, fill_value(x.dtype, pad_value), dtype=x.dtype)
     v = [min(a, b) for a, b in zip(valid_box(x), shp, strict=True)]
     sl = tuple(slice(0, n) for n in v)
@@ -513,7 +516,11 @@ def gather_row(
     shp = as_ints(shapes)
     vs = as_ints(valid_shape) if valid_shape is not None else shp
     window = copy_window(
-        src, as_ints(src_offset), shp, [min(a, b) for a, b in zip(vs, available(src, as_ints(src_offset), shp), strict=True)]
+        src,
+        as_ints(src_offset),
+        shp,
+        [min(a, b) for a, b in zip(vs, available(src, as_ints(src_offset), shp), strict=True)],
+        what="gather_row's window",
     )
     window = with_valid(window, vs)
     if bool(as_scalar(transpose)) and window.dim() == 2:
