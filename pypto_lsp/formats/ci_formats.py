@@ -193,11 +193,17 @@ RULES: dict[str, tuple[str, str]] = {
     ),
     "sanitizer/uninitialised": ("Memory read before anything wrote it", "tile.create, or tensor.create without init_value, read first."),
     "sanitizer/out-of-bounds": ("A window reaches past its tensor or tile", "On the NPU it reads or writes neighbouring memory."),
+    "sanitizer/fence": (
+        "A remote write is not fenced before the notify that releases it",
+        "Multi-rank: a put or remote store with no pl.system.fence() before the rank's next notify; the peer may see the "
+        "signal before the data (what InsertCommFence inserts).",
+    ),
 }
 
 
 def finding_rule(kind: str) -> str:
     """The SARIF rule of a memory or sanitizer finding (``memory.hazards``)."""
+    # every kind that fails a file has its rule (test_ci_formats checks FAILING_FINDINGS against RULES)
     return f"sanitizer/{kind}" if kind in ("race", "uninitialised", "out-of-bounds", "fence") else f"memory/{kind}"
 
 

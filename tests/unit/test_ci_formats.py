@@ -120,3 +120,25 @@ def test_differential_results_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyP
     log = json.loads((tmp_path / "s.sarif").read_text())
     jsonschema.validate(log, SCHEMA)
     assert all("00_frontend (no goldens)" in r["message"]["text"] for r in log["runs"][0]["results"])
+
+
+def test_every_finding_and_error_that_fails_a_file_has_a_rule() -> None:
+    """A rule id with no entry in RULES was a KeyError that wrote no SARIF at all: a multi-rank
+    run's ``fence`` finding did (examples/broken_ranks_fence with --sarif, found by a folder fuzz)."""
+    from pypto_lsp.formats.ci_formats import RULES, finding_rule, rule_for
+    from pypto_lsp.validate.report import FAILING_FINDINGS
+
+    assert {finding_rule(k) for k in FAILING_FINDINGS} <= set(RULES)
+    errors = ("static:undefined", "codegen", "cross-core:deadlock", "golden", "TimeoutError", "alloc-budget")
+    assert {rule_for(k) for k in errors} <= set(RULES)
+
+
+def test_a_multi_rank_fence_finding_is_a_sarif_result_on_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(EX / "broken_ranks_fence", tmp_path / "case")
+    monkeypatch.setenv("PYPTO_LSP_CACHE_DIR", str(tmp_path / "cache"))
+    rc = cli.main(["validate", str(tmp_path / "case"), "--sarif", str(tmp_path / "s.sarif"), "--jobs", "1"])
+    assert rc == 1
+    log = json.loads((tmp_path / "s.sarif").read_text())
+    jsonschema.validate(log, SCHEMA)
+    fences = [r for r in log["runs"][0]["results"] if r["ruleId"] == "sanitizer/fence"]
+    assert fences and all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in fences)
