@@ -90,3 +90,24 @@ def test_allocations_are_those_of_each_program_when_statements_are_shared_betwee
         shared += sum(1 for s in stmts if alloc_static._by_stmt.get(id(s), (None,))[0] is s)  # sized for a dump before
         assert list(alloc_static.allocations(program)) == list(alloc_static.allocations(fresh))
     assert shared > 100  # statements sized once for several programs
+
+
+def test_kernels_that_size_their_result_from_an_operand_ask_the_run_budget_first() -> None:
+    """A window copied out past its source, a random tile, a paged gather's rows: their sizes are
+    operand values no type states, so the kernel asks the run's budget (exec.context) before it
+    allocates. Each call here asks for far more than the 1 MiB budget; it is refused at once."""
+    import torch
+
+    from pypto_lsp.exec import context
+    from pypto_lsp.exec.kernels.base import copy_window
+
+    context.set_alloc_limit(1 << 20)
+    try:
+        with pytest.raises(alloc_budget.AllocBudgetError, match=r"8\.0 GiB .*\[1, 2147483648\] float32"):
+            copy_window(torch.zeros(4, 4), [0, 0], [1, 2**31], what="x")
+        with pytest.raises(alloc_budget.AllocBudgetError, match="random's tile"):
+            KERNELS["tile.random"](1, 2, 0, 0, 0, 0, [4096, 4096])  # 128 MiB
+        small = copy_window(torch.ones(4, 4), [2, 2], [4, 4])  # under the budget: made, zero past the end
+        assert small.sum().item() == 4
+    finally:
+        context.set_alloc_limit(None)

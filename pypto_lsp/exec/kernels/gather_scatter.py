@@ -58,7 +58,7 @@ from typing import Any
 import torch
 
 from ..values import get_valid, valid_box, with_valid
-from .base import KERNELS, as_ints, as_scalar, enum_name, register
+from .base import KERNELS, as_ints, as_scalar, check_alloc, enum_name, register
 from .movement import create
 
 __all__ = ["mask_columns", "MASK_PATTERNS"]
@@ -152,6 +152,7 @@ def _gather_compare(
     counts = hit.sum(dim=1)
     # stable order: the matching columns first, in column order
     order = torch.argsort((~hit).to(torch.int8), dim=1, stable=True)
+    check_alloc([rows, n], torch.int32, "gather's index tile")
     dst = torch.zeros(rows, n, dtype=torch.int32)
     take = min(n, cols)
     picked = (order[:, :take] + int(as_scalar(offset) or 0)).to(torch.int32)
@@ -355,6 +356,7 @@ def paged_gather(
         raise ValueError(f"tensor.paged_gather: {logical.numel()} indices for max_indices={n}")
     table = block_table.reshape(-1).to(torch.int64)
     phys = table[logical // b] * b + logical % b
+    check_alloc([n, s], src.dtype, "tensor.paged_gather's rows")
     out = torch.zeros(n, s, dtype=src.dtype)
     out[: logical.numel()] = src[phys, c : c + s]
     return out.t().contiguous() if bool(as_scalar(is_trans)) else out

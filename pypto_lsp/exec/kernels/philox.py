@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from .base import as_ints, as_scalar, register
+from .base import as_ints, as_scalar, check_alloc, register
 
 __all__ = ["random", "philox_rounds"]
 
@@ -102,6 +102,7 @@ def random(
     loops = -(-vc // chunk)
     step = cols // 4  # the row counter's advance per chunk (row stride / 4)
     out_dtype = dtype if isinstance(dtype, torch.dtype) else torch.int64
+    check_alloc([rows, cols], torch.int64, "random's tile")
     out = torch.zeros(rows, cols, dtype=torch.int64)
     if vr and loops:
         # one 128-bit counter per (row, chunk, lane): the seed counter plus an offset below 2**63
