@@ -43,8 +43,9 @@ from .run_thread import stuck_where as _stuck_where
 
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
 # tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order;
-# 5: a read above its assignment is a static error, and errors torch raises name the IR op)
-ENGINE_VERSION = "5"
+# 5: a read above its assignment is a static error, and errors torch raises name the IR op; 6: its
+# NotImplementedError and ZeroDivisionError too)
+ENGINE_VERSION = "6"
 
 
 SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
@@ -433,7 +434,7 @@ def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
 # what Python and torch themselves raise when a kernel is handed operands it cannot take (a list,
 # a memory space, a string where a tile goes; shapes that do not broadcast): their words name
 # torch's function, not the IR op. Exact types: our own errors subclass some of these and say more
-_PYTHON_ERRORS = (TypeError, AttributeError, IndexError, ValueError, KeyError, RuntimeError)
+_PYTHON_ERRORS = (TypeError, AttributeError, IndexError, ValueError, KeyError, RuntimeError, NotImplementedError, ZeroDivisionError)
 
 
 def _op_on_line(program: Program | None, line: int) -> str | None:
