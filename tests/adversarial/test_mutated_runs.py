@@ -4,7 +4,7 @@ engine: whatever the damage, ``run_text`` returns a result, and an error says wh
 
 The damage is drawn with a fixed seed (the same runs every time): a line dropped, repeated or
 swapped with another; a number changed (0, 1, 7, 64, 1000, 2**31, 10**12); a dtype changed; an op
-replaced by another; two names swapped on a line; the file cut short. A session that ran this on
+replaced by another of the catalogue; two names swapped on a line; the file cut short. A session that ran this on
 the shared fixtures found an internal exception of the multi-rank runtime escaping the engine
 (a deferred task cancelled before it started), a window buffer of gigabytes allocated rather than
 refused, reads above their assignment failing as Python's UnboundLocalError, timeouts that
@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from pypto_lsp.ir.catalogue import OPS as CATALOGUE
 from pypto_lsp.validate.engine import run_text
 from pypto_lsp.validate.golden import load_bundle
 
@@ -40,18 +41,9 @@ SAMPLED = 3  # a coverage case's dumps that are damaged (its last, and two drawn
 # than made
 MAX_ALLOC = 64 << 20
 RUN_S = 5  # a run that loops on is stopped after this long: a timeout is a result too
-OPS = (
-    "tile.add",
-    "tile.sub",
-    "tile.mul",
-    "tile.load",
-    "tile.store",
-    "tile.matmul",
-    "tile.exp",
-    "tile.row_sum",
-    "tensor.create",
-    "tile.move",
-)
+# an op replaced by any op of the catalogue (the whole language: operands it cannot take are
+# errors on the line, which name the op)
+OPS = tuple(sorted(CATALOGUE))
 
 
 def damaged(text: str, rnd: random.Random) -> str:
@@ -75,10 +67,11 @@ def damaged(text: str, rnd: random.Random) -> str:
             r"pl\.(FP32|BF16|FP16|INT32)\b", lambda _m: "pl." + rnd.choice(("FP32", "BF16", "INT32", "INT8", "BOOL")), text, count=2
         )
     elif kind == 5:
-        ops = list(re.finditer(r"pl\.(tile|tensor)\.\w+(?=\()", text))
+        ops = list(re.finditer(r"\bpl\.(?:tile|tensor|system|array)\.\w+(?=\()|\bpld\.\w+\.\w+(?=\()", text))
         if ops:
             m = rnd.choice(ops)
-            return text[: m.start()] + "pl." + rnd.choice(OPS) + text[m.end() :]
+            op = rnd.choice(OPS)
+            return text[: m.start()] + ("" if op.startswith("pld.") else "pl.") + op + text[m.end() :]
     elif kind == 6:
         names = sorted(set(re.findall(r"\b[a-z_][a-z0-9_]*__\w+\b", lines[i])))
         if len(names) > 1:
