@@ -45,8 +45,8 @@ __all__ = [
     "lane_effects",
     "lane_skip_offered",
     "take_lane_skip",
-    "set_alloc_limit",
-    "alloc_limit",
+    "set_alloc_guard",
+    "alloc_guard",
 ]
 
 _FIELDS = ("lane", "lanes", "role", "split_mode", "block_idx", "block_num", "runtime", "rank")
@@ -85,7 +85,7 @@ class _State(threading.local):
         self.memo: dict[Any, Any] = {}  # what a run computes once for many tasks (dropped with the run)
         self.lane_effects = 0  # what AIV lane 1 did that another kernel or the output can see (note_lane_effect)
         self.lane_skip: Any = None  # the next group may leave its idle lane 1 out (lane_skip_offered)
-        self.alloc_limit: int | None = None  # the run's allocation budget (set_alloc_limit)
+        self.alloc_guard: Any = None  # the run's allocation guard (set_alloc_guard)
 
 
 _state = _State()
@@ -211,14 +211,15 @@ def take_lane_skip() -> Any:
     return got
 
 
-def set_alloc_limit(limit: int | None) -> None:
-    """The run's allocation budget, for kernels whose result size comes from an operand's value
-    (:func:`pypto_lsp.exec.kernels.base.check_alloc`); set by the runner on the run's thread."""
-    _state.alloc_limit = limit
+def set_alloc_guard(guard: Any) -> None:
+    """The run's :class:`~pypto_lsp.ir.alloc_budget.Guard`, for kernels whose result size comes
+    from an operand's value (:func:`pypto_lsp.exec.kernels.base.check_alloc`); set by the runner on
+    the run's thread."""
+    _state.alloc_guard = guard
 
 
-def alloc_limit() -> int | None:
-    return _state.alloc_limit
+def alloc_guard() -> Any:
+    return _state.alloc_guard
 
 
 def reset() -> None:

@@ -24,6 +24,7 @@ from ..exec.script_code import compile_script
 from ..exec.stored_dtypes import decode_stored_args, decode_stored_expected
 from ..ir import diagnostics as D
 from ..ir.alloc_budget import KIND as ALLOC_KIND
+from ..ir.alloc_budget import Guard
 from ..ir.alloc_budget import budget as alloc_budget
 from ..ir.alloc_static import over_budget
 from ..ir.check import check_program
@@ -344,7 +345,8 @@ def run(
         for o in observers:
             o.peers([p for p in observers if p is not o])
         ns: dict[str, Any] = {"__name__": "pypto_lsp_generated", "__builtins__": SAFE_BUILTINS}
-        ns.update(_modules(gen, max_alloc))  # the objects the script needs, by the names it uses
+        guard = Guard(alloc_budget(max_alloc))  # the run's budget: the script's guard and the kernels'
+        ns.update(_modules(gen, guard))  # the objects the script needs, by the names it uses
         if gen.built:  # its memory plans, made here rather than compiled from their text
             from ..exec.memory import build
 
@@ -366,13 +368,12 @@ def run(
                 if w is not None:
                     ns[sym] = w
         fn_obj = ns[gen.functions[gen.entry]]
-        limit = alloc_budget(max_alloc)
 
         watch = [o for o in observers if type(o).deadlock is not Observer.deadlock]
 
         def invoke() -> Any:
             one_intra_op_thread()  # this thread's MKL and OpenMP too (process_setup: why)
-            context.set_alloc_limit(limit)  # the kernels' own allocations (kernels.base.check_alloc)
+            context.set_alloc_guard(guard)  # the kernels' own allocations (kernels.base.check_alloc)
             # no op of a run needs autograd: inference mode skips its dispatch for every op (4-8 % of
             # a run, docs/speed.md, nineteenth pass). Tensors made here keep no version counter:
             # exec.values.version_of says so, and the caches that read versions pass them by
@@ -416,7 +417,7 @@ def run(
 _MODULES: dict[str, Any] = {}
 
 
-def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
+def _modules(gen: GeneratedCode, guard: Guard) -> dict[str, Any]:
     import importlib
 
     from ..ir import alloc_budget
@@ -427,7 +428,7 @@ def _modules(gen: GeneratedCode, max_alloc: int | None) -> dict[str, Any]:
         if mod is None:
             mod = _MODULES[name] = importlib.import_module(name)
         # the allocation guard with this run's budget (the module itself: the standalone script's default)
-        out[alias] = alloc_budget.Guard(alloc_budget.budget(max_alloc)) if mod is alloc_budget else mod
+        out[alias] = guard if mod is alloc_budget else mod
     return out
 
 

@@ -101,7 +101,7 @@ def test_kernels_that_size_their_result_from_an_operand_ask_the_run_budget_first
     from pypto_lsp.exec import context
     from pypto_lsp.exec.kernels.base import copy_window
 
-    context.set_alloc_limit(1 << 20)
+    context.set_alloc_guard(alloc_budget.Guard(1 << 20))
     try:
         with pytest.raises(alloc_budget.AllocBudgetError, match=r"8\.0 GiB .*\[1, 2147483648\] float32"):
             copy_window(torch.zeros(4, 4), [0, 0], [1, 2**31], what="x")
@@ -110,4 +110,4 @@ def test_kernels_that_size_their_result_from_an_operand_ask_the_run_budget_first
         small = copy_window(torch.ones(4, 4), [2, 2], [4, 4])  # under the budget: made, zero past the end
         assert small.sum().item() == 4
     finally:
-        context.set_alloc_limit(None)
+        context.set_alloc_guard(None)

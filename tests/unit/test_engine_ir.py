@@ -1189,22 +1189,28 @@ def test_error_inside_nested_loops_is_on_that_line(gen: torch.Generator) -> None
     assert_error_at(r, line_of(text, "pl.tensor.slice(x, [8, 8]"))
 
 
-def test_an_op_torch_has_no_kernel_for_names_the_ir_op(gen: torch.Generator) -> None:
-    """torch's NotImplementedError (a bitwise op on floats) names its own kernel ("bitwise_and_cpu"):
-    the message says which IR op it was, as for torch's other errors (found by an op-swap fuzz)."""
+def _one_kernel(name: str, *middle: str) -> str:
+    """A 16x16 FP32 kernel: ``x`` loaded as ``a__tile``, the ``middle`` lines making ``c__tile``,
+    stored to ``y``; the orchestrator calls it once."""
     sig = f"x: {t(16, 16)}, y: {out_t(16, 16)}"
-    text = program(
-        "NoKernel",
+    return program(
+        name,
         fn(
             INCORE_DECO,
             f"k({sig}) -> {t(16, 16)}",
             "a__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
-            "c__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.ands(a__tile, 1)",
+            *middle,
             "y__ssa_v1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(c__tile, [0, 0], y)",
             "return y__ssa_v1",
         ),
         fn(ORCH_DECO, f"main(self, {sig}) -> {t(16, 16)}", f"y__ssa_v1: {t(16, 16)} = self.k(x, y)", "return y__ssa_v1"),
     )
+
+
+def test_an_op_torch_has_no_kernel_for_names_the_ir_op(gen: torch.Generator) -> None:
+    """torch's NotImplementedError (a bitwise op on floats) names its own kernel ("bitwise_and_cpu"):
+    the message says which IR op it was, as for torch's other errors (found by an op-swap fuzz)."""
+    text = _one_kernel("NoKernel", "c__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.ands(a__tile, 1)")
     r = run(text, {"x": randn(gen, 16, 16), "y": torch.zeros(16, 16)}, {"y": torch.zeros(16, 16)})
     assert_error_at(r, line_of(text, "pl.tile.ands(a__tile, 1)"))
     assert r.error is not None and r.error.kind == "NotImplementedError", r.error
@@ -1212,19 +1218,10 @@ def test_an_op_torch_has_no_kernel_for_names_the_ir_op(gen: torch.Generator) -> 
 
 
 def test_error_inside_a_called_kernel_is_on_the_kernel_line(gen: torch.Generator) -> None:
-    sig = f"x: {t(16, 16)}, y: {out_t(16, 16)}"
-    text = program(
+    text = _one_kernel(
         "KernelError",
-        fn(
-            INCORE_DECO,
-            f"k({sig}) -> {t(16, 16)}",
-            "a__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], [16, 16], target_memory=pl.Mem.Vec)",
-            "b__tile: pl.Tile[[8, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [8, 8], [8, 8], target_memory=pl.Mem.Vec)",
-            "c__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.add(a__tile, b__tile)",
-            "y__ssa_v1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(c__tile, [0, 0], y)",
-            "return y__ssa_v1",
-        ),
-        fn(ORCH_DECO, f"main(self, {sig}) -> {t(16, 16)}", f"y__ssa_v1: {t(16, 16)} = self.k(x, y)", "return y__ssa_v1"),
+        "b__tile: pl.Tile[[8, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [8, 8], [8, 8], target_memory=pl.Mem.Vec)",
+        "c__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.add(a__tile, b__tile)",
     )
     r = run(text, {"x": randn(gen, 16, 16), "y": torch.zeros(16, 16)}, {"y": torch.zeros(16, 16)})
     assert_error_at(r, line_of(text, "pl.tile.add(a__tile, b__tile)"))

@@ -154,16 +154,9 @@ def check_alloc(shape: Sequence[int], dtype: torch.dtype, what: str) -> None:
     its source, a padded copy): over the run's budget it is an error on the op's line, not
     gigabytes made (the IR's own allocations are checked before the run, ir.alloc_static, or by
     the generated code's guard; these are the kernels' own)."""
-    n = dtype.itemsize * math.prod(shape)
-    limit = context.alloc_limit()
-    if limit is None:
-        limit = alloc_budget.budget()
-    if n > limit:
-        if min(shape) < 0:
-            return  # a negative extent: the op reports it
-        raise alloc_budget.AllocBudgetError(
-            alloc_budget.message(n, what, [int(d) for d in shape], str(dtype).removeprefix("torch."), 0, limit), n, limit
-        )
+    guard = context.alloc_guard()
+    site = (dtype.itemsize, what, str(dtype).removeprefix("torch."), 0)
+    (guard.check if guard is not None else alloc_budget.check)(tuple(shape), site)
 
 
 def copy_window(
