@@ -6,6 +6,11 @@ hw-native-sys/pypto at a commit (``git grep``, no work tree needed) and writes t
 the file registering each, and the commit, as the data ``tests/unit/test_op_registry.py``
 holds the catalogue (``pypto_lsp/ir/catalogue.py``) against and ``pypto-lsp ops`` reads.
 
+It also writes what kind of value each operand is (``operands``: a tile, a tensor, a scalar or a
+tuple of scalars), read from the words of each ``.add_argument(name, description)`` of the
+registration; an operand whose description names no one kind (either of two, a handle, a
+context) is left out. The catalogue gives the kinds to the static checker and to hover.
+
     python tools/gen_op_registry.py --repo /work/.mirror/hw-native-sys+pypto/repo \\
         --commit e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09
 
@@ -25,6 +30,8 @@ DATA = Path(__file__).resolve().parents[1] / "pypto_lsp" / "ir" / "op_registry.j
 # the commit the shared fixtures were dumped with
 DEFAULT_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
 _REGISTER = re.compile(r'REGISTER_OP\("([^"]+)"\)')
+_ARGUMENT = re.compile(r'\.add_argument\(\s*"([^"]+)"\s*,((?:\s*"(?:[^"\\]|\\.)*")+)\s*\)')
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -50,7 +57,72 @@ def registry(repo: Path, commit: str) -> dict[str, object]:
         "commit": full,
         "generator": "tools/gen_op_registry.py",
         "ops": dict(sorted(ops.items())),
+        "operands": operands(repo, full, set(ops.values())),
     }
+
+
+def _chain(text: str, start: int) -> str:
+    """The builder chain after a ``REGISTER_OP(...)`` at ``start``: up to the ``;`` that ends the
+    statement (outside strings and brackets)."""
+    depth, i, quoted = 0, start, False
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ";" and depth == 0:
+            break
+        i += 1
+    return text[start:i]
+
+
+def operand_kind(description: str) -> str | None:
+    """What an operand is, from the words of its registration: "tile", "tensor", "scalar",
+    "tuple", or None when the words allow more than one kind or name none of these."""
+    d = description
+    if re.search(r"\bor\b", d) and re.search(r"scalar", d, re.I) and re.search(r"tensor|tile", d, re.I):
+        return None  # "a tensor or a scalar"
+    if re.search(r"May be a runtime Scalar|\bhandle\b|\bPtr\b", d):
+        return None
+    if re.search(r"\bTileType\b", d):
+        return "tile"
+    if re.search(r"\b(?:Distributed)?TensorType\b|DistributedTensor", d):
+        return "tensor"
+    if re.search(r"scalar carrier", d):  # a [M, 1] tile that carries one value per row
+        return "tile"
+    if re.search(r"TupleType|MakeTuple|\bTuple\b|\btuple\b", d):
+        return "tuple"
+    if re.search(r"ScalarType|ConstInt|ConstFloat|\bINDEX\b", d) or re.search(r"\bscalar\b", d, re.I):
+        return "scalar"
+    if re.search(r"\btile\b", d, re.I):
+        return "tile"
+    if re.search(r"\btensor\b", d, re.I):
+        return "tensor"
+    return None
+
+
+def operands(repo: Path, commit: str, files: set[str]) -> dict[str, dict[str, str]]:
+    """{op: {operand: kind}} for the operands whose kind the registration's words say."""
+    out: dict[str, dict[str, str]] = {}
+    for path in sorted(files):
+        text = _git(repo, "show", f"{commit}:{path}")
+        for m in _REGISTER.finditer(text):
+            kinds = {}
+            for a in _ARGUMENT.finditer(_chain(text, m.end())):
+                kind = operand_kind("".join(_STRING.findall(a.group(2))))
+                if kind is not None:
+                    kinds[a.group(1)] = kind
+            if kinds:
+                out[m.group(1)] = kinds
+    return dict(sorted(out.items()))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import catalogue
 from . import diagnostics as D
 from .model import (
+    ArrayType,
     Assign,
     Const,
     DictExpr,
@@ -22,6 +23,7 @@ from .model import (
     Intrinsic,
     ListExpr,
     Name,
+    OpaqueType,
     OpCall,
     Program,
     ScalarType,
@@ -31,6 +33,7 @@ from .model import (
     TensorType,
     TileType,
     TupleExpr,
+    TupleType,
     Type,
     UnaryOp,
     While,
@@ -261,6 +264,7 @@ class _FunctionChecker:
                 self.add(
                     D.error(v.span, "unknown-keyword", f"'{e.op}' has no keyword '{k}'", f"accepted: {', '.join(spec.kwargs) or 'none'}")
                 )
+        self.operand_kinds(e, spec)
         if spec.status == "unsupported":
             self.add(
                 D.warning(
@@ -269,6 +273,81 @@ class _FunctionChecker:
                     f"'{e.op}' is a valid op but pypto-lsp cannot execute it yet; a run that reaches it fails here",
                 )
             )
+
+    def operand_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
+        """Each operand the catalogue gives a kind (PyPTO's registration of the op) against what
+        the dump passes: a scalar where a tile goes, a list where a tensor goes, a memory space
+        where a shape goes. The run would fail on it in Python's words, or not at all."""
+        kinds = spec.operand_kinds
+        if not kinds:
+            return
+        # an optional operand may be left out from the middle (pld.tile.put prints its region
+        # without its second staging tile): past the required ones, an operand is known by its
+        # position only when every one is given
+        known = len(spec.params) if len(e.args) == len(spec.params) else spec.min_args
+        given: list[tuple[int | None, str, Expr]] = [(i, p, a) for i, (p, a) in enumerate(zip(spec.params[:known], e.args, strict=False))]
+        given += [(None, k, v) for k, v in e.kwargs.items() if k not in spec.params]
+        for i, param, arg in given:
+            want = kinds.get(param)
+            if want is None:
+                continue
+            got = self.value_kind(arg)
+            where = f"{param} (operand {i + 1})" if i is not None else f"{param}="
+            if got is not None and got not in _ACCEPTS[want]:
+                self.add(
+                    D.error(
+                        arg.span,
+                        "wrong-operand",
+                        f"'{e.op}' takes {_KIND_WORDS[want]} as {where}, got {self.describe(arg, got)}",
+                        "PyPTO's registration of the op says what each operand is; a pass or an edit passed the wrong value",
+                    )
+                )
+            elif want == "tuple" and isinstance(arg, ListExpr | TupleExpr):
+                for item in arg.items:
+                    k = self.value_kind(item)
+                    if k is not None and k not in _ACCEPTS["scalar"]:
+                        self.add(
+                            D.error(
+                                item.span,
+                                "wrong-operand",
+                                f"'{e.op}' takes a list of scalars as {where}, got {self.describe(item, k)} in it",
+                            )
+                        )
+
+    def value_kind(self, e: Expr) -> str | None:
+        """What ``e`` is statically ("tile", "tensor", "scalar", "tuple", "dtype", "enum",
+        "string", "array"), or None when only the run can say."""
+        if isinstance(e, Name):
+            t = self.types.get(e.id)
+            if isinstance(t, OpaqueType):  # a handle: a pointer, a context, an event; or unknown
+                return None if t.name == "UnknownType" else "handle"
+            return None if t is None else _TYPE_KINDS.get(type(t))
+        if isinstance(e, Const):
+            v = e.value
+            return "string" if isinstance(v, str) else None if v is None else "scalar"
+        if isinstance(e, ListExpr | TupleExpr):
+            return "tuple"
+        if isinstance(e, DTypeRef):
+            return "dtype"
+        if isinstance(e, EnumRef):
+            return "enum"
+        if isinstance(e, OpCall):
+            spec = catalogue.lookup(e.op)
+            return "scalar" if spec is not None and spec.result in ("scalar_index", "scalar_elem") else None
+        return None
+
+    def describe(self, e: Expr, kind: str) -> str:
+        if isinstance(e, Name):
+            t = self.types.get(e.id)
+            what = f"a {t.name}" if isinstance(t, OpaqueType) else _KIND_WORDS[kind]
+            return f"'{e.id}' ({what})"
+        if isinstance(e, Const):
+            return f"{e.value!r} ({_KIND_WORDS[kind]})"
+        if isinstance(e, DTypeRef):
+            return f"pl.{e.name} (a dtype)"
+        if isinstance(e, EnumRef):
+            return f"pl.{e.enum}.{e.member} (an enum member)"
+        return _KIND_WORDS[kind]
 
     # ------------------------------------------------------------------ annotation vs op result
 
@@ -373,6 +452,29 @@ class _FunctionChecker:
         for y in (a, b):
             if y is not None and y.targets and len(y.targets) != len(y.values):
                 self.add(D.error(y.span, "yield-mismatch", f"pl.yield_ gives {len(y.values)} values for {len(y.targets)} return variables"))
+
+
+# what each kind of operand accepts: a tile and a tensor are both arrays to the executor, and some
+# ops take either (tile.load's source, the distributed ops' windows); a kind is only wrong when the
+# value is no array at all, or an array where a scalar or a list of scalars goes
+_ACCEPTS: dict[str, frozenset[str]] = {
+    "tile": frozenset({"tile", "tensor"}),
+    "tensor": frozenset({"tile", "tensor"}),
+    "scalar": frozenset({"scalar"}),
+    "tuple": frozenset({"tuple"}),
+}
+_KIND_WORDS: dict[str, str] = {
+    "tile": "a tile",
+    "tensor": "a tensor",
+    "scalar": "a scalar",
+    "tuple": "a list of scalars",
+    "dtype": "a dtype",
+    "enum": "an enum member",
+    "string": "a string",
+    "array": "a pl.Array",
+    "handle": "a handle",
+}
+_TYPE_KINDS: dict[type, str] = {TileType: "tile", TensorType: "tensor", ScalarType: "scalar", TupleType: "tuple", ArrayType: "array"}
 
 
 def _dep_items(e: OpCall | FuncCall) -> list[Expr]:

@@ -34,7 +34,8 @@ def op_signature(name: str) -> str | None:
     spec = lookup(name)
     if spec is None:
         return None
-    params = [p if i < spec.min_args else p + "?" for i, p in enumerate(spec.params)]
+    kinds = spec.operand_kinds
+    params = [(p if i < spec.min_args else p + "?") + (f": {kinds[p]}" if p in kinds else "") for i, p in enumerate(spec.params)]
     if spec.variadic:
         params.append("...")
     sig = f"{spec.name}({', '.join(params)})"
