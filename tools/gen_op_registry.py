@@ -31,6 +31,19 @@ DATA = Path(__file__).resolve().parents[1] / "pypto_lsp" / "ir" / "op_registry.j
 DEFAULT_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
 _REGISTER = re.compile(r'REGISTER_OP\("([^"]+)"\)')
 _ARGUMENT = re.compile(r'\.add_argument\(\s*"([^"]+)"\s*,((?:\s*"(?:[^"\\]|\\.)*")+)\s*\)')
+_ATTRIBUTE = re.compile(r'\.set_attr<\s*([\w:]+)\s*>\(\s*"([^"]+)"')
+# an attribute's C++ type -> the kind of value its keyword takes in a dump
+_ATTR_KINDS = {
+    "DataType": "dtype",
+    "bool": "bool",
+    "int": "int",
+    "double": "number",
+    "MemorySpace": "memory_space",
+    "PadValue": "pad_value",
+    "TileLayout": "layout",
+    "TensorLayout": "layout",
+    "std::string": "string",
+}
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -52,12 +65,14 @@ def registry(repo: Path, commit: str) -> dict[str, object]:
             if name in ops and ops[name] != path:
                 raise SystemExit(f"{name} registered twice: {ops[name]} and {path}")
             ops[name] = path
+    args, attrs = operands(repo, full, set(ops.values()))
     return {
         "source": "hw-native-sys/pypto",
         "commit": full,
         "generator": "tools/gen_op_registry.py",
         "ops": dict(sorted(ops.items())),
-        "operands": operands(repo, full, set(ops.values())),
+        "operands": args,
+        "attributes": attrs,
     }
 
 
@@ -109,20 +124,27 @@ def operand_kind(description: str) -> str | None:
     return None
 
 
-def operands(repo: Path, commit: str, files: set[str]) -> dict[str, dict[str, str]]:
-    """{op: {operand: kind}} for the operands whose kind the registration's words say."""
-    out: dict[str, dict[str, str]] = {}
+def operands(repo: Path, commit: str, files: set[str]) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """({op: {operand: kind}}, {op: {attribute: kind}}): the operands whose kind the
+    registration's words say, and the keyword attributes with the C++ type each is declared with
+    (``.set_attr<T>("name")``)."""
+    args: dict[str, dict[str, str]] = {}
+    attrs: dict[str, dict[str, str]] = {}
     for path in sorted(files):
         text = _git(repo, "show", f"{commit}:{path}")
         for m in _REGISTER.finditer(text):
+            chain = _chain(text, m.end())
             kinds = {}
-            for a in _ARGUMENT.finditer(_chain(text, m.end())):
+            for a in _ARGUMENT.finditer(chain):
                 kind = operand_kind("".join(_STRING.findall(a.group(2))))
                 if kind is not None:
                     kinds[a.group(1)] = kind
             if kinds:
-                out[m.group(1)] = kinds
-    return dict(sorted(out.items()))
+                args[m.group(1)] = kinds
+            typed = {a.group(2): _ATTR_KINDS[a.group(1)] for a in _ATTRIBUTE.finditer(chain) if a.group(1) in _ATTR_KINDS}
+            if typed:
+                attrs[m.group(1)] = typed
+    return dict(sorted(args.items())), dict(sorted(attrs.items()))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,6 +68,9 @@ class OpSpec:
     # or "tuple" (of scalars: shapes, offsets, indices); operands not named here take any value.
     # Read from PyPTO's registration of the op (op_registry.json, tools/gen_op_registry.py)
     operand_kinds: dict[str, str] = field(default_factory=dict, compare=False)
+    # what a keyword attribute takes, from its declared C++ type: "dtype", "bool", "int", "number",
+    # "memory_space", "pad_value", "layout", "string" (same source)
+    keyword_kinds: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 RESULT_RULES: dict[str, str] = {
@@ -580,10 +583,14 @@ del _kind, _what, _name, _sym
 
 
 def _with_operand_kinds(rows: dict[str, OpSpec]) -> dict[str, OpSpec]:
-    """The rows with the operand kinds PyPTO's registrations state (``op_registry.json``)."""
+    """The rows with the operand and keyword kinds PyPTO's registrations state (``op_registry.json``)."""
     raw = json.loads(resources.files(__package__).joinpath("op_registry.json").read_text(encoding="utf-8"))
-    kinds: dict[str, dict[str, str]] = raw.get("operands", {})
-    return {name: replace(spec, operand_kinds=kinds[name]) if name in kinds else spec for name, spec in rows.items()}
+    args: dict[str, dict[str, str]] = raw.get("operands", {})
+    attrs: dict[str, dict[str, str]] = raw.get("attributes", {})
+    return {
+        name: replace(spec, operand_kinds=args.get(name, {}), keyword_kinds=attrs.get(name, {})) if name in args or name in attrs else spec
+        for name, spec in rows.items()
+    }
 
 
 OPS: dict[str, OpSpec] = _with_operand_kinds(_ROWS)

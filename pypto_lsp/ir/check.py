@@ -11,6 +11,7 @@ from . import diagnostics as D
 from .model import (
     ArrayType,
     Assign,
+    BinOp,
     Const,
     DictExpr,
     DTypeRef,
@@ -30,6 +31,7 @@ from .model import (
     Scope,
     Span,
     Stmt,
+    Subscript,
     TensorType,
     TileType,
     TupleExpr,
@@ -278,6 +280,7 @@ class _FunctionChecker:
         """Each operand the catalogue gives a kind (PyPTO's registration of the op) against what
         the dump passes: a scalar where a tile goes, a list where a tensor goes, a memory space
         where a shape goes. The run would fail on it in Python's words, or not at all."""
+        self.keyword_kinds(e, spec)
         kinds = spec.operand_kinds
         if not kinds:
             return
@@ -313,6 +316,25 @@ class _FunctionChecker:
                                 f"'{e.op}' takes a list of scalars as {where}, got {self.describe(item, k)} in it",
                             )
                         )
+
+    def keyword_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
+        """Each keyword attribute against the type PyPTO declares it with: a dtype where a dtype
+        goes, a memory space where a memory space goes, a flag where a flag goes. A value of
+        another kind does not fail the run: the kernel reads it as something else (a list as a
+        true ``b_trans``) or not at all. Names and expressions are left to the run."""
+        for k, v in e.kwargs.items():
+            want = spec.keyword_kinds.get(k)
+            if want is None or _keyword_fits(want, v) is not False:
+                continue
+            got = self.value_kind(v)
+            self.add(
+                D.error(
+                    v.span,
+                    "wrong-keyword",
+                    f"'{e.op}' takes {_KEYWORD_WORDS[want]} as {k}=, got {self.describe(v, got) if got else 'an expression'}",
+                    "PyPTO declares each attribute's type; a pass or an edit gave it a value of another kind",
+                )
+            )
 
     def value_kind(self, e: Expr) -> str | None:
         """What ``e`` is statically ("tile", "tensor", "scalar", "tuple", "dtype", "enum",
@@ -475,6 +497,46 @@ _KIND_WORDS: dict[str, str] = {
     "handle": "a handle",
 }
 _TYPE_KINDS: dict[type, str] = {TileType: "tile", TensorType: "tensor", ScalarType: "scalar", TupleType: "tuple", ArrayType: "array"}
+
+
+# the enums of attributes that are not integers (an int attribute may be printed as an enum member:
+# atomic=pl.AtomicType.None_, or by name: a cast's mode="round")
+_NON_INT_ENUMS = frozenset({"Mem", "MemorySpace", "PadValue", "TileLayout", "TensorLayout"})
+_KEYWORD_ENUMS = {"memory_space": ("Mem", "MemorySpace"), "pad_value": ("PadValue",), "layout": ("TileLayout", "TensorLayout")}
+_KEYWORD_WORDS = {
+    "dtype": "a dtype",
+    "bool": "True or False",
+    "int": "an integer",
+    "number": "a number",
+    "memory_space": "a memory space (pl.Mem.X)",
+    "pad_value": "a pad value (pl.PadValue.X)",
+    "layout": "a layout",
+    "string": "a string",
+}
+
+
+def _keyword_fits(want: str, v: Expr) -> bool | None:
+    """Whether ``v`` fits an attribute of kind ``want``; None when only the run can say (a name,
+    an expression)."""
+    if isinstance(v, Name | BinOp | Subscript | OpCall | FuncCall | Intrinsic):
+        return None
+    if want in _KEYWORD_ENUMS:
+        return isinstance(v, EnumRef) and v.enum in _KEYWORD_ENUMS[want]
+    if want == "dtype":
+        return isinstance(v, DTypeRef)
+    if want == "string":
+        return isinstance(v, Const) and isinstance(v.value, str)
+    if isinstance(v, UnaryOp):
+        return want in ("int", "number")
+    if want == "bool":
+        return isinstance(v, Const) and (isinstance(v.value, bool) or v.value in (0, 1))
+    if want == "int":
+        if isinstance(v, EnumRef):
+            return v.enum not in _NON_INT_ENUMS
+        return isinstance(v, Const) and isinstance(v.value, int | str)
+    if want == "number":
+        return isinstance(v, Const) and isinstance(v.value, int | float) and not isinstance(v.value, bool)
+    return None
 
 
 def _dep_items(e: OpCall | FuncCall) -> list[Expr]:
