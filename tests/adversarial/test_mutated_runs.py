@@ -4,7 +4,8 @@ engine: whatever the damage, ``run_text`` returns a result, and an error says wh
 
 The damage is drawn with a fixed seed (the same runs every time): a line dropped, repeated or
 swapped with another; a number changed (0, 1, 7, 64, 1000, 2**31, 10**12); a dtype changed; an op
-replaced by another of the catalogue; two names swapped on a line; the file cut short. A session that ran this on
+replaced by another of the catalogue; a keyword given a value of another kind; two names swapped on
+a line; the file cut short. A session that ran this on
 the shared fixtures found an internal exception of the multi-rank runtime escaping the engine
 (a deferred task cancelled before it started), a window buffer of gigabytes allocated rather than
 refused, reads above their assignment failing as Python's UnboundLocalError, timeouts that
@@ -44,12 +45,14 @@ RUN_S = 5  # a run that loops on is stopped after this long: a timeout is a resu
 # an op replaced by any op of the catalogue (the whole language: operands it cannot take are
 # errors on the line, which name the op)
 OPS = tuple(sorted(CATALOGUE))
+# a keyword's value replaced by one of another kind (a number, a list, a dtype, an enum member ...)
+KEYWORD_VALUES = ("1.0", "7", "-1", "[16, 16]", "pl.FP32", "pl.Mem.Vec", "True", "'x'", "pl.PadValue.zero", "pl.AtomicType.Add")
 
 
 def damaged(text: str, rnd: random.Random) -> str:
     lines = text.split("\n")
     i = rnd.randrange(len(lines))
-    kind = rnd.randrange(8)
+    kind = rnd.randrange(9)
     if kind == 0:
         del lines[i]
     elif kind == 1:
@@ -72,6 +75,11 @@ def damaged(text: str, rnd: random.Random) -> str:
             m = rnd.choice(ops)
             op = rnd.choice(OPS)
             return text[: m.start()] + ("" if op.startswith("pld.") else "pl.") + op + text[m.end() :]
+    elif kind == 7:
+        kws = list(re.finditer(r"\b[a-z_]+=([^,()\[\]]+|\[[^\]]*\])(?=[,)])", text))
+        if kws:
+            m = rnd.choice(kws)
+            return text[: m.start(1)] + rnd.choice(KEYWORD_VALUES) + text[m.end(1) :]
     elif kind == 6:
         names = sorted(set(re.findall(r"\b[a-z_][a-z0-9_]*__\w+\b", lines[i])))
         if len(names) > 1:
