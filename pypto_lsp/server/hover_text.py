@@ -40,7 +40,8 @@ def op_signature(name: str) -> str | None:
         params.append("...")
     sig = f"{spec.name}({', '.join(params)})"
     if spec.kwargs:
-        sig += " {" + ", ".join(spec.kwargs) + "}"
+        kw = spec.keyword_kinds
+        sig += " {" + ", ".join(k + (f": {kw[k]}" if k in kw else "") for k in spec.kwargs) + "}"
     return sig
 
 

@@ -307,7 +307,7 @@ def test_hover_op_catalogue_row(prog: M.Program, idx: SymbolIndex) -> None:
     text = hover(prog, idx, tok(ln("ta: pl.Tile"), "pl.tile.load"), shift=8)
     assert text.split("\n") == [
         # the catalogue row makes valid_shape required (printed dumps always pass it)
-        "**`tile.load(tensor: tensor, offsets: tuple, shapes: tuple, valid_shape: tuple) {target_memory, clamp}`**",
+        "**`tile.load(tensor: tensor, offsets: tuple, shapes: tuple, valid_shape: tuple) {target_memory: memory_space, clamp: bool}`**",
         "",
         "copy a tensor window into a new tile; outside valid_shape the tile is zero",
         "",
@@ -322,7 +322,7 @@ def test_hover_op_catalogue_row(prog: M.Program, idx: SymbolIndex) -> None:
     assert unknown == "**`pl.tensor.frobnicate`**: unknown op (not in the PyPTO op catalogue)"
     assert op_signature("tile.matmul") == "tile.matmul(lhs: tile, rhs: tile)"
     # the operands' kinds, as PyPTO's registration of the op says them
-    assert op_signature("pl.tile.store") == "tile.store(tile: tile, offsets: tuple, output_tensor: tensor, shapes?: tuple) {atomic}"
+    assert op_signature("pl.tile.store") == "tile.store(tile: tile, offsets: tuple, output_tensor: tensor, shapes?: tuple) {atomic: int}"
     assert op_signature("tile.adds") == "tile.adds(lhs: tile, rhs: scalar)"
     assert op_signature("pld.system.rank") == "pld.system.rank(ctx)"  # a handle: no kind said
     assert op_signature("nope.nope") is None
