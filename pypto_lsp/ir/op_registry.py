@@ -48,6 +48,8 @@ class OpListing:
     doc: str
     defined_in: str  # the pypto file that defines its meaning (its registration, or the reference codegen)
     registered: bool  # in PyPTO's registry at the commit
+    operands: dict[str, str]  # operand -> "tile" | "tensor" | "scalar" | "tuple" (those the registration names)
+    keywords: dict[str, str]  # keyword attribute -> its declared kind ("dtype", "bool", "int", "memory_space" ...)
 
 
 def listing() -> list[OpListing]:
@@ -65,6 +67,8 @@ def listing() -> list[OpListing]:
                 doc=spec.doc,
                 defined_in=where,
                 registered=name in reg.ops,
+                operands=dict(spec.operand_kinds),
+                keywords=dict(spec.keyword_kinds),
             )
         )
     return out
@@ -91,6 +95,8 @@ def listing_json() -> dict[str, Any]:
                 "doc": r.doc,
                 "defined_in": r.defined_in,
                 "registered": r.registered,
+                "operands": r.operands,
+                "keywords": r.keywords,
             }
             for r in rows
         ],

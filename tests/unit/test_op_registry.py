@@ -91,6 +91,9 @@ def test_ops_json_lists_every_row() -> None:
     not_run = {n for n, r in rows.items() if r["registered"] and not r["executes"]}
     assert sorted(not_run) == data["counts"]["registered_not_executed"]
     assert {n for n in not_run if not n.startswith("test.")} == set()
+    # what each operand and keyword takes, as the registration says it (test_operand_kinds.py)
+    assert rows["tile.load"]["operands"] == {"tensor": "tensor", "offsets": "tuple", "shapes": "tuple", "valid_shape": "tuple"}
+    assert rows["tile.load"]["keywords"] == {"target_memory": "memory_space", "clamp": "bool"}
 
 
 def test_ops_text_and_no_torch() -> None:
