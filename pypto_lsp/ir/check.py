@@ -267,6 +267,7 @@ class _FunctionChecker:
                     D.error(v.span, "unknown-keyword", f"'{e.op}' has no keyword '{k}'", f"accepted: {', '.join(spec.kwargs) or 'none'}")
                 )
         self.operand_kinds(e, spec)
+        self.keyword_kinds(e, spec)
         if spec.status == "unsupported":
             self.add(
                 D.warning(
@@ -280,7 +281,6 @@ class _FunctionChecker:
         """Each operand the catalogue gives a kind (PyPTO's registration of the op) against what
         the dump passes: a scalar where a tile goes, a list where a tensor goes, a memory space
         where a shape goes. The run would fail on it in Python's words, or not at all."""
-        self.keyword_kinds(e, spec)
         kinds = spec.operand_kinds
         if not kinds:
             return
@@ -338,7 +338,7 @@ class _FunctionChecker:
 
     def value_kind(self, e: Expr) -> str | None:
         """What ``e`` is statically ("tile", "tensor", "scalar", "tuple", "dtype", "enum",
-        "string", "array"), or None when only the run can say."""
+        "string", "array", "handle"), or None when only the run can say."""
         if isinstance(e, Name):
             t = self.types.get(e.id)
             if isinstance(t, OpaqueType):  # a handle: a pointer, a context, an event; or unknown
