@@ -582,11 +582,16 @@ _op("test.tensor_op_no_conv", "x", "", None, "registry test op with no tile conv
 del _kind, _what, _name, _sym
 
 
+_MIRRORED_KINDS = {"tensor.maximums": "tensor.adds", "tensor.minimums": "tensor.adds", "tensor.rems": "tensor.adds"}
+
+
 def _with_operand_kinds(rows: dict[str, OpSpec]) -> dict[str, OpSpec]:
     """The rows with the operand and keyword kinds PyPTO's registrations state (``op_registry.json``)."""
     raw = json.loads(resources.files(__package__).joinpath("op_registry.json").read_text(encoding="utf-8"))
     args: dict[str, dict[str, str]] = raw.get("operands", {})
     attrs: dict[str, dict[str, str]] = raw.get("attributes", {})
+    # the rows PyPTO does not register (the reference's extras) take the kinds of the op they mirror
+    args = {**args, **{op: args[like] for op, like in _MIRRORED_KINDS.items() if like in args}}
     return {
         name: replace(spec, operand_kinds=args.get(name, {}), keyword_kinds=attrs.get(name, {})) if name in args or name in attrs else spec
         for name, spec in rows.items()

@@ -6,7 +6,7 @@ says what to do. The op catalogue is the only source of op facts.
 
 from __future__ import annotations
 
-from . import catalogue
+from . import catalogue, operand_shapes
 from . import diagnostics as D
 from .model import (
     ArrayType,
@@ -45,6 +45,7 @@ from .model import (
     stmt_subexprs,
     stmt_targets,
     trailing_yield,
+    walk_expr,
 )
 from .names import CROSS_CORE_OPS
 
@@ -157,13 +158,14 @@ class _FunctionChecker:
                 for sub in subs:
                     self.expr(sub, s)
                 if isinstance(s, Assign):
+                    self.no_result(s)
                     self.annotation(s)
             except RecursionError:  # e.g. a 2000-term `a and b and ...` chain: flat in Python, deep in the IR
                 self.add(D.error(s.span, "too-deep", "expression nesting is too deep to check"))
                 continue
             if isinstance(s, Scope) and s.kind == "spmd":
                 count = s.args[0] if s.args else s.kwargs.get("core_num")
-                problem = _core_num_problem(count) if count is not None else None
+                problem = self.core_num_problem(count) if count is not None else None
                 if count is not None and problem is not None:
                     self.add(D.error(count.span, "bad-core-num", f"pl.spmd: {problem}"))
             if isinstance(s, While) and s.ssa:
@@ -214,7 +216,7 @@ class _FunctionChecker:
             if callee is None:
                 self.add(D.error(e.name_span, "undefined-function", f"call to undefined function '{e.func}'"))
             else:
-                self.core_num(e)
+                self.core_num(e, stmt)
                 extra = {
                     k
                     for k in e.kwargs
@@ -234,17 +236,38 @@ class _FunctionChecker:
         elif isinstance(e, Intrinsic) and e.name in ("min", "max") and len(e.args) != 2:
             self.add(D.error(e.span, "wrong-arity", f"pl.{e.name} takes 2 arguments, got {len(e.args)}"))
 
-    def core_num(self, e: FuncCall) -> None:
+    def core_num(self, e: FuncCall, stmt: Stmt) -> None:
         """``attrs={"core_num": N}`` / ``core_num=N`` of a call: a block count, checked here (the
-        run would fail on it with Python's words, or not at all for 0)."""
+        run would fail on it with Python's words, or not at all for 0). The one value of ``attrs``
+        the run evaluates, so its expression is checked as any operand is: the ops in it (their
+        arity, operands, keywords) and the names it reads (``walk_expr`` leaves ``attrs`` out)."""
         found = [e.kwargs["core_num"]] if "core_num" in e.kwargs else []
         attrs = e.kwargs.get("attrs")
         if isinstance(attrs, DictExpr):
-            found += [v for k, v in zip(attrs.keys, attrs.values, strict=False) if isinstance(k, Const) and k.value == "core_num"]
+            in_attrs = [v for k, v in zip(attrs.keys, attrs.values, strict=False) if isinstance(k, Const) and k.value == "core_num"]
+            for v in in_attrs:
+                for sub in walk_expr(v):
+                    self.expr(sub, stmt)
+            found += in_attrs
         for v in found:
-            problem = _core_num_problem(v)
+            problem = self.core_num_problem(v)
             if problem is not None:
                 self.add(D.error(v.span, "bad-core-num", f"call to '{e.func}': {problem}"))
+
+    def core_num_problem(self, e: Expr) -> str | None:
+        """Why ``e`` cannot be a block count: :func:`_core_num_problem`, or a value of another kind
+        (a tile, a list, a memory space, an op with no result)."""
+        problem = _core_num_problem(e)
+        if problem is not None:
+            return problem
+        if isinstance(e, OpCall):
+            spec = catalogue.lookup(e.op)
+            if spec is not None and spec.result == "none":
+                return f"core_num must be a positive integer, but '{e.op}' returns nothing"
+        kind = self.value_kind(e)
+        if kind is not None and kind != "scalar":
+            return f"core_num must be a positive integer, got {self.describe(e, kind)}"
+        return None
 
     def op_call(self, e: OpCall) -> None:
         spec = catalogue.lookup(e.op)
@@ -268,6 +291,7 @@ class _FunctionChecker:
                 )
         self.operand_kinds(e, spec)
         self.keyword_kinds(e, spec)
+        self.out.extend(operand_shapes.problems(e, self.shape_of))
         if spec.status == "unsupported":
             self.add(
                 D.warning(
@@ -355,10 +379,19 @@ class _FunctionChecker:
             return "enum"
         if isinstance(e, OpCall):
             spec = catalogue.lookup(e.op)
-            return "scalar" if spec is not None and spec.result in ("scalar_index", "scalar_elem") else None
+            if spec is None:
+                return None
+            if spec.result in ("scalar_index", "scalar_elem"):
+                return "scalar"
+            if spec.result == "none":
+                return "none"
+            if spec.result in _ARRAY_RULES and e.op.startswith(("tile.", "tensor.")):
+                return e.op.split(".", 1)[0]
         return None
 
     def describe(self, e: Expr, kind: str) -> str:
+        if isinstance(e, OpCall):
+            return f"'{e.op}' ({'which returns nothing' if kind == 'none' else _KIND_WORDS[kind]})"
         if isinstance(e, Name):
             t = self.types.get(e.id)
             what = f"a {t.name}" if isinstance(t, OpaqueType) else _KIND_WORDS[kind]
@@ -373,6 +406,9 @@ class _FunctionChecker:
 
     # ------------------------------------------------------------------ annotation vs op result
 
+    def shape_of(self, e: Expr) -> list[int] | None:
+        return self._shape_of(e)[0]
+
     def _shape_of(self, e: Expr) -> tuple[list[int] | None, str | None]:
         if isinstance(e, Name):
             t = self.types.get(e.id)
@@ -382,12 +418,39 @@ class _FunctionChecker:
                 return None, t.dtype
         return None, None
 
+    def no_result(self, s: Assign) -> None:
+        """An op that returns nothing (a push, a barrier, a free), its result assigned: the name
+        would hold None, and the run fails where it is read, in Python's words."""
+        v = s.value
+        if isinstance(v, OpCall):
+            spec = catalogue.lookup(v.op)
+            if spec is not None and spec.result == "none":
+                self.add(
+                    D.error(
+                        v.span,
+                        "no-result",
+                        f"'{v.op}' returns nothing, but its result is assigned to '{s.target.name}'",
+                        "an op of this kind is a statement on its own line; a pass or an edit put it where a value goes",
+                    )
+                )
+
     def annotation(self, s: Assign) -> None:
         t = s.target.type
         v = s.value
         if not isinstance(t, TensorType | TileType) or not isinstance(v, OpCall):
             return
         spec = catalogue.lookup(v.op)
+        if spec is not None and spec.result in ("scalar_index", "scalar_elem"):
+            kind = "tile" if isinstance(t, TileType) else "tensor"
+            self.add(
+                D.error(
+                    s.target.span,
+                    "kind-mismatch",
+                    f"'{s.target.name}' is annotated as {_KIND_WORDS[kind]} but '{v.op}' produces a scalar",
+                    "the annotation and the op disagree: one of them is wrong in this pass",
+                )
+            )
+            return
         if spec is None or spec.result not in _RULES_CHECKED:
             return
         declared = fold_ints(t.shape)
@@ -495,7 +558,26 @@ _KIND_WORDS: dict[str, str] = {
     "string": "a string",
     "array": "a pl.Array",
     "handle": "a handle",
+    "none": "nothing",
 }
+# result rules (ir.catalogue) whose op makes a tile or a tensor, of its own namespace
+_ARRAY_RULES = frozenset(
+    {
+        "binary",
+        "cast",
+        "cmp_mask",
+        "col_reduce",
+        "create",
+        "load",
+        "matmul",
+        "matmul_acc",
+        "popped",
+        "reshape",
+        "row_reduce",
+        "same",
+        "slice",
+    }
+)
 _TYPE_KINDS: dict[type, str] = {TileType: "tile", TensorType: "tensor", ScalarType: "scalar", TupleType: "tuple", ArrayType: "array"}
 
 

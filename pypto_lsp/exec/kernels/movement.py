@@ -221,7 +221,15 @@ def read(t: torch.Tensor, indices: Any, *_extra: Any, **_kw: Any) -> Any:
     if san is not None:
         san.window("read", list(t.shape), list(idx), [1] * len(idx), "tensor", t)
         san.access("r", t, list(idx), [1] * len(idx), "read")
+    _inside(t, idx)
     return t[idx].item()
+
+
+def _inside(t: torch.Tensor, idx: tuple[int, ...]) -> None:
+    """An element index outside ``t``: said in the IR's terms (torch would say "index 8 is out of
+    bounds for dimension 1 with size 1"; a negative index would read from the end)."""
+    if any(not 0 <= i < d for i, d in zip(idx, t.shape, strict=False)):
+        raise IndexError(f"element {list(idx)} is outside the shape {list(t.shape)}")
 
 
 @register("write")
@@ -234,6 +242,7 @@ def write(t: torch.Tensor, indices: Any, value: Any, *_extra: Any, **_kw: Any) -
     if san is not None:
         san.window("write", list(t.shape), list(idx), [1] * len(idx), "tensor", t)
         san.access("w", t, list(idx), [1] * len(idx), "write")
+    _inside(t, idx)
     t[idx] = as_scalar(value)
     return t
 

@@ -1,0 +1,105 @@
+"""Operands whose shapes, as their types give them, rule an op out before it runs: a matmul whose
+left columns are not its right rows, or whose accumulator is not the product's shape; an element
+read or written at literal indices outside its array. Called by :mod:`.check` for every op call,
+with the checker's reading of a name's shape.
+
+Without these the run fails in torch's words (``mat1 and mat2 shapes cannot be multiplied (2x64
+and 2x1)``, ``index 8 is out of bounds for dimension 1 with size 1``) or, for an accumulator,
+broadcasts without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import diagnostics as D
+from .model import Const, Expr, ListExpr, Name, OpCall, TupleExpr, fold_ints
+
+ShapeOf = Callable[[Expr], "list[int] | None"]
+
+# matmuls whose operands' shapes are checked: (accumulator, left, right) positions
+MATMUL_OPERANDS: dict[str, tuple[int | None, int, int]] = {
+    **{op: (None, 0, 1) for op in ("tile.matmul", "tile.gemv", "tile.batch_matmul", "tile.matmul_bias", "tile.gemv_bias", "tensor.matmul")},
+    **{op: (0, 1, 2) for op in ("tile.matmul_acc", "tile.gemv_acc", "tile.batch_matmul_acc", "tensor.matmul_acc")},
+}
+# ops that read or write one element at (array, indices)
+ELEMENT_OPS = frozenset({"tile.read", "tile.write", "tensor.read", "tensor.write"})
+
+
+def problems(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
+    """What the shapes of ``e``'s operands rule out (``shape_of``: a name's shape, None when the
+    dump does not say)."""
+    if e.op in MATMUL_OPERANDS:
+        return matmul(e, shape_of)
+    if e.op in ELEMENT_OPS:
+        return element_index(e, shape_of)
+    return []
+
+
+def matmul(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
+    """The left's columns against the right's rows, after ``a_trans``/``b_trans``; then the
+    accumulator against the product (the last two dims: a batched matmul's leading ones broadcast)."""
+    acc_at, lhs_at, rhs_at = MATMUL_OPERANDS[e.op]
+    if len(e.args) <= max(lhs_at, rhs_at):
+        return []  # the arity check says it
+    trans = [e.kwargs.get("a_trans"), e.kwargs.get("b_trans")]
+    if any(t is not None and not isinstance(t, Const) for t in trans):
+        return []  # a transpose only the run knows
+    a_trans, b_trans = (isinstance(t, Const) and bool(t.value) for t in trans)
+    lhs, rhs = e.args[lhs_at], e.args[rhs_at]
+    a, b = shape_of(lhs), shape_of(rhs)
+    if not a or not b or len(a) < 2 or len(b) < 2:
+        return []
+    k_left = a[-2] if a_trans else a[-1]
+    k_right = b[-1] if b_trans else b[-2]
+    if k_left != k_right:
+        return [
+            D.error(
+                e.span,
+                "matmul-shapes",
+                f"'{e.op}' cannot multiply {_words(lhs, a, a_trans)} by {_words(rhs, b, b_trans)}: "
+                f"the left has {k_left} columns, the right {k_right} rows",
+                "a pass or an edit paired the wrong tiles, or dropped a transpose",
+            )
+        ]
+    if acc_at is None:
+        return []
+    acc = shape_of(e.args[acc_at])
+    product = [a[-1] if a_trans else a[-2], b[-2] if b_trans else b[-1]]
+    if acc and len(acc) >= 2 and acc[-2:] != product:
+        return [
+            D.error(
+                e.args[acc_at].span,
+                "matmul-shapes",
+                f"'{e.op}' accumulates a {product} product into {_words(e.args[acc_at], acc, False)}",
+                "the accumulator must have the product's shape",
+            )
+        ]
+    return []
+
+
+def element_index(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
+    """Literal indices outside the array: the device reads or writes another element, or none.
+    Another count of indices than the rank is left out: the kernel reads it aligned on the last
+    dimensions (:func:`pypto_lsp.exec.kernels.movement.read`)."""
+    if len(e.args) < 2 or not isinstance(e.args[1], ListExpr | TupleExpr):
+        return []
+    shape = shape_of(e.args[0])
+    index = fold_ints(e.args[1].items)
+    if not shape or index is None or len(index) != len(shape):
+        return []
+    if all(0 <= i < d for i, d in zip(index, shape, strict=True)):
+        return []
+    return [
+        D.error(
+            e.args[1].span,
+            "index-out-of-range",
+            f"'{e.op}' at {index} is outside {_words(e.args[0], shape, False)}",
+            "the element must lie inside the array's shape",
+        )
+    ]
+
+
+def _words(e: Expr, shape: list[int], transposed: bool) -> str:
+    what = f"'{e.id}' {shape}" if isinstance(e, Name) else str(shape)
+    return what + (" transposed" if transposed else "")

@@ -1,0 +1,181 @@
+"""Values the types already say are wrong, found before a run: an op's result where it cannot go
+(an op that returns nothing assigned to a name, a tile as a block count, a scalar assigned to a
+tile), the ``core_num`` of an SPMD call checked as any operand is, matmul operands that cannot be
+multiplied, an element read outside its array.
+
+Each of these was found by swapping ops in the dumps of ``../shared/fixtures-coverage`` (stop 60).
+Before, ``pypto-lsp check`` said nothing and the run failed in Python's or torch's words:
+``TypeError: 'NoneType' object cannot be interpreted as an integer``, ``_binary.<locals>.kernel()
+missing 2 required positional arguments``, ``mat1 and mat2 shapes cannot be multiplied (2x64 and
+2x1)``, ``index 8 is out of bounds for dimension 1 with size 1``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from pypto_lsp.ir.check import check_program
+from pypto_lsp.ir.parser import parse_text
+from pypto_lsp.validate.engine import run_text
+
+ROOT = Path(__file__).resolve().parents[2]
+MATMUL = ROOT / "examples" / "mixed_matmul" / "passes_dump" / "24_after_SplitVectorKernel.py"
+GATHER = ROOT / "examples" / "gather_rows" / "passes_dump" / "04_after_ConvertToSSA.py"
+
+HEAD = "# pypto.program: P\nimport pypto.language as pl\n\n@pl.program\nclass P:\n"
+T = "pl.Tensor[[4, 8], pl.FP32]"
+
+
+def spmd(core_num: str, before: str = "") -> str:
+    """An SPMD launch whose ``core_num`` is ``core_num``; ``before``: a statement of the orchestrator."""
+    return (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)\n"
+        + f"    def k(self, a: {T}, out: pl.InOut[{T}]) -> {T}:\n"
+        + "        t: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [4, 8], [4, 8], target_memory=pl.Mem.Vec)\n"
+        + f"        o: {T} = pl.tile.store(t, [0, 0], out)\n"
+        + "        return o\n"
+        + "    @pl.function(type=pl.FunctionType.Spmd)\n"
+        + f"    def k_spmd(self, a: {T}, out: pl.InOut[{T}]) -> {T}:\n"
+        + f"        r: {T} = self.k(a, out)\n"
+        + "        return r\n"
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, a: {T}, out: pl.InOut[{T}]) -> {T}:\n"
+        + (f"        {before}\n" if before else "")
+        + f'        r: {T} = self.k_spmd(a, out, attrs={{"core_num": {core_num}}})\n'
+        + "        return r\n"
+    )
+
+
+def findings(text: str) -> list[tuple[str, int, str]]:
+    res = parse_text(text, "sample.py")
+    assert res.program is not None and not res.errors, [(d.span.line, d.message) for d in res.errors]
+    return [(d.code, d.span.line, d.message) for d in check_program(res.program) if d.severity == "error"]
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.split("\n"), 1) if needle in line)
+
+
+def test_a_well_formed_launch_has_no_finding() -> None:
+    assert findings(spmd("pl.system.available_aiv_count()")) == []
+    assert findings(spmd("4")) == []
+
+
+def test_the_ops_in_core_num_are_checked_as_any_operand() -> None:
+    text = spmd("pl.tile.divs()")
+    line = line_of(text, "core_num")
+    assert findings(text) == [
+        ("wrong-arity", line, "'tile.divs' takes 2 positional arguments (lhs, rhs), got 0"),
+        ("bad-core-num", line, "call to 'k_spmd': core_num must be a positive integer, got 'tile.divs' (a tile)"),
+    ]
+
+
+def test_core_num_reads_its_names_where_they_are_bound() -> None:
+    text = spmd("n", before="pl.system.bar_all()")
+    assert [(c, m) for c, _, m in findings(text)] == [("undefined-name", "undefined name 'n' in function 'main'")]
+
+
+def test_an_op_that_returns_nothing_as_core_num_or_assigned() -> None:
+    text = spmd("pl.system.bar_all()")
+    assert [(c, m) for c, _, m in findings(text)] == [
+        ("bad-core-num", "call to 'k_spmd': core_num must be a positive integer, but 'system.bar_all' returns nothing")
+    ]
+    text = spmd("n", before="n: pl.Scalar[pl.INT64] = pl.system.bar_all()")
+    assert findings(text) == [
+        ("no-result", line_of(text, "n: pl.Scalar"), "'system.bar_all' returns nothing, but its result is assigned to 'n'")
+    ]
+
+
+def test_the_no_result_op_assigned_stops_the_engine_before_the_run() -> None:
+    text = spmd("n", before="n: pl.Scalar[pl.INT64] = pl.system.bar_all()")
+    a = torch.ones(4, 8)
+    fr = run_text(text, {"a": a, "out": torch.zeros(4, 8)}, {"out": a}, filename="x.py")
+    assert fr.error is not None and fr.error.kind == "static:no-result" and fr.error.line == line_of(text, "n: pl.Scalar")
+
+
+def test_matmul_operands_that_cannot_be_multiplied() -> None:
+    text = MATMUL.read_text(encoding="utf-8")
+    good = "pl.tile.matmul(a__ssa_v0_mat_Left, b__ssa_v0_mat_Right)"
+    assert good in text and findings(text) == []
+    # [32, 64] x [32, 64]: the left's 64 columns against the right's 32 rows
+    bad = text.replace(good, "pl.tile.matmul(a__ssa_v0_mat_Left, a__ssa_v0_mat_Left)")
+    assert findings(bad) == [
+        (
+            "matmul-shapes",
+            line_of(text, good),
+            "'tile.matmul' cannot multiply 'a__ssa_v0_mat_Left' [32, 64] by 'a__ssa_v0_mat_Left' [32, 64]: "
+            "the left has 64 columns, the right 32 rows",
+        )
+    ]
+
+
+def test_a_transpose_is_read_before_the_shapes_are_compared() -> None:
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[32, 16], pl.FP32]:\n"
+        + "        c: pl.Tensor[[32, 16], pl.FP32] = pl.tensor.matmul(a, b, b_trans=B)\n"
+        + "        return c\n"
+    )
+    assert findings(base.replace("B)", "True)")) == []
+    # without the transpose the annotation disagrees with the product too
+    assert [c for c, _, _ in findings(base.replace("B)", "False)"))] == ["matmul-shapes", "shape-mismatch"]
+
+
+def test_an_accumulator_of_another_shape_than_the_product() -> None:
+    text = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, acc: pl.Tensor[[32, 8], pl.FP32], a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[64, 16], pl.FP32]) -> pl.Tensor[[32, 8], pl.FP32]:\n"
+        + "        c: pl.Tensor[[32, 8], pl.FP32] = pl.tensor.matmul_acc(acc, a, b)\n"
+        + "        return c\n"
+    )
+    assert findings(text) == [("matmul-shapes", 8, "'tensor.matmul_acc' accumulates a [32, 16] product into 'acc' [32, 8]")]
+
+
+def test_an_element_read_outside_its_array() -> None:
+    text = GATHER.read_text(encoding="utf-8")
+    good = "pl.tensor.read(rows__ssa_v0, [i__idx_v0])"
+    assert good in text and findings(text) == []
+    shape = text.split("rows__ssa_v0: pl.Tensor[[", 1)[1].split("]", 1)[0]
+    n = int(shape)
+    bad = text.replace(good, f"pl.tensor.read(rows__ssa_v0, [{n}])")
+    assert findings(bad) == [("index-out-of-range", line_of(text, good), f"'tensor.read' at [{n}] is outside 'rows__ssa_v0' [{n}]")]
+    assert findings(text.replace(good, f"pl.tensor.read(rows__ssa_v0, [{n - 1}])")) == []
+
+
+def test_a_scalar_assigned_to_a_tile() -> None:
+    text = MATMUL.read_text(encoding="utf-8")
+    good = "pl.tile.muls(acc__tile_Vec, 2.0)"
+    bad = text.replace(good, "pl.tile.read(acc__tile_Vec, [0, 0])")
+    assert findings(bad) == [("kind-mismatch", line_of(text, good), "'t__tile' is annotated as a tile but 'tile.read' produces a scalar")]
+
+
+def test_an_element_read_outside_at_run_time_is_said_in_the_ir_terms() -> None:
+    """An index only the run knows: the kernel says which element and which shape."""
+    text = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, a: pl.Tensor[[4, 8], pl.FP32], i: pl.Scalar[pl.INDEX], out: pl.InOut[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:\n"
+        + "        v: pl.Scalar[pl.FP32] = pl.tensor.read(a, [i, 0])\n"
+        + "        return out\n"
+    )
+    a = torch.ones(4, 8)
+    fr = run_text(text, {"a": a, "i": torch.tensor(4), "out": a.clone()}, {"out": a}, filename="x.py")
+    assert fr.error is not None and fr.error.line == 8
+    assert "element [4, 0] is outside the shape [4, 8]" in fr.error.message, fr.error.message
+
+
+def test_the_rows_pypto_does_not_register_take_the_kinds_of_the_op_they_mirror() -> None:
+    """``tensor.rems`` is the reference's, not a registered op: it had no kinds, and a memory space
+    as its tensor ran into ``remainder() received an invalid combination of arguments``."""
+    from pypto_lsp.ir.catalogue import OPS
+
+    assert OPS["tensor.rems"].operand_kinds == OPS["tensor.adds"].operand_kinds == {"lhs": "tensor", "rhs": "scalar"}
+    text = spmd("4", before="p: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.rems(pl.Mem.Vec, 256)")
+    assert [(c, m) for c, _, m in findings(text)] == [
+        ("wrong-operand", "'tensor.rems' takes a tensor as lhs (operand 1), got pl.Mem.Vec (an enum member)")
+    ]
