@@ -46,7 +46,7 @@ from .run_thread import stuck_where as _stuck_where
 # tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order;
 # 5: a read above its assignment is a static error, and errors torch raises name the IR op; 6: its
 # NotImplementedError and ZeroDivisionError too; 7: an operand of the wrong kind is a static error)
-ENGINE_VERSION = "7"
+ENGINE_VERSION = "8"
 
 
 SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
