@@ -104,6 +104,30 @@ class WindowView:
             )
         return flat[:n].view(self.shape)
 
+    # A window reaches a compute op only when the program computes on it where the host holds it
+    # (an op of a HOST function, not of one launched on a rank): said in those words, not as
+    # ``'WindowView' object has no attribute 'float'`` or ``cos(): argument 'input' must be Tensor``.
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        raise WindowReadError(_HOST_WINDOW)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # a probe (copy, pickle, hasattr of a private name): as for any object
+            raise AttributeError(name)
+        raise WindowReadError(_HOST_WINDOW)
+
+
+_HOST_WINDOW = (
+    "a window (pld.tensor.window) as the host holds it, every rank's copy at once, cannot be computed on here: "
+    "a function launched on a rank (device=...) reads its own copy, and pld ops read them all"
+)
+
+
+class WindowReadError(DistributedError, AttributeError):
+    """A compute op given a window where the host holds it (:class:`WindowView`). An AttributeError
+    too, so ``hasattr``/``getattr(default)`` probes of a window stay false as before."""
+
 
 @dataclass(frozen=True)
 class CommCtx:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import catalogue
 from . import diagnostics as D
 from .model import Const, Expr, ListExpr, Name, OpCall, TupleExpr, fold_ints
 
@@ -33,7 +34,47 @@ def problems(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
         return matmul(e, shape_of)
     if e.op in ELEMENT_OPS:
         return element_index(e, shape_of)
+    spec = catalogue.lookup(e.op)
+    if spec is not None and spec.result == "binary":
+        return broadcast(e, shape_of)
     return []
+
+
+def broadcast(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
+    """An elementwise op of two arrays whose shapes cannot combine. A row expansion takes one value
+    per row, ``[..., M, 1]`` (``tile.row_expand_add`` also a packed ``[M, 32 B]``), a column
+    expansion one per column, ``[..., 1, N]``: PyPTO's type deduction holds tensors and tiles' row
+    expansions to that (``src/ir/op/{tile,tensor}_ops/broadcast.cpp``); a tile's column expansion it
+    leaves to the hardware, whose ``tcolexpand`` reads the vector's first row, so another shape
+    reads what is not there. Other elementwise ops must broadcast: aligned on the right, each pair
+    of dimensions equal or one of them 1."""
+    if len(e.args) < 2:
+        return []
+    a, b = shape_of(e.args[0]), shape_of(e.args[1])
+    if not a or not b or len(a) < 2:
+        return []
+    short = e.op.rpartition(".")[2]
+    if short.startswith("row_expand") and len(b) >= 2:
+        fits = b[-2] == a[-2] and (b[-1] == 1 or short == "row_expand_add")
+        hint = "a row expansion takes one value per row: [M, 1]"
+    elif short.startswith("col_expand") and len(b) >= 2:
+        fits = b[-2] == 1 and b[-1] == a[-1]
+        hint = "a column expansion takes one value per column: [1, N]"
+    elif short.startswith(("row_expand", "col_expand")):
+        return []  # a vector of one dimension: read by the kernel as its shape allows
+    else:
+        fits = all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b), strict=False))
+        hint = "the shapes must broadcast: equal, or 1, dimension by dimension from the right"
+    if fits:
+        return []
+    return [
+        D.error(
+            e.span,
+            "broadcast-shapes",
+            f"'{e.op}' cannot combine {_words(e.args[0], a, False)} with {_words(e.args[1], b, False)}",
+            hint,
+        )
+    ]
 
 
 def matmul(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:

@@ -179,3 +179,42 @@ def test_the_rows_pypto_does_not_register_take_the_kinds_of_the_op_they_mirror()
     assert [(c, m) for c, _, m in findings(text)] == [
         ("wrong-operand", "'tensor.rems' takes a tensor as lhs (operand 1), got pl.Mem.Vec (an enum member)")
     ]
+
+
+SOFTMAX = ROOT / "examples" / "softmax" / "passes_dump" / "00_frontend.py"
+
+
+def test_a_row_expansion_takes_one_value_per_row() -> None:
+    text = SOFTMAX.read_text(encoding="utf-8")
+    good = "pl.tile.row_expand_sub(scaled, mx)"
+    assert good in text and findings(text) == []
+    assert [c for c, _, _ in findings(text.replace(good, "pl.tile.row_expand_sub(scaled, scaled)"))] == ["broadcast-shapes"]
+    # an elementwise op of two shapes that broadcast
+    assert findings(text.replace(good, "pl.tile.sub(scaled, mx)")) == []
+    # a column expansion takes one value per column: a [1, 128], not the [32, 1] of maxima (torch
+    # would broadcast it as a row vector, without a word)
+    bad = text.replace(good, "pl.tile.col_expand_sub(scaled, mx)")
+    assert findings(bad) == [
+        (
+            "broadcast-shapes",
+            line_of(text, good),
+            "'tile.col_expand_sub' cannot combine 'scaled' [32, 128] with 'mx' [32, 1]",
+        )
+    ]
+
+
+def test_a_window_computed_on_where_the_host_holds_it() -> None:
+    """A compute op of a HOST function given a window (every rank's copy at once): before, the
+    run failed with ``'WindowView' object has no attribute 'float'`` or ``cos(): argument 'input'
+    must be Tensor, not WindowView``, depending on the op."""
+    case = ROOT / "examples" / "allreduce_ranks"
+    text = (case / "passes_dump" / "00_frontend.py").read_text(encoding="utf-8")
+    window = "signal: pld.DistributedTensor[[4, 1], pl.INT32] = pld.tensor.window(signal_buf, [4, 1], dtype=pl.INT32)"
+    assert window in text
+    inputs = {k: v for k, v in torch.load(case / "golden" / "inputs.pt").items() if isinstance(v, torch.Tensor)}
+    expected = torch.load(case / "golden" / "expected.pt")
+    for op in ("pl.tensor.recip(data)", "pl.tensor.cos(data)", "pl.tensor.add(data, data)"):
+        bad = text.replace(window, window + f"\n            t: pld.DistributedTensor[[1, 64], pl.FP32] = {op}")
+        fr = run_text(bad, {k: v.clone() for k, v in inputs.items()}, expected, filename="x.py")
+        assert fr.error is not None and fr.error.kind == "distributed:error", (op, fr.error)
+        assert fr.error.line == line_of(bad, op) and "as the host holds it" in fr.error.message, (op, fr.error.message)
