@@ -48,6 +48,7 @@ from .model import (
     walk_expr,
 )
 from .names import CROSS_CORE_OPS
+from .scope_keywords import check_scope
 
 FREE_VAR_MARK = "__FREE_VAR"
 
@@ -163,6 +164,8 @@ class _FunctionChecker:
             except RecursionError:  # e.g. a 2000-term `a and b and ...` chain: flat in Python, deep in the IR
                 self.add(D.error(s.span, "too-deep", "expression nesting is too deep to check"))
                 continue
+            if isinstance(s, Scope):
+                self.out.extend(check_scope(s))
             if isinstance(s, Scope) and s.kind == "spmd":
                 count = s.args[0] if s.args else s.kwargs.get("core_num")
                 problem = self.core_num_problem(count) if count is not None else None

@@ -218,3 +218,26 @@ def test_a_window_computed_on_where_the_host_holds_it() -> None:
         fr = run_text(bad, {k: v.clone() for k, v in inputs.items()}, expected, filename="x.py")
         assert fr.error is not None and fr.error.kind == "distributed:error", (op, fr.error)
         assert fr.error.line == line_of(bad, op) and "as the host holds it" in fr.error.message, (op, fr.error.message)
+
+
+def warnings_of(text: str) -> list[tuple[str, int, str]]:
+    res = parse_text(text, "sample.py")
+    assert res.program is not None
+    return [(d.code, d.span.line, d.message) for d in check_program(res.program) if d.severity == "warning"]
+
+
+def test_a_scope_header_is_held_to_the_keywords_pypto_takes() -> None:
+    """Before, ``with pl.at(levl=...)`` or ``level=pl.Mem.Vec`` passed unremarked: a scope is
+    transparent to the numbers, so the run ignores it, but PyPTO would not read the dump back."""
+    text = SOFTMAX.read_text(encoding="utf-8")
+    header = "with pl.at(level=pl.Level.CORE_GROUP):"
+    assert header in text and warnings_of(text) == []
+    line = line_of(text, header)
+    assert warnings_of(text.replace(header, "with pl.at(levl=pl.Level.CORE_GROUP):")) == [
+        ("unknown-keyword", line, "pl.at has no keyword 'levl'")
+    ]
+    assert warnings_of(text.replace(header, "with pl.at(level=pl.Mem.Vec):")) == [
+        ("wrong-keyword", line, "pl.at takes a level (pl.Level.X) as level=")
+    ]
+    assert warnings_of(text.replace(header, 'with pl.at(level=pl.Level.CORE_GROUP, name_hint="blk", allow_early_resolve=True):')) == []
+    assert [c for c, _, _ in warnings_of(text.replace(header, "with pl.at(level=pl.Level.CORE_GROUP, name_hint=3):"))] == ["wrong-keyword"]
