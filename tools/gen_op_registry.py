@@ -8,7 +8,7 @@ holds the catalogue (``pypto_lsp/ir/catalogue.py``) against and ``pypto-lsp ops`
 
 It also writes what kind of value each operand is (``operands``: a tile, a tensor, a scalar or a
 tuple of scalars), read from the words of each ``.add_argument(name, description)`` of the
-registration; an operand whose description names no one kind (either of two, a handle, a
+registration ("tensor|scalar" where it allows either); an operand whose description names no kind (a handle, a
 context) is left out. The catalogue gives the kinds to the static checker and to hover.
 
     python tools/gen_op_registry.py --repo /work/.mirror/hw-native-sys+pypto/repo \\
@@ -101,10 +101,13 @@ def _chain(text: str, start: int) -> str:
 
 def operand_kind(description: str) -> str | None:
     """What an operand is, from the words of its registration: "tile", "tensor", "scalar",
-    "tuple", or None when the words allow more than one kind or name none of these."""
+    "tuple", "tensor|scalar" or "tile|scalar" (either of the two), or None when the words name
+    none of these or a handle."""
     d = description
     if re.search(r"\bor\b", d) and re.search(r"scalar", d, re.I) and re.search(r"tensor|tile", d, re.I):
-        return None  # "a tensor or a scalar"
+        # "a tensor or a scalar": either, but nothing else (a list, a memory space)
+        array = "tile" if re.search(r"\btile\b|TileType", d, re.I) else "tensor"
+        return f"{array}|scalar"
     if re.search(r"May be a runtime Scalar|\bhandle\b|\bPtr\b", d):
         return None
     if re.search(r"\bTileType\b", d):

@@ -6,7 +6,7 @@ says what to do. The op catalogue is the only source of op facts.
 
 from __future__ import annotations
 
-from . import catalogue, operand_shapes
+from . import catalogue, operand_types
 from . import diagnostics as D
 from .model import (
     ArrayType,
@@ -294,7 +294,7 @@ class _FunctionChecker:
                 )
         self.operand_kinds(e, spec)
         self.keyword_kinds(e, spec)
-        self.out.extend(operand_shapes.problems(e, self.shape_of))
+        self.out.extend(operand_types.problems(e, self.shape_of, self.dtype_of))
         if spec.status == "unsupported":
             self.add(
                 D.warning(
@@ -376,6 +376,12 @@ class _FunctionChecker:
             return "string" if isinstance(v, str) else None if v is None else "scalar"
         if isinstance(e, ListExpr | TupleExpr):
             return "tuple"
+        if isinstance(e, BinOp | UnaryOp | Intrinsic) and (not isinstance(e, Intrinsic) or e.name in ("min", "max", "cast")):
+            # the DSL computes on arrays with ops only: arithmetic, a comparison, pl.min/max/cast
+            # of scalars is a scalar (of an array, or of what only the run knows, left to the run)
+            parts = [e.left, e.right] if isinstance(e, BinOp) else [e.operand] if isinstance(e, UnaryOp) else e.args[:1]
+            kinds = {self.value_kind(x) for x in parts}
+            return "scalar" if kinds == {"scalar"} or kinds == {"scalar", None} and isinstance(e, BinOp) else None
         if isinstance(e, DTypeRef):
             return "dtype"
         if isinstance(e, EnumRef):
@@ -411,6 +417,9 @@ class _FunctionChecker:
 
     def shape_of(self, e: Expr) -> list[int] | None:
         return self._shape_of(e)[0]
+
+    def dtype_of(self, e: Expr) -> str | None:
+        return self._shape_of(e)[1]
 
     def _shape_of(self, e: Expr) -> tuple[list[int] | None, str | None]:
         if isinstance(e, Name):
@@ -550,6 +559,8 @@ _ACCEPTS: dict[str, frozenset[str]] = {
     "tensor": frozenset({"tile", "tensor"}),
     "scalar": frozenset({"scalar"}),
     "tuple": frozenset({"tuple"}),
+    "tensor|scalar": frozenset({"tile", "tensor", "scalar"}),
+    "tile|scalar": frozenset({"tile", "tensor", "scalar"}),
 }
 _KIND_WORDS: dict[str, str] = {
     "tile": "a tile",
@@ -562,6 +573,8 @@ _KIND_WORDS: dict[str, str] = {
     "array": "a pl.Array",
     "handle": "a handle",
     "none": "nothing",
+    "tensor|scalar": "a tensor or a scalar",
+    "tile|scalar": "a tile or a scalar",
 }
 # result rules (ir.catalogue) whose op makes a tile or a tensor, of its own namespace
 _ARRAY_RULES = frozenset(

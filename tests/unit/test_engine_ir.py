@@ -1208,14 +1208,16 @@ def _one_kernel(name: str, *middle: str) -> str:
     )
 
 
-def test_an_op_torch_has_no_kernel_for_names_the_ir_op(gen: torch.Generator) -> None:
-    """torch's NotImplementedError (a bitwise op on floats) names its own kernel ("bitwise_and_cpu"):
-    the message says which IR op it was, as for torch's other errors (found by an op-swap fuzz)."""
+def test_an_op_torch_has_no_kernel_for_is_found_before_the_run(gen: torch.Generator) -> None:
+    """A bitwise op on floats, which torch has no kernel for (its NotImplementedError names
+    "bitwise_and_cpu", found by an op-swap fuzz): PyPTO's type deduction takes integers only, and so
+    does the static check now, on the op's line. (torch's words in a run are prefixed with the IR
+    op whatever the exception: ``test_error_inside_a_called_kernel_is_on_the_kernel_line``.)"""
     text = _one_kernel("NoKernel", "c__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.ands(a__tile, 1)")
     r = run(text, {"x": randn(gen, 16, 16), "y": torch.zeros(16, 16)}, {"y": torch.zeros(16, 16)})
     assert_error_at(r, line_of(text, "pl.tile.ands(a__tile, 1)"))
-    assert r.error is not None and r.error.kind == "NotImplementedError", r.error
-    assert r.error.message.startswith("tile.ands: ") and "not implemented for 'Float'" in r.error.message, r.error.message
+    assert r.error is not None and r.error.kind == "static:integer-only", r.error
+    assert r.error.message == "'tile.ands' takes integer values, got 'a__tile' of dtype FP32", r.error.message
 
 
 def test_error_inside_a_called_kernel_is_on_the_kernel_line(gen: torch.Generator) -> None:

@@ -48,8 +48,8 @@ def test_the_catalogue_holds_the_registered_kinds() -> None:
     assert OPS["tile.load"].operand_kinds == {"tensor": "tensor", "offsets": "tuple", "shapes": "tuple", "valid_shape": "tuple"}
     # an index operand is a tile, not an index scalar (the word "Index" once read as INDEX)
     assert OPS["tile.gather"].operand_kinds["indices"] == "tile"
-    # either kind, or a handle: no kind, no check
-    assert "rhs" not in OPS["tensor.maximum"].operand_kinds
+    # either of two kinds: both are accepted, nothing else; a handle: no kind, no check
+    assert OPS["tensor.maximum"].operand_kinds["rhs"] == "tensor|scalar"
     assert OPS["pld.system.rank"].operand_kinds == {}
 
 
@@ -145,7 +145,8 @@ def _generator() -> object:
         ("Shift (ScalarType, integer)", "scalar"),
         ("row offset (ScalarType INDEX)", "scalar"),
         ("per-dimension offsets (MakeTuple of scalars)", "tuple"),
-        ("a tensor (TensorType) or a scalar (ScalarType)", None),
+        ("a tensor (TensorType) or a scalar (ScalarType)", "tensor|scalar"),
+        ("Right-hand side tile or scalar", "tile|scalar"),
         ("an opaque handle to a context", None),
         ("a transfer extent (TupleType of ScalarType). May be a runtime Scalar[INDEX]", None),
     ],

@@ -241,3 +241,39 @@ def test_a_scope_header_is_held_to_the_keywords_pypto_takes() -> None:
     ]
     assert warnings_of(text.replace(header, 'with pl.at(level=pl.Level.CORE_GROUP, name_hint="blk", allow_early_resolve=True):')) == []
     assert [c for c, _, _ in warnings_of(text.replace(header, "with pl.at(level=pl.Level.CORE_GROUP, name_hint=3):"))] == ["wrong-keyword"]
+
+
+def test_an_operand_of_either_kind_takes_both_and_nothing_else() -> None:
+    """``tensor.cmp``'s rhs is a tensor or a scalar (PyPTO's words): a list there ran into
+    ``eq() received an invalid combination of arguments - got (Tensor, list)``."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, a: {T}, b: {T}) -> {T}:\n"
+        + f"        c: {T} = pl.tensor.maximum(a, RHS)\n"
+        + "        return c\n"
+    )
+    assert findings(base.replace("RHS", "b")) == findings(base.replace("RHS", "2.0")) == []
+    assert findings(base.replace("RHS", "[1, 2]")) == [
+        ("wrong-operand", 8, "'tensor.maximum' takes a tensor or a scalar as rhs (operand 2), got a list of scalars")
+    ]
+
+
+def test_arithmetic_of_scalars_is_a_scalar() -> None:
+    """``pl.tensor.recip(n * 4)`` ran into ``'int' object has no attribute 'dtype'``."""
+    text = spmd("4", before="n: pl.Scalar[pl.INT64] = 2\n        r0: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.recip(n * 4)")
+    assert [(c, m) for c, _, m in findings(text)] == [("wrong-operand", "'tensor.recip' takes a tensor as input (operand 1), got a scalar")]
+
+
+def test_a_bitwise_op_takes_integers() -> None:
+    """``tensor.shl`` of FP32 ran into torch's ``"lshift_cpu" not implemented for 'Float'``;
+    PyPTO's type deduction takes integer dtypes only."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, a: pl.Tensor[[4, 8], DT], b: pl.Tensor[[4, 8], DT]) -> pl.Tensor[[4, 8], DT]:\n"
+        + "        c: pl.Tensor[[4, 8], DT] = pl.tensor.shl(a, b)\n"
+        + "        return c\n"
+    )
+    assert findings(base.replace("DT", "pl.INT32")) == []
+    assert findings(base.replace("DT", "pl.FP32")) == [("integer-only", 8, "'tensor.shl' takes integer values, got 'a' of dtype FP32")]

@@ -1,7 +1,8 @@
-"""Operands whose shapes, as their types give them, rule an op out before it runs: a matmul whose
-left columns are not its right rows, or whose accumulator is not the product's shape; an element
-read or written at literal indices outside its array. Called by :mod:`.check` for every op call,
-with the checker's reading of a name's shape.
+"""Operands whose types rule an op out before it runs: a matmul whose left columns are not its
+right rows, or whose accumulator is not the product's shape; an elementwise op of shapes that do
+not combine; an element read or written at literal indices outside its array; a bitwise op of
+floating-point values. Called by :mod:`.check` for every op call, with the checker's reading of a
+name's shape and dtype.
 
 Without these the run fails in torch's words (``mat1 and mat2 shapes cannot be multiplied (2x64
 and 2x1)``, ``index 8 is out of bounds for dimension 1 with size 1``) or, for an accumulator,
@@ -17,19 +18,24 @@ from . import diagnostics as D
 from .model import Const, Expr, ListExpr, Name, OpCall, TupleExpr, fold_ints
 
 ShapeOf = Callable[[Expr], "list[int] | None"]
+DtypeOf = Callable[[Expr], "str | None"]
 
 # matmuls whose operands' shapes are checked: (accumulator, left, right) positions
 MATMUL_OPERANDS: dict[str, tuple[int | None, int, int]] = {
     **{op: (None, 0, 1) for op in ("tile.matmul", "tile.gemv", "tile.batch_matmul", "tile.matmul_bias", "tile.gemv_bias", "tensor.matmul")},
     **{op: (0, 1, 2) for op in ("tile.matmul_acc", "tile.gemv_acc", "tile.batch_matmul_acc", "tensor.matmul_acc")},
 }
+# the bitwise ops, each of a tile and a tensor (``tile.shl``, ``tensor.ands`` ...)
+BITWISE = frozenset({"and", "ands", "or", "ors", "xor", "xors", "not", "shl", "shls", "shr", "shrs"})
 # ops that read or write one element at (array, indices)
 ELEMENT_OPS = frozenset({"tile.read", "tile.write", "tensor.read", "tensor.write"})
 
 
-def problems(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
-    """What the shapes of ``e``'s operands rule out (``shape_of``: a name's shape, None when the
-    dump does not say)."""
+def problems(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """What the types of ``e``'s operands rule out (``shape_of``, ``dtype_of``: a name's shape and
+    dtype, None when the dump does not say)."""
+    if e.op.partition(".")[2] in BITWISE and e.op.startswith(("tile.", "tensor.")):
+        return integer_operands(e, dtype_of)
     if e.op in MATMUL_OPERANDS:
         return matmul(e, shape_of)
     if e.op in ELEMENT_OPS:
@@ -37,6 +43,24 @@ def problems(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
     spec = catalogue.lookup(e.op)
     if spec is not None and spec.result == "binary":
         return broadcast(e, shape_of)
+    return []
+
+
+def integer_operands(e: OpCall, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """A bitwise op (and, or, xor, not, the shifts) of an array of floating-point values: PyPTO's
+    type deduction takes integer dtypes only (``src/ir/op/tile_ops/elementwise.cpp``); torch says
+    ``"lshift_cpu" not implemented for 'Float'``."""
+    for arg in e.args[:2]:
+        dtype = dtype_of(arg)
+        if dtype is not None and dtype.startswith(("FP", "BF", "HF", "FLOAT")):
+            return [
+                D.error(
+                    arg.span,
+                    "integer-only",
+                    f"'{e.op}' takes integer values, got {repr(arg.id) if isinstance(arg, Name) else 'an array'} of dtype {dtype}",
+                    "a bitwise op or a shift works on the bits of integers; cast first, or this is the wrong op",
+                )
+            ]
     return []
 
 
