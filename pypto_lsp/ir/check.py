@@ -394,6 +394,8 @@ class _FunctionChecker:
                 return "scalar"
             if spec.result == "none":
                 return "none"
+            if any(isinstance(a, Const) and a.value is None for a in e.args):
+                return None  # an operand that did not parse (its own diagnostic says why): nothing more about it
             if spec.result in _ARRAY_RULES and e.op.startswith(("tile.", "tensor.")):
                 return e.op.split(".", 1)[0]
         return None
@@ -449,19 +451,16 @@ class _FunctionChecker:
     def annotation(self, s: Assign) -> None:
         t = s.target.type
         v = s.value
-        if not isinstance(t, TensorType | TileType) or not isinstance(v, OpCall):
+        if not isinstance(v, OpCall):
+            return
+        if isinstance(t, ScalarType) and (made := self.value_kind(v)) in ("tile", "tensor"):
+            self._kind_mismatch(s, "a scalar", made)
+            return
+        if not isinstance(t, TensorType | TileType):
             return
         spec = catalogue.lookup(v.op)
         if spec is not None and spec.result in ("scalar_index", "scalar_elem"):
-            kind = "tile" if isinstance(t, TileType) else "tensor"
-            self.add(
-                D.error(
-                    s.target.span,
-                    "kind-mismatch",
-                    f"'{s.target.name}' is annotated as {_KIND_WORDS[kind]} but '{v.op}' produces a scalar",
-                    "the annotation and the op disagree: one of them is wrong in this pass",
-                )
-            )
+            self._kind_mismatch(s, _KIND_WORDS["tile" if isinstance(t, TileType) else "tensor"], "scalar")
             return
         if spec is None or spec.result not in _RULES_CHECKED:
             return
@@ -514,6 +513,17 @@ class _FunctionChecker:
                 self._mismatch(s, "shape", declared, shape, v.op)
         if dtype is not None and t.dtype != dtype and rule in ("cast", "create") and not _dtype_compatible(rule, dtype, t.dtype):
             self._mismatch(s, "dtype", t.dtype, dtype, v.op)
+
+    def _kind_mismatch(self, s: Assign, declared: str, made: str) -> None:
+        assert isinstance(s.value, OpCall)
+        self.add(
+            D.error(
+                s.target.span,
+                "kind-mismatch",
+                f"'{s.target.name}' is annotated as {declared} but '{s.value.op}' produces {_KIND_WORDS[made]}",
+                "the annotation and the op disagree: one of them is wrong in this pass",
+            )
+        )
 
     def _mismatch(self, s: Assign, what: str, declared: object, computed: object, op: str) -> None:
         self.add(

@@ -277,3 +277,15 @@ def test_a_bitwise_op_takes_integers() -> None:
     )
     assert findings(base.replace("DT", "pl.INT32")) == []
     assert findings(base.replace("DT", "pl.FP32")) == [("integer-only", 8, "'tensor.shl' takes integer values, got 'a' of dtype FP32")]
+
+
+def test_an_array_assigned_to_a_scalar() -> None:
+    """``n: pl.Scalar[pl.INDEX] = pl.tensor.minimums(...)`` as a loop bound ran into ``only integer
+    tensors of a single element can be converted to an index``."""
+    text = GATHER.read_text(encoding="utf-8")
+    good = "pl.tensor.read(rows__ssa_v0, [i__idx_v0])"
+    target = text.split("\n")[line_of(text, good) - 1].split(":", 1)[0].strip()
+    bad = text.replace(good, "pl.tensor.muls(rows__ssa_v0, 2)")
+    assert findings(bad) == [
+        ("kind-mismatch", line_of(text, good), f"'{target}' is annotated as a scalar but 'tensor.muls' produces a tensor")
+    ]
