@@ -34,16 +34,10 @@ ELEMENT_OPS = frozenset({"tile.read", "tile.write", "tensor.read", "tensor.write
 def problems(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     """What the types of ``e``'s operands rule out (``shape_of``, ``dtype_of``: a name's shape and
     dtype, None when the dump does not say)."""
-    if e.op.partition(".")[2] in BITWISE and e.op.startswith(("tile.", "tensor.")):
-        return integer_operands(e, dtype_of)
-    if e.op in MATMUL_OPERANDS:
-        return matmul(e, shape_of)
-    if e.op in ELEMENT_OPS:
-        return element_index(e, shape_of)
-    spec = catalogue.lookup(e.op)
-    if spec is not None and spec.result == "binary":
-        return broadcast(e, shape_of)
-    return []
+    check = _CHECKS.get(e.op)
+    if check is None:
+        return []
+    return check(e, shape_of, dtype_of)
 
 
 def integer_operands(e: OpCall, dtype_of: DtypeOf) -> list[D.Diagnostic]:
@@ -168,3 +162,22 @@ def element_index(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
 def _words(e: Expr, shape: list[int], transposed: bool) -> str:
     what = f"'{e.id}' {shape}" if isinstance(e, Name) else str(shape)
     return what + (" transposed" if transposed else "")
+
+
+def _by_op() -> dict[str, Callable[[OpCall, ShapeOf, DtypeOf], list[D.Diagnostic]]]:
+    """Which check each op gets (most get none): one dict lookup per op call."""
+    checks: dict[str, Callable[[OpCall, ShapeOf, DtypeOf], list[D.Diagnostic]]] = {}
+    for name, spec in catalogue.OPS.items():
+        if spec.result == "binary":
+            checks[name] = lambda e, shape_of, _dtype_of: broadcast(e, shape_of)
+    for ns in ("tile", "tensor"):
+        for op in BITWISE:
+            checks[f"{ns}.{op}"] = lambda e, _shape_of, dtype_of: integer_operands(e, dtype_of)
+    for name in MATMUL_OPERANDS:
+        checks[name] = lambda e, shape_of, _dtype_of: matmul(e, shape_of)
+    for name in ELEMENT_OPS:
+        checks[name] = lambda e, shape_of, _dtype_of: element_index(e, shape_of)
+    return checks
+
+
+_CHECKS = _by_op()
