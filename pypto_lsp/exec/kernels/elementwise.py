@@ -20,7 +20,22 @@ from .base import (
 
 
 def _int_div(a: Any, b: Any) -> torch.Tensor:
-    return torch.div(a, b, rounding_mode="trunc")
+    return _by_zero(torch.div)(a, b, rounding_mode="trunc")
+
+
+def _by_zero(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` of integers, an integer divisor of 0 said in those words (torch raises a RuntimeError
+    whose whole message is ``ZeroDivisionError``)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeError as exc:
+            if str(exc).strip() != "ZeroDivisionError":
+                raise
+            raise ZeroDivisionError("integer division by zero: a divisor holds 0 (the device's result is undefined)") from None
+
+    return call
 
 
 def _both_int(a: Any, b: Any) -> bool:
@@ -66,11 +81,11 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "maximums": _maximum,
     "minimum": _minimum,
     "minimums": _minimum,
-    "fmod": torch.fmod,
-    "fmods": torch.fmod,
+    "fmod": _by_zero(torch.fmod),
+    "fmods": _by_zero(torch.fmod),
     # rem: floor-mod, sign of the divisor (as the reference; the hardware definition is unverified).
-    "rem": torch.remainder,
-    "rems": torch.remainder,
+    "rem": _by_zero(torch.remainder),
+    "rems": _by_zero(torch.remainder),
     "and": torch.bitwise_and,
     "ands": torch.bitwise_and,
     "or": torch.bitwise_or,
