@@ -8,8 +8,8 @@ holds the catalogue (``pypto_lsp/ir/catalogue.py``) against and ``pypto-lsp ops`
 
 It also writes what kind of value each operand is (``operands``: a tile, a tensor, a scalar or a
 tuple of scalars), read from the words of each ``.add_argument(name, description)`` of the
-registration ("tensor|scalar" where it allows either); an operand whose description names no kind (a handle, a
-context) is left out. The catalogue gives the kinds to the static checker and to hover.
+registration ("tensor|scalar" where it allows either, "handle" for a pointer, a context or a
+future); an operand whose description names no kind is left out. The catalogue gives the kinds to the static checker and to hover.
 
     python tools/gen_op_registry.py --repo /work/.mirror/hw-native-sys+pypto/repo \\
         --commit e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09
@@ -101,15 +101,17 @@ def _chain(text: str, start: int) -> str:
 
 def operand_kind(description: str) -> str | None:
     """What an operand is, from the words of its registration: "tile", "tensor", "scalar",
-    "tuple", "tensor|scalar" or "tile|scalar" (either of the two), or None when the words name
-    none of these or a handle."""
+    "tuple", "tensor|scalar" or "tile|scalar" (either of the two), "handle" (a pointer, a
+    context, an event, a future), or None when the words name none of these."""
     d = description
     if re.search(r"\bor\b", d) and re.search(r"scalar", d, re.I) and re.search(r"tensor|tile", d, re.I):
         # "a tensor or a scalar": either, but nothing else (a list, a memory space)
         array = "tile" if re.search(r"\btile\b|TileType", d, re.I) else "tensor"
         return f"{array}|scalar"
-    if re.search(r"May be a runtime Scalar|\bhandle\b|\bPtr\b", d):
+    if re.search(r"May be a runtime Scalar", d):
         return None
+    if re.search(r"\bhandle\b|\bPtr\b|CommCtxType|ContextType|EventType|SessionType", d):
+        return "handle"  # a pointer, a context, an event, a future: a value of its own kind
     if re.search(r"\bTileType\b", d):
         return "tile"
     if re.search(r"\b(?:Distributed)?TensorType\b|DistributedTensor", d):

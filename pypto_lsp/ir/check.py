@@ -571,6 +571,7 @@ _ACCEPTS: dict[str, frozenset[str]] = {
     "tuple": frozenset({"tuple"}),
     "tensor|scalar": frozenset({"tile", "tensor", "scalar"}),
     "tile|scalar": frozenset({"tile", "tensor", "scalar"}),
+    "handle": frozenset({"handle"}),
 }
 _KIND_WORDS: dict[str, str] = {
     "tile": "a tile",

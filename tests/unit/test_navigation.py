@@ -324,7 +324,9 @@ def test_hover_op_catalogue_row(prog: M.Program, idx: SymbolIndex) -> None:
     # the operands' kinds, as PyPTO's registration of the op says them
     assert op_signature("pl.tile.store") == "tile.store(tile: tile, offsets: tuple, output_tensor: tensor, shapes?: tuple) {atomic: int}"
     assert op_signature("tile.adds") == "tile.adds(lhs: tile, rhs: scalar)"
-    assert op_signature("pld.system.rank") == "pld.system.rank(ctx)"  # a handle: no kind said
+    assert op_signature("pld.system.rank") == "pld.system.rank(ctx: handle)"
+    assert op_signature("tensor.maximum") == "tensor.maximum(lhs: tensor, rhs: tensor|scalar)"
+    assert op_signature("tile.reinterpret_view") == "tile.reinterpret_view(data: tile) {dtype: dtype, shape}"  # shape: no kind said
     assert op_signature("nope.nope") is None
 
 

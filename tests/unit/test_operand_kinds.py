@@ -48,9 +48,9 @@ def test_the_catalogue_holds_the_registered_kinds() -> None:
     assert OPS["tile.load"].operand_kinds == {"tensor": "tensor", "offsets": "tuple", "shapes": "tuple", "valid_shape": "tuple"}
     # an index operand is a tile, not an index scalar (the word "Index" once read as INDEX)
     assert OPS["tile.gather"].operand_kinds["indices"] == "tile"
-    # either of two kinds: both are accepted, nothing else; a handle: no kind, no check
+    # either of two kinds: both are accepted, nothing else; a handle takes a handle
     assert OPS["tensor.maximum"].operand_kinds["rhs"] == "tensor|scalar"
-    assert OPS["pld.system.rank"].operand_kinds == {}
+    assert OPS["pld.system.rank"].operand_kinds == {"ctx": "handle"}
 
 
 def test_the_example_dumps_pass_the_check() -> None:
@@ -147,7 +147,8 @@ def _generator() -> object:
         ("per-dimension offsets (MakeTuple of scalars)", "tuple"),
         ("a tensor (TensorType) or a scalar (ScalarType)", "tensor|scalar"),
         ("Right-hand side tile or scalar", "tile|scalar"),
-        ("an opaque handle to a context", None),
+        ("an opaque handle to a context", "handle"),
+        ("A CommContext handle (CommCtxType)", "handle"),
         ("a transfer extent (TupleType of ScalarType). May be a runtime Scalar[INDEX]", None),
     ],
 )

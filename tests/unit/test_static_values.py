@@ -289,3 +289,37 @@ def test_an_array_assigned_to_a_scalar() -> None:
     assert findings(bad) == [
         ("kind-mismatch", line_of(text, good), f"'{target}' is annotated as a scalar but 'tensor.muls' produces a tensor")
     ]
+
+
+def test_an_integer_division_by_zero_is_said_in_those_words() -> None:
+    """torch's whole message was ``RuntimeError: ZeroDivisionError``."""
+    from pypto_lsp.exec.kernels import KERNELS
+
+    ints = torch.ones(2, 2, dtype=torch.int32)
+    for op in ("tile.divs", "tile.rems", "tile.fmods"):
+        try:
+            KERNELS[op](ints, 0)
+        except ZeroDivisionError as exc:
+            assert str(exc).startswith("integer division by zero"), (op, exc)
+        else:
+            raise AssertionError(f"{op} by 0 raised nothing")
+    for op in ("tile.div", "tile.rem", "tile.fmod"):
+        try:
+            KERNELS[op](ints, torch.zeros(2, 2, dtype=torch.int32))
+        except ZeroDivisionError:
+            pass
+        else:
+            raise AssertionError(f"{op} by 0 raised nothing")
+    assert torch.isinf(KERNELS["tile.divs"](torch.ones(2, 2), 0.0)).all()  # floats: inf, as the device
+
+
+def test_a_handle_operand_takes_a_handle() -> None:
+    """``pld.system.rank(ctx)`` takes a CommContext handle (PyPTO's words: "A CommContext handle
+    (CommCtxType)"); a tensor there ran into ``int() argument must be ... not 'WindowView'``."""
+    text = (ROOT / "examples" / "allreduce_ranks" / "passes_dump" / "00_frontend.py").read_text(encoding="utf-8")
+    good = "pld.system.rank(ctx)"
+    assert good in text and findings(text) == []
+    bad = text.replace(good, "pld.system.rank(data)")
+    assert findings(bad) == [
+        ("wrong-operand", line_of(text, good), "'pld.system.rank' takes a handle as ctx (operand 1), got 'data' (a tensor)")
+    ]
