@@ -107,7 +107,21 @@ def matmul(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
     a_trans, b_trans = (isinstance(t, Const) and bool(t.value) for t in trans)
     lhs, rhs = e.args[lhs_at], e.args[rhs_at]
     a, b = shape_of(lhs), shape_of(rhs)
-    if not a or not b or len(a) < 2 or len(b) < 2:
+    operands = [(lhs, a), (rhs, b)] + ([(e.args[acc_at], shape_of(e.args[acc_at]))] if acc_at is not None else [])
+    # a tile matmul's operands are 2-D (PyPTO's DeduceTileMatMul*Type); a batched or a tensor
+    # matmul's at least 2-D
+    exact = e.op.startswith("tile.") and "batch" not in e.op
+    for arg, shape in operands:
+        if shape and (len(shape) != 2 if exact else len(shape) < 2):
+            return [
+                D.error(
+                    arg.span,
+                    "matmul-shapes",
+                    f"'{e.op}' takes {'2-D' if exact else 'at least 2-D'} operands, got {_words(arg, shape, False)}",
+                    "a matmul multiplies matrices; a vector is a [1, K] or [K, 1] tile",
+                )
+            ]
+    if not a or not b:
         return []
     k_left = a[-2] if a_trans else a[-1]
     k_right = b[-1] if b_trans else b[-2]

@@ -323,3 +323,16 @@ def test_a_handle_operand_takes_a_handle() -> None:
     assert findings(bad) == [
         ("wrong-operand", line_of(text, good), "'pld.system.rank' takes a handle as ctx (operand 1), got 'data' (a tensor)")
     ]
+
+
+def test_a_tile_matmul_takes_matrices() -> None:
+    """A vector as a tile matmul's operand: torch said ``size mismatch, got input (8), mat (8x32),
+    vec (256)``; PyPTO's deduction takes 2-D tiles."""
+    text = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.InCore)\n"
+        + "    def k(self, acc: pl.Tile[[8, 16], pl.FP32, pl.Mem.Acc], a: pl.Tile[[8, 32], pl.BF16, pl.Mem.Left], v: pl.Tile[[256], pl.BF16, pl.Mem.Right]) -> pl.Tile[[8, 16], pl.FP32, pl.Mem.Acc]:\n"
+        + "        c: pl.Tile[[8, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc, a, v)\n"
+        + "        return c\n"
+    )
+    assert [(c, m) for c, _, m in findings(text)] == [("matmul-shapes", "'tile.matmul_acc' takes 2-D operands, got 'v' [256]")]
