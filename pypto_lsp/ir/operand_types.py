@@ -58,6 +58,39 @@ def integer_operands(e: OpCall, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     return []
 
 
+def scatter_update(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """``scatter_update(input, index, src)`` as PyPTO's deduction holds it
+    (``DeduceTileScatterUpdateType``, ``DeduceTensorScatterUpdateType``): ``input`` ``[rows, d]`` or
+    ``[blocks, block_size, 1, d]``, ``index`` a 2-D ``[b, s]`` of integers, ``src`` of ``input``'s
+    rank and dtype; a 2-D source shaped ``[b * s, d]`` (the contract its comment states, and what
+    the kernel reads; the 4-D form is left to the run). torch said ``index_copy_():
+    Source/destination tensor must have same slice shapes``."""
+    if len(e.args) < 3:
+        return []
+    inp, index, src = e.args[:3]
+    a, i, b = shape_of(inp), shape_of(index), shape_of(src)
+    problem = None
+    if a and len(a) not in (2, 4):
+        problem = f"takes a 2-D or 4-D input, got {_words(inp, a, False)}"
+    elif i and len(i) != 2:
+        problem = f"takes a 2-D index [b, s], got {_words(index, i, False)}"
+    elif (dt := dtype_of(index)) is not None and not dt.startswith(("INT", "UINT")):
+        problem = f"takes an integer index, got {_words(index, i or [], False)} of dtype {dt}"
+    elif a and b and len(b) != len(a):
+        problem = f"takes a source of the input's rank {len(a)}, got {_words(src, b, False)}"
+    elif (da := dtype_of(inp)) is not None and (db := dtype_of(src)) is not None and da != db:
+        problem = f"takes a source of the input's dtype {da}, got {db}"
+    elif a and b and i and len(a) == 2:
+        want = [i[0] * i[1], a[-1]]
+        if b != want:
+            problem = (
+                f"takes a source of shape {want} for {_words(index, i, False)} into {_words(inp, a, False)}, got {_words(src, b, False)}"
+            )
+    if problem is None:
+        return []
+    return [D.error(e.span, "scatter-shapes", f"'{e.op}' {problem}", "one row of the source per index, each as wide as the input")]
+
+
 def broadcast(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
     """An elementwise op of two arrays whose shapes cannot combine. A row expansion takes one value
     per row, ``[..., M, 1]`` (``tile.row_expand_add`` also a packed ``[M, 32 B]``), a column
@@ -189,6 +222,8 @@ def _by_op() -> dict[str, Callable[[OpCall, ShapeOf, DtypeOf], list[D.Diagnostic
             checks[f"{ns}.{op}"] = lambda e, _shape_of, dtype_of: integer_operands(e, dtype_of)
     for name in MATMUL_OPERANDS:
         checks[name] = lambda e, shape_of, _dtype_of: matmul(e, shape_of)
+    for name in ("tile.scatter_update", "tensor.scatter_update"):
+        checks[name] = scatter_update
     for name in ELEMENT_OPS:
         checks[name] = lambda e, shape_of, _dtype_of: element_index(e, shape_of)
     return checks

@@ -336,3 +336,21 @@ def test_a_tile_matmul_takes_matrices() -> None:
         + "        return c\n"
     )
     assert [(c, m) for c, _, m in findings(text)] == [("matmul-shapes", "'tile.matmul_acc' takes 2-D operands, got 'v' [256]")]
+
+
+def test_a_scatter_update_as_pypto_deduces_it() -> None:
+    """One source row per index, as wide as the input; the index 2-D and of integers."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, x: pl.Tensor[[16, 32], pl.FP32], i: pl.Tensor[[2, 4], IDT], s: pl.Tensor[SRC, pl.FP32]) -> pl.Tensor[[16, 32], pl.FP32]:\n"
+        + "        y: pl.Tensor[[16, 32], pl.FP32] = pl.tensor.scatter_update(x, i, s)\n"
+        + "        return y\n"
+    )
+    assert findings(base.replace("IDT", "pl.INT32").replace("SRC", "[8, 32]")) == []
+    assert findings(base.replace("IDT", "pl.INT32").replace("SRC", "[16, 32]")) == [
+        ("scatter-shapes", 8, "'tensor.scatter_update' takes a source of shape [8, 32] for 'i' [2, 4] into 'x' [16, 32], got 's' [16, 32]")
+    ]
+    assert [m for _, _, m in findings(base.replace("IDT", "pl.FP32").replace("SRC", "[8, 32]"))] == [
+        "'tensor.scatter_update' takes an integer index, got 'i' [2, 4] of dtype FP32"
+    ]
