@@ -365,7 +365,8 @@ class _FunctionChecker:
 
     def value_kind(self, e: Expr) -> str | None:
         """What ``e`` is statically ("tile", "tensor", "scalar", "tuple", "dtype", "enum",
-        "string", "array", "handle"), or None when only the run can say."""
+        "string", "array", "handle", or "none" for an op that returns nothing), or None when only
+        the run can say."""
         if isinstance(e, Name):
             t = self.types.get(e.id)
             if isinstance(t, OpaqueType):  # a handle: a pointer, a context, an event; or unknown
@@ -376,12 +377,15 @@ class _FunctionChecker:
             return "string" if isinstance(v, str) else None if v is None else "scalar"
         if isinstance(e, ListExpr | TupleExpr):
             return "tuple"
-        if isinstance(e, BinOp | UnaryOp | Intrinsic) and (not isinstance(e, Intrinsic) or e.name in ("min", "max", "cast")):
-            # the DSL computes on arrays with ops only: arithmetic, a comparison, pl.min/max/cast
-            # of scalars is a scalar (of an array, or of what only the run knows, left to the run)
-            parts = [e.left, e.right] if isinstance(e, BinOp) else [e.operand] if isinstance(e, UnaryOp) else e.args[:1]
-            kinds = {self.value_kind(x) for x in parts}
-            return "scalar" if kinds == {"scalar"} or kinds == {"scalar", None} and isinstance(e, BinOp) else None
+        # the DSL computes on arrays with ops only: arithmetic, a comparison, pl.min/max/cast of
+        # scalars is a scalar (of an array, or of what only the run knows, left to the run)
+        if isinstance(e, BinOp):
+            # one side a scalar, the other a scalar or unknown (``n * 4``, ``i < n``)
+            sides = (self.value_kind(e.left), self.value_kind(e.right))
+            return "scalar" if "scalar" in sides and all(k in ("scalar", None) for k in sides) else None
+        if isinstance(e, UnaryOp) or isinstance(e, Intrinsic) and e.name in ("min", "max", "cast"):
+            operand = e.operand if isinstance(e, UnaryOp) else e.args[0] if e.args else None
+            return "scalar" if operand is not None and self.value_kind(operand) == "scalar" else None
         if isinstance(e, DTypeRef):
             return "dtype"
         if isinstance(e, EnumRef):
