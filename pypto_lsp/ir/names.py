@@ -30,6 +30,9 @@ DTYPES = frozenset(
 )
 
 # dtypes torch has no exact type for (the executor falls back to float32 and says so).
+# the dtypes of integers (PyPTO's DataType::IsInt) and of floating-point values
+INTEGER_DTYPES = frozenset({"INT4", "INT8", "INT16", "INT32", "INT64", "INDEX", "UINT4", "UINT8", "UINT16", "UINT32", "UINT64"})
+FLOAT_DTYPES = frozenset({"FP16", "BF16", "FP32", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4", "HF8"})
 APPROXIMATED_DTYPES = frozenset({"INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4", "HF8", "TASK_ID"})
 
 MEMORY_SPACES = frozenset({"DDR", "Vec", "Mat", "Left", "Right", "Acc", "Bias", "ScalarLocal", "LeftScale", "RightScale"})

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from . import catalogue
 from . import diagnostics as D
 from .model import Const, Expr, ListExpr, Name, OpCall, TupleExpr, fold_ints
+from .names import FLOAT_DTYPES, INTEGER_DTYPES
 
 ShapeOf = Callable[[Expr], "list[int] | None"]
 DtypeOf = Callable[[Expr], "str | None"]
@@ -46,7 +47,7 @@ def integer_operands(e: OpCall, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     ``"lshift_cpu" not implemented for 'Float'``."""
     for arg in e.args[:2]:
         dtype = dtype_of(arg)
-        if dtype is not None and dtype.startswith(("FP", "BF", "HF", "FLOAT")):
+        if dtype in FLOAT_DTYPES:
             return [
                 D.error(
                     arg.span,
@@ -74,7 +75,7 @@ def scatter_update(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Di
         problem = f"takes a 2-D or 4-D input, got {_words(inp, a, False)}"
     elif i and len(i) != 2:
         problem = f"takes a 2-D index [b, s], got {_words(index, i, False)}"
-    elif (dt := dtype_of(index)) is not None and not dt.startswith(("INT", "UINT")):
+    elif (dt := dtype_of(index)) is not None and dt not in INTEGER_DTYPES:
         problem = f"takes an integer index, got {_words(index, i or [], False)} of dtype {dt}"
     elif a and b and len(b) != len(a):
         problem = f"takes a source of the input's rank {len(a)}, got {_words(src, b, False)}"

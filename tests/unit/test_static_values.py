@@ -348,6 +348,7 @@ def test_a_scatter_update_as_pypto_deduces_it() -> None:
         + "        return y\n"
     )
     assert findings(base.replace("IDT", "pl.INT32").replace("SRC", "[8, 32]")) == []
+    assert findings(base.replace("IDT", "pl.INDEX").replace("SRC", "[8, 32]")) == []  # INDEX is an integer dtype
     assert findings(base.replace("IDT", "pl.INT32").replace("SRC", "[16, 32]")) == [
         ("scatter-shapes", 8, "'tensor.scatter_update' takes a source of shape [8, 32] for 'i' [2, 4] into 'x' [16, 32], got 's' [16, 32]")
     ]
