@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from . import catalogue, operand_types
 from . import diagnostics as D
+from .keyword_values import KEYWORD_WORDS
+from .keyword_values import fits as _keyword_fits
 from .model import (
     ArrayType,
     Assign,
@@ -31,7 +33,6 @@ from .model import (
     Scope,
     Span,
     Stmt,
-    Subscript,
     TensorType,
     TileType,
     TupleExpr,
@@ -263,11 +264,9 @@ class _FunctionChecker:
         problem = _core_num_problem(e)
         if problem is not None:
             return problem
-        if isinstance(e, OpCall):
-            spec = catalogue.lookup(e.op)
-            if spec is not None and spec.result == "none":
-                return f"core_num must be a positive integer, but '{e.op}' returns nothing"
         kind = self.value_kind(e)
+        if kind == "none" and isinstance(e, OpCall):
+            return f"core_num must be a positive integer, but '{e.op}' returns nothing"
         if kind is not None and kind != "scalar":
             return f"core_num must be a positive integer, got {self.describe(e, kind)}"
         return None
@@ -358,7 +357,7 @@ class _FunctionChecker:
                 D.error(
                     v.span,
                     "wrong-keyword",
-                    f"'{e.op}' takes {_KEYWORD_WORDS[want]} as {k}=, got {self.describe(v, got) if got else 'an expression'}",
+                    f"'{e.op}' takes {KEYWORD_WORDS[want]} as {k}=, got {self.describe(v, got) if got else 'an expression'}",
                     "PyPTO declares each attribute's type; a pass or an edit gave it a value of another kind",
                 )
             )
@@ -440,32 +439,31 @@ class _FunctionChecker:
         """An op that returns nothing (a push, a barrier, a free), its result assigned: the name
         would hold None, and the run fails where it is read, in Python's words."""
         v = s.value
-        if isinstance(v, OpCall):
-            spec = catalogue.lookup(v.op)
-            if spec is not None and spec.result == "none":
-                self.add(
-                    D.error(
-                        v.span,
-                        "no-result",
-                        f"'{v.op}' returns nothing, but its result is assigned to '{s.target.name}'",
-                        "an op of this kind is a statement on its own line; a pass or an edit put it where a value goes",
-                    )
+        if isinstance(v, OpCall) and self.value_kind(v) == "none":
+            self.add(
+                D.error(
+                    v.span,
+                    "no-result",
+                    f"'{v.op}' returns nothing, but its result is assigned to '{s.target.name}'",
+                    "an op of this kind is a statement on its own line; a pass or an edit put it where a value goes",
                 )
+            )
 
     def annotation(self, s: Assign) -> None:
         t = s.target.type
         v = s.value
         if not isinstance(v, OpCall):
             return
-        if isinstance(t, ScalarType) and (made := self.value_kind(v)) in ("tile", "tensor"):
+        made = self.value_kind(v)
+        if isinstance(t, ScalarType) and made in ("tile", "tensor"):
             self._kind_mismatch(s, "a scalar", made)
             return
         if not isinstance(t, TensorType | TileType):
             return
-        spec = catalogue.lookup(v.op)
-        if spec is not None and spec.result in ("scalar_index", "scalar_elem"):
+        if made == "scalar":
             self._kind_mismatch(s, _KIND_WORDS["tile" if isinstance(t, TileType) else "tensor"], "scalar")
             return
+        spec = catalogue.lookup(v.op)
         if spec is None or spec.result not in _RULES_CHECKED:
             return
         declared = fold_ints(t.shape)
@@ -610,46 +608,6 @@ _ARRAY_RULES = frozenset(
     }
 )
 _TYPE_KINDS: dict[type, str] = {TileType: "tile", TensorType: "tensor", ScalarType: "scalar", TupleType: "tuple", ArrayType: "array"}
-
-
-# the enums of attributes that are not integers (an int attribute may be printed as an enum member:
-# atomic=pl.AtomicType.None_, or by name: a cast's mode="round")
-_NON_INT_ENUMS = frozenset({"Mem", "MemorySpace", "PadValue", "TileLayout", "TensorLayout"})
-_KEYWORD_ENUMS = {"memory_space": ("Mem", "MemorySpace"), "pad_value": ("PadValue",), "layout": ("TileLayout", "TensorLayout")}
-_KEYWORD_WORDS = {
-    "dtype": "a dtype",
-    "bool": "True or False",
-    "int": "an integer",
-    "number": "a number",
-    "memory_space": "a memory space (pl.Mem.X)",
-    "pad_value": "a pad value (pl.PadValue.X)",
-    "layout": "a layout",
-    "string": "a string",
-}
-
-
-def _keyword_fits(want: str, v: Expr) -> bool | None:
-    """Whether ``v`` fits an attribute of kind ``want``; None when only the run can say (a name,
-    an expression)."""
-    if isinstance(v, Name | BinOp | Subscript | OpCall | FuncCall | Intrinsic):
-        return None
-    if want in _KEYWORD_ENUMS:
-        return isinstance(v, EnumRef) and v.enum in _KEYWORD_ENUMS[want]
-    if want == "dtype":
-        return isinstance(v, DTypeRef)
-    if want == "string":
-        return isinstance(v, Const) and isinstance(v.value, str)
-    if isinstance(v, UnaryOp):
-        return want in ("int", "number")
-    if want == "bool":
-        return isinstance(v, Const) and (isinstance(v.value, bool) or v.value in (0, 1))
-    if want == "int":
-        if isinstance(v, EnumRef):
-            return v.enum not in _NON_INT_ENUMS
-        return isinstance(v, Const) and isinstance(v.value, int | str)
-    if want == "number":
-        return isinstance(v, Const) and isinstance(v.value, int | float) and not isinstance(v.value, bool)
-    return None
 
 
 def _dep_items(e: OpCall | FuncCall) -> list[Expr]:

@@ -490,7 +490,7 @@ def walk_expr(e: Expr) -> Iterator[Expr]:
 
 
 # scope keywords that only carry scheduling metadata
-_SCOPE_METADATA = ("optimizations", "deps", "no_dep_args", "dumps")
+SCOPE_METADATA = ("optimizations", "deps", "no_dep_args", "dumps")
 
 
 def stmt_exprs(s: Stmt) -> Iterator[Expr]:
@@ -514,7 +514,7 @@ def stmt_exprs(s: Stmt) -> Iterator[Expr]:
     elif isinstance(s, Scope):
         yield from s.args
         for k, v in s.kwargs.items():
-            if k not in _SCOPE_METADATA:
+            if k not in SCOPE_METADATA:
                 yield v
 
 

@@ -36,12 +36,10 @@ def problems(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnost
     """What the types of ``e``'s operands rule out (``shape_of``, ``dtype_of``: a name's shape and
     dtype, None when the dump does not say)."""
     check = _CHECKS.get(e.op)
-    if check is None:
-        return []
-    return check(e, shape_of, dtype_of)
+    return [] if check is None else check(e, shape_of, dtype_of)
 
 
-def integer_operands(e: OpCall, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+def integer_operands(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     """A bitwise op (and, or, xor, not, the shifts) of an array of floating-point values: PyPTO's
     type deduction takes integer dtypes only (``src/ir/op/tile_ops/elementwise.cpp``); torch says
     ``"lshift_cpu" not implemented for 'Float'``."""
@@ -92,7 +90,7 @@ def scatter_update(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Di
     return [D.error(e.span, "scatter-shapes", f"'{e.op}' {problem}", "one row of the source per index, each as wide as the input")]
 
 
-def broadcast(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
+def broadcast(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     """An elementwise op of two arrays whose shapes cannot combine. A row expansion takes one value
     per row, ``[..., M, 1]`` (``tile.row_expand_add`` also a packed ``[M, 32 B]``), a column
     expansion one per column, ``[..., 1, N]``: PyPTO's type deduction holds tensors and tiles' row
@@ -129,7 +127,7 @@ def broadcast(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
     ]
 
 
-def matmul(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
+def matmul(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     """The left's columns against the right's rows, after ``a_trans``/``b_trans``; then the
     accumulator against the product (the last two dims: a batched matmul's leading ones broadcast)."""
     acc_at, lhs_at, rhs_at = MATMUL_OPERANDS[e.op]
@@ -185,7 +183,7 @@ def matmul(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
     return []
 
 
-def element_index(e: OpCall, shape_of: ShapeOf) -> list[D.Diagnostic]:
+def element_index(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     """Literal indices outside the array: the device reads or writes another element, or none.
     Another count of indices than the rank is left out: the kernel reads it aligned on the last
     dimensions (:func:`pypto_lsp.exec.kernels.movement.read`)."""
@@ -212,21 +210,16 @@ def _words(e: Expr, shape: list[int], transposed: bool) -> str:
     return what + (" transposed" if transposed else "")
 
 
-def _by_op() -> dict[str, Callable[[OpCall, ShapeOf, DtypeOf], list[D.Diagnostic]]]:
+Check = Callable[[OpCall, ShapeOf, DtypeOf], "list[D.Diagnostic]"]
+
+
+def _by_op() -> dict[str, Check]:
     """Which check each op gets (most get none): one dict lookup per op call."""
-    checks: dict[str, Callable[[OpCall, ShapeOf, DtypeOf], list[D.Diagnostic]]] = {}
-    for name, spec in catalogue.OPS.items():
-        if spec.result == "binary":
-            checks[name] = lambda e, shape_of, _dtype_of: broadcast(e, shape_of)
-    for ns in ("tile", "tensor"):
-        for op in BITWISE:
-            checks[f"{ns}.{op}"] = lambda e, _shape_of, dtype_of: integer_operands(e, dtype_of)
-    for name in MATMUL_OPERANDS:
-        checks[name] = lambda e, shape_of, _dtype_of: matmul(e, shape_of)
-    for name in ("tile.scatter_update", "tensor.scatter_update"):
-        checks[name] = scatter_update
-    for name in ELEMENT_OPS:
-        checks[name] = lambda e, shape_of, _dtype_of: element_index(e, shape_of)
+    checks: dict[str, Check] = {name: broadcast for name, spec in catalogue.OPS.items() if spec.result == "binary"}
+    checks.update({f"{ns}.{op}": integer_operands for ns in ("tile", "tensor") for op in BITWISE})
+    checks.update(dict.fromkeys(MATMUL_OPERANDS, matmul))
+    checks.update(dict.fromkeys(("tile.scatter_update", "tensor.scatter_update"), scatter_update))
+    checks.update(dict.fromkeys(ELEMENT_OPS, element_index))
     return checks
 
 

@@ -11,31 +11,24 @@ not change a run: it is a warning, found before anything runs, on the keyword's 
 from __future__ import annotations
 
 from . import diagnostics as D
-from .model import BinOp, Const, EnumRef, Expr, FuncCall, Intrinsic, Name, OpCall, Scope, Subscript
+from .keyword_values import KEYWORD_WORDS, fits
+from .model import SCOPE_METADATA, Scope
 
-_RANKED = ("optimizations", "deps", "no_dep_args", "dumps")  # lists of scope metadata, any items
 KEYWORDS: dict[str, frozenset[str]] = {
-    "at": frozenset({"level", "role", "allow_early_resolve", "name_hint", "windowize", *_RANKED}),
-    "spmd": frozenset({"core_num", "sync_start", "name_hint", "allow_early_resolve", "predicate", *_RANKED}),
+    "at": frozenset({"level", "role", "allow_early_resolve", "name_hint", "windowize", *SCOPE_METADATA}),
+    "spmd": frozenset({"core_num", "sync_start", "name_hint", "allow_early_resolve", "predicate", *SCOPE_METADATA}),
     "cluster": frozenset({"name_hint"}),
     "scope": frozenset({"mode"}),
 }
-# the kind each keyword's value takes: an enum (by its middle segment), "bool" or "string"
-_KINDS: dict[str, tuple[str, ...]] = {
-    "level": ("Level",),
-    "role": ("Role",),
-    "mode": ("ScopeMode",),
-    "sync_start": ("bool",),
-    "allow_early_resolve": ("bool",),
-    "windowize": ("bool",),
-    "name_hint": ("string",),
-}
-_WORDS = {
-    "Level": "a level (pl.Level.X)",
-    "Role": "a role (pl.Role.X)",
-    "ScopeMode": "a scope mode (pl.ScopeMode.X)",
-    "bool": "True or False",
-    "string": "a string",
+# the kind of each keyword's value (:mod:`.keyword_values`); the metadata lists take any items
+_KINDS: dict[str, str] = {
+    "level": "level",
+    "role": "role",
+    "mode": "scope_mode",
+    "sync_start": "bool",
+    "allow_early_resolve": "bool",
+    "windowize": "bool",
+    "name_hint": "string",
 }
 
 
@@ -52,25 +45,13 @@ def check_scope(s: Scope) -> list[D.Diagnostic]:
             )
             continue
         want = _KINDS.get(k)
-        if want is not None and not _fits(want, v):
+        if want is not None and fits(want, v) is False:
             out.append(
                 D.warning(
                     v.span,
                     "wrong-keyword",
-                    f"pl.{s.kind} takes {' or '.join(_WORDS[w] for w in want)} as {k}=",
+                    f"pl.{s.kind} takes {KEYWORD_WORDS[want]} as {k}=",
                     "PyPTO's DSL would not read this header; the run ignores it",
                 )
             )
     return out
-
-
-def _fits(want: tuple[str, ...], v: Expr) -> bool:
-    if isinstance(v, Name | BinOp | Subscript | OpCall | FuncCall | Intrinsic):
-        return True  # a value only the run knows
-    if isinstance(v, EnumRef):
-        return v.enum in want
-    if isinstance(v, Const):
-        if isinstance(v.value, bool) or v.value in (0, 1):
-            return "bool" in want
-        return isinstance(v.value, str) and "string" in want
-    return False

@@ -19,10 +19,6 @@ from .base import (
 # ---------------------------------------------------------------------- element-wise
 
 
-def _int_div(a: Any, b: Any) -> torch.Tensor:
-    return _by_zero(torch.div)(a, b, rounding_mode="trunc")
-
-
 def _by_zero(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` of integers, an integer divisor of 0 said in those words (torch raises a RuntimeError
     whose whole message is ``ZeroDivisionError``)."""
@@ -36,6 +32,13 @@ def _by_zero(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise ZeroDivisionError("integer division by zero: a divisor holds 0 (the device's result is undefined)") from None
 
     return call
+
+
+def _int_div(a: Any, b: Any) -> torch.Tensor:
+    return _DIV(a, b, rounding_mode="trunc")
+
+
+_DIV = _by_zero(torch.div)  # built once: _int_div runs for every integer division
 
 
 def _both_int(a: Any, b: Any) -> bool:
