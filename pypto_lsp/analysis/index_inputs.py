@@ -10,6 +10,8 @@ and gives its range:
 
 - the index of ``tensor.gather``/``tensor.scatter``: ``[0, input.shape[dim])`` (a scatter's
   distinct along each row);
+- the row index of ``*.scatter_update``: ``[0, rows)``, the input read as rows as wide as its last
+  dimension (a 4-D ``[blocks, block_size, 1, d]`` input: ``blocks * block_size`` rows), all distinct;
 - the flat index of ``tile.gather``/``tile.scatter``/``tile.mscatter`` and of ``tile.mgather`` in
   element mode: ``[0, numel)`` (scatters' all distinct); ``tile.mgather``'s row index: ``[0, rows)``;
 - ``tensor.paged_gather``: logical indices ``[0, len(block_table) * block_size)``, the block table
@@ -119,6 +121,10 @@ def _uses(fx: _Function, call: OpCall) -> list[tuple[Expr, int, int | None, str 
     elif op == "tensor.scatter" and len(a) >= 3:
         last = _int(kw.get("dim"), -1) in (-1, len(fx.dims(a[0]) or [0, 0]) - 1)
         out += [(a[1], 0, along(a[0], kw.get("dim")), "rows" if last else None), (a[0], 0, DATA_HIGH, None), (a[2], 0, DATA_HIGH, None)]
+    elif op in ("tensor.scatter_update", "tile.scatter_update") and len(a) >= 3:
+        dims = fx.dims(a[0])
+        rows = _numel(dims[:-1]) if dims else None
+        out += [(a[1], 0, rows, "all"), (a[0], 0, DATA_HIGH, None), (a[2], 0, DATA_HIGH, None)]
     elif op == "tile.gather" and len(a) >= 2:
         out += [(a[1], 0, _numel(fx.dims(a[0])), None), (a[0], 0, DATA_HIGH, None)]
     elif op == "tile.scatter" and len(a) >= 3:

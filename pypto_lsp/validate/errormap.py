@@ -224,15 +224,18 @@ class _Recorder(Observer):
             self._commit(op, t[0], t[1], [t[2][tuple(slice(i, i + 1) if i != -1 else slice(-1, None) for i in ix)]])
 
     def _record_scatter(self, op: str, dst: Any, index: Any, dim: Any, gen_line: int) -> None:
-        """``tensor.scatter_update``: the rows ``index`` along ``dim`` (-2 by default); a box per run of consecutive rows."""
-        if not isinstance(dst, torch.Tensor) or not isinstance(index, torch.Tensor) or dst.dim() == 0:
-            return
-        d = (int(dim) if dim is not None else -2) % dst.dim()
-        rows = sorted({int(i) % dst.shape[d] for i in index.reshape(-1).tolist()})
-        if not rows:
+        """``tensor.scatter_update``: the rows ``index`` of ``dst`` read as a table of rows as wide as
+        its last dimension (a 4-D input's rows are ``blocks * block_size``, as the kernel reads
+        them); a box per run of consecutive rows. ``dim`` is -2, the only one PyPTO defines."""
+        del dim
+        if not isinstance(dst, torch.Tensor) or not isinstance(index, torch.Tensor) or dst.dim() < 2 or dst.shape[-1] == 0:
             return
         t = self._target(dst, gen_line)
         if t is None:
+            return
+        table = t[2].reshape(-1, dst.shape[-1])
+        rows = sorted({int(i) for i in index.reshape(-1).tolist() if 0 <= int(i) < table.shape[0]})
+        if not rows:
             return
         runs: list[torch.Tensor] = []
         first = prev = rows[0]
@@ -240,7 +243,7 @@ class _Recorder(Observer):
             if r is not None and r == prev + 1:
                 prev = r
                 continue
-            runs.append(t[2].narrow(d, first, prev - first + 1))
+            runs.append(table.narrow(0, first, prev - first + 1))
             if r is not None:
                 first = prev = r
         self._commit(op, t[0], t[1], runs)

@@ -111,3 +111,34 @@ def test_a_kernel_called_with_two_inputs_reaches_its_fixed_point() -> None:
     # each input is both a gather index and a scatter index now: the tighter rule (distinct) holds for both
     assert ranges["gather_idx"].distinct == ranges["scatter_idx"].distinct == "all"
     assert ranges["gather_idx"].high == ranges["scatter_idx"].high == 256
+
+
+def test_a_scatter_update_index_names_distinct_rows_of_the_input() -> None:
+    """``scatter_update``'s index names rows of the input read as ``[rows, d]`` (a 4-D paged cache's
+    rows are ``blocks * block_size``), all distinct; differential mode then runs it without a
+    ``[cases.generate]`` table."""
+    text = "\n".join(
+        [
+            "# pypto.program: U",
+            "import pypto.language as pl",
+            "",
+            "@pl.program",
+            "class U:",
+            "    @pl.function",
+            "    def main(self, cache: pl.Tensor[[3, 4, 1, 8], pl.FP32], idx: pl.Tensor[[2, 5], pl.INT32], "
+            "new: pl.Tensor[[2, 5, 1, 8], pl.FP32]) -> pl.Tensor[[3, 4, 1, 8], pl.FP32]:",
+            "        c: pl.Tensor[[3, 4, 1, 8], pl.FP32] = pl.tensor.scatter_update(cache, idx, new, dim=-2)",
+            "        return c",
+        ]
+    )
+    prog = parse_text(text + "\n").program
+    assert prog is not None
+    r = input_ranges(prog, "main")
+    assert r["idx"] == IndexRange(0, 12, "all", "tensor.scatter_update at line 8")
+    ins, _ = synthesize(prog, "main", seed=5)
+    rows = ins["idx"].reshape(-1).tolist()
+    assert len(set(rows)) == 10 and all(0 <= x < 12 for x in rows)
+    want = ins["cache"].clone().reshape(12, 8)
+    want[ins["idx"].reshape(-1).long()] = ins["new"].reshape(10, 8)
+    r = run_text(text + "\n", ins, {"return": want.reshape(3, 4, 1, 8)}, rtol=0, atol=0)
+    assert r.status == PASS, r.error

@@ -335,6 +335,46 @@ def test_scatter_update_rows_in_place() -> None:
     assert torch.equal(x[4], src[0]) and torch.equal(x[1], src[1]) and x[0].sum() == 0
 
 
+def test_scatter_update_reads_a_4d_input_as_blocks_times_block_size_rows() -> None:
+    # PyPTO's tensor_ops.py: input [blockNum, blockSize, 1, d], src [b, s, 1, d], index [b, s],
+    # input row index.flat[k] (linear over blockNum * blockSize) = src row k. Indexing dim -2 of
+    # the 4-D input (size 1) as the 2-D rule does would refuse row 5.
+    x = torch.zeros(2, 4, 1, 3)
+    src = torch.arange(12.0).reshape(2, 2, 1, 3)
+    idx = torch.tensor([[5, 0], [7, 2]], dtype=torch.int32)
+    r = K["tensor.scatter_update"](x, idx, src, dim=-2)
+    assert r is x
+    rows = x.reshape(8, 3)
+    for k, row in enumerate([5, 0, 7, 2]):
+        assert torch.equal(rows[row], src.reshape(4, 3)[k])
+    assert rows[[1, 3, 4, 6]].abs().sum() == 0
+
+
+def test_scatter_update_later_row_wins_a_repeated_index() -> None:
+    # PyPTO's ST TileScatterUpdateDuplicateIndicesTestCase: the later flat index wins.
+    x = torch.ones(6, 2)
+    src = torch.arange(1.0, 9.0).reshape(4, 2) * 10
+    idx = torch.tensor([[0, 1], [0, 1]], dtype=torch.int32)
+    K["tile.scatter_update"](x, idx, src)
+    assert x[0].tolist() == [50.0, 60.0] and x[1].tolist() == [70.0, 80.0] and x[2:].eq(1).all()
+
+
+def test_scatter_update_out_of_range_and_other_dims_are_said_in_the_irs_terms() -> None:
+    with pytest.raises(IndexError, match=r"scatter_update: index 9 \(entry 1\) is outside the input's 5 rows"):
+        K["tile.scatter_update"](torch.zeros(5, 3), torch.tensor([[1], [9]], dtype=torch.int32), torch.ones(2, 3))
+    with pytest.raises(ValueError, match="only dim=-2 is defined, got dim=-1"):
+        K["tile.scatter_update"](torch.zeros(5, 3), torch.tensor([[1]], dtype=torch.int32), torch.ones(1, 3), dim=-1)
+    with pytest.raises(ValueError, match=r"2 indices take 2 source rows of 3, got a source of shape \[3, 3\]"):
+        K["tile.scatter_update"](torch.zeros(5, 3), torch.tensor([[1], [2]], dtype=torch.int32), torch.ones(3, 3))
+
+
+def test_scatter_update_writes_through_a_strided_input() -> None:
+    base = torch.zeros(3, 8)
+    x = base[:, ::2]  # [3, 4], not contiguous
+    K["tile.scatter_update"](x, torch.tensor([[2]], dtype=torch.int32), torch.full((1, 4), 7.0))
+    assert base[2, ::2].eq(7).all() and base[2, 1::2].eq(0).all() and base[:2].eq(0).all()
+
+
 def test_block_and_subblock_indices() -> None:
     assert K["tile.get_block_idx"]() == 0 and K["tile.get_block_num"]() == 1
     with context.spmd_block(3, 4):

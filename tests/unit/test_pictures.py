@@ -215,3 +215,29 @@ def test_infinities_equal_are_zero_and_against_a_finite_value_are_over() -> None
     # equal infinities: |Δ| 0, within; NaN: over; 0 against -inf: an infinite |Δ|, over (rtol * inf is NaN)
     assert c["d"][:3] == [0.0, 0.0, None] and c["d"][3] is not None and c["d"][3] > 1e300
     assert c["bad"] == [0, 0, 1, 1] and m["bad_elements"] == 2
+
+
+BLOCK_SCATTER_DUMP = """# pypto.program: BlockScatter
+import pypto.language as pl
+
+@pl.program
+class BlockScatter:
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def put(self, cache__ssa_v0: pl.Tensor[[2, 4, 1, 8], pl.FP32], idx__ssa_v0: pl.Tensor[[1, 3], pl.INT32], new__ssa_v0: pl.Tensor[[1, 3, 1, 8], pl.FP32]) -> pl.Tensor[[2, 4, 1, 8], pl.FP32]:
+        cache__ssa_v1: pl.Tensor[[2, 4, 1, 8], pl.FP32] = pl.tensor.scatter_update(cache__ssa_v0, idx__ssa_v0, new__ssa_v0, dim=-2)
+        return cache__ssa_v1
+"""
+
+
+def test_a_4d_scatter_update_writes_and_maps_block_rows() -> None:
+    """A paged cache [blocks, block_size, 1, d]: index k names row k of the blocks * block_size
+    rows (PyPTO's linear layout), and the store overlay boxes those rows, not dim -2's one slot."""
+    new = torch.arange(24, dtype=torch.float32).reshape(1, 3, 1, 8) + 1
+    ins = {"cache": torch.zeros(2, 4, 1, 8), "idx": torch.tensor([[5, 6, 1]], dtype=torch.int32), "new": new}
+    exp = torch.zeros(8, 8)
+    exp[[5, 6, 1]] = new.reshape(3, 8)
+    exp[6, 3] += 1.0  # one wrong element, in row 6
+    (m,) = error_maps(BLOCK_SCATTER_DUMP, ins, {"cache": exp.reshape(2, 4, 1, 8)}, rtol=0.0, atol=0.5)["maps"]
+    assert (m["bad_elements"], m["unwritten_elements"], m["max_abs_diff"]) == (1, 40, 1.0)
+    assert [(s["op"], s["calls"]) for s in m["stores"]] == [("tensor.scatter_update", 1)]
+    assert sorted((t["r0"], t["r1"], t["c0"], t["c1"]) for t in m["tiles"]) == [(1, 2, 0, 8), (5, 7, 0, 8)]

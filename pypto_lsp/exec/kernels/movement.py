@@ -494,16 +494,33 @@ def set_validshape(x: torch.Tensor, valid_rows: Any, valid_cols: Any, *_extra: A
 
 @register("scatter_update")
 def scatter_update(x: torch.Tensor, index: torch.Tensor, src: torch.Tensor, *_extra: Any, dim: Any = -2, **_kw: Any) -> torch.Tensor:
-    """Row scatter: ``x[index[i], :] = src[i, :]`` along ``dim`` (default -2), in place."""
+    """Whole-row scatter, in place: ``input`` read as a table of rows as wide as its last dimension
+    (a 4-D ``[blocks, block_size, 1, d]`` input is ``blocks * block_size`` rows, the linear layout
+    of PyPTO's ``tensor_ops.py`` docstring), row ``index.flat[k]`` becomes ``src``'s row ``k``.
+    Where an index repeats, the later row wins (PyPTO's ST ``duplicate_indices`` golden; torch's
+    ``index_copy_`` leaves that unspecified). Only ``dim=-2`` is defined (``DeduceTensorScatterUpdateType``)."""
+    rank = x.dim()
     d = int(as_scalar(dim)) if dim is not None else -2
-    d %= x.dim()
-    idx = index.reshape(-1).long()
-    s = src
-    if s.dim() != x.dim():
-        shape = list(x.shape)
-        shape[d] = idx.numel()
-        s = s.reshape(shape)
-    x.index_copy_(d, idx, s.to(x.dtype))
+    if rank < 2 or d % rank != rank - 2:
+        raise ValueError(f"scatter_update: only dim=-2 is defined, got dim={d} for a {rank}-D input")
+    width = x.shape[-1]
+    rows = x.numel() // width if width else 0
+    idx = index.reshape(-1).to(torch.int64)
+    if src.numel() != idx.numel() * width:
+        raise ValueError(
+            f"scatter_update: {idx.numel()} indices take {idx.numel()} source rows of {width}, got a source of shape {list(src.shape)}"
+        )
+    bad = (idx < 0) | (idx >= rows)
+    if bool(bad.any()):
+        k = int(bad.nonzero()[0])
+        raise IndexError(f"scatter_update: index {int(idx[k])} (entry {k}) is outside the input's {rows} rows")
+    table = x.view(rows, width) if x.is_contiguous() else x.reshape(rows, width).clone()
+    order = torch.arange(idx.numel())
+    last = torch.zeros(max(rows, 1), dtype=torch.int64).scatter_reduce_(0, idx, order, "amax", include_self=False)
+    winners = last[idx] == order
+    table.index_copy_(0, idx[winners], src.reshape(-1, width)[winners].to(x.dtype))
+    if not x.is_contiguous():
+        x.copy_(table.view(x.shape))
     return x
 
 
