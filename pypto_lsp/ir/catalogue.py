@@ -99,6 +99,7 @@ RESULT_RULES: dict[str, str] = {
     "none": "no value (side effect only)",
     "ptr": "a pl.Ptr (buffer identity)",
     "popped": "given only by the assignment's annotation (what the peer core pushed)",
+    "tuple": "a tuple of arrays, unpacked by the statements after it",
 }
 
 
@@ -320,7 +321,7 @@ _op("tile.set_validshape", "tile valid_rows valid_cols", "", "same", "change onl
 _op("tile.gather", "src indices tmp", "", None, "gather elements by index; tmp is scratch")
 _op("tile.gatherb", "src offset", "output_dtype", None, "gather 32-byte blocks by byte offset")
 _op("tile.gather_mask", "src", "mask_pattern output_dtype", None, "keep the columns selected by a fixed mask pattern")
-_op("tile.gather_compare", "src kvalue tmp", "cmp_mode offset out_cols count_dtype", None,
+_op("tile.gather_compare", "src kvalue tmp", "cmp_mode offset out_cols count_dtype", "tuple",
     "per row, gather indices of elements passing a compare with kvalue, plus a match count")
 _op("tile.scatter", "dst src indexes", "", "same", "scatter src into dst at flat indices (dst is in/out)")
 _op("tile.scatter_mask", "dst src", "mask_pattern", "same", "scatter src rows into the dst columns a mask pattern selects")
@@ -464,7 +465,7 @@ _op("tensor.set_validshape", "tensor valid_rows valid_cols", "", "same", "change
 _op("tensor.scatter_update", "input index src", "dim", "same", "overwrite rows of input at the given indices with src")
 _op("tensor.gather", "input index", "dim", None, "gather along `dim` with an index tensor")
 _op("tensor.gather_mask", "input", "mask_pattern output_dtype", None, "keep the columns selected by a fixed mask pattern")
-_op("tensor.gather_compare", "input kvalue", "cmp_mode offset out_cols count_dtype", None,
+_op("tensor.gather_compare", "input kvalue", "cmp_mode offset out_cols count_dtype", "tuple",
     "per row, gather indices of elements passing a compare with kvalue")
 _op("tensor.scatter", "input index src", "dim", "same", "scatter src into input at per-element column indices")
 _op("tensor.scatter_mask", "input dst", "mask_pattern", None, "scatter input rows into the dst columns a mask pattern selects")

@@ -399,7 +399,11 @@ class _FunctionChecker:
                 return "none"
             if any(isinstance(a, Const) and a.value is None for a in e.args):
                 return None  # an operand that did not parse (its own diagnostic says why): nothing more about it
-            if spec.result in _ARRAY_RULES and e.op.startswith(("tile.", "tensor.")):
+            if spec.result == "tuple":
+                return "tuple"
+            # an op of no shape rule is still an array of its namespace: every such tile./tensor. op
+            # PyPTO registers deduces a TileType or TensorType (the tuples are ruled "tuple")
+            if (spec.result in _ARRAY_RULES or spec.result is None) and e.op.startswith(("tile.", "tensor.")):
                 return e.op.split(".", 1)[0]
         return None
 

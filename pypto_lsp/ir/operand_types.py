@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from . import catalogue
 from . import diagnostics as D
-from .model import Const, Expr, ListExpr, Name, OpCall, TupleExpr, fold_ints
+from .model import Const, Expr, ListExpr, Name, OpCall, TupleExpr, fold_int, fold_ints
 from .names import FLOAT_DTYPES, INTEGER_DTYPES
 
 ShapeOf = Callable[[Expr], "list[int] | None"]
@@ -61,15 +61,18 @@ def scatter_update(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Di
     """``scatter_update(input, index, src)`` as PyPTO's deduction holds it
     (``DeduceTileScatterUpdateType``, ``DeduceTensorScatterUpdateType``): ``input`` ``[rows, d]`` or
     ``[blocks, block_size, 1, d]``, ``index`` a 2-D ``[b, s]`` of integers, ``src`` of ``input``'s
-    rank and dtype; a 2-D source shaped ``[b * s, d]`` (the contract its comment states, and what
-    the kernel reads; the 4-D form is left to the run). torch said ``index_copy_():
-    Source/destination tensor must have same slice shapes``."""
+    rank and dtype; a source shaped ``[b * s, d]`` or ``[b, s, 1, d]`` (the contract its comment
+    states, and what the kernel reads); ``dim`` -2, the only one it takes. torch said
+    ``index_copy_(): Source/destination tensor must have same slice shapes``."""
     if len(e.args) < 3:
         return []
     inp, index, src = e.args[:3]
     a, i, b = shape_of(inp), shape_of(index), shape_of(src)
+    dim = fold_int(e.kwargs["dim"]) if "dim" in e.kwargs else None
     problem = None
-    if a and len(a) not in (2, 4):
+    if dim is not None and dim != -2:
+        problem = f"takes dim=-2 only, got dim={dim}"
+    elif a and len(a) not in (2, 4):
         problem = f"takes a 2-D or 4-D input, got {_words(inp, a, False)}"
     elif i and len(i) != 2:
         problem = f"takes a 2-D index [b, s], got {_words(index, i, False)}"
@@ -79,8 +82,8 @@ def scatter_update(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Di
         problem = f"takes a source of the input's rank {len(a)}, got {_words(src, b, False)}"
     elif (da := dtype_of(inp)) is not None and (db := dtype_of(src)) is not None and da != db:
         problem = f"takes a source of the input's dtype {da}, got {db}"
-    elif a and b and i and len(a) == 2:
-        want = [i[0] * i[1], a[-1]]
+    elif a and b and i:
+        want = [i[0] * i[1], a[-1]] if len(a) == 2 else [i[0], i[1], 1, a[-1]]
         if b != want:
             problem = (
                 f"takes a source of shape {want} for {_words(index, i, False)} into {_words(inp, a, False)}, got {_words(src, b, False)}"
@@ -205,6 +208,49 @@ def element_index(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Dia
     ]
 
 
+def reshape_size(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """A reshape or view to another element count: PyPTO's deductions refuse it when both shapes
+    are static (``tile.reshape: cannot reshape tile of size ...``, ``src/ir/op/{tile,tensor}_ops/
+    transform.cpp``), and ``tensor.view`` takes positive dimensions only. torch said ``shape
+    '[-1, -1]' is invalid for input of size 64`` or, for a smaller count, viewed a prefix."""
+    if len(e.args) < 2 or not isinstance(e.args[1], ListExpr | TupleExpr):
+        return []
+    dims = [fold_int(d) for d in e.args[1].items]
+    if e.op == "tensor.view":
+        for item, d in zip(e.args[1].items, dims, strict=True):
+            if d is not None and d <= 0:
+                return [
+                    D.error(
+                        item.span,
+                        "reshape-size",
+                        f"'{e.op}' takes positive dimensions, got {d}",
+                        "a view names each dimension; none is inferred",
+                    )
+                ]
+    source = shape_of(e.args[0])
+    if not source or any(d is None or d <= 0 for d in dims) or any(d <= 0 for d in source):
+        return []
+    have, want = _product(source), _product([d for d in dims if d is not None])
+    if have == want:
+        return []
+    shown = [d for d in dims if d is not None]
+    return [
+        D.error(
+            e.args[1].span,
+            "reshape-size",
+            f"'{e.op}' to {shown} ({want} elements) of {_words(e.args[0], source, False)} ({have} elements)",
+            "a reshape keeps every element: the new shape's product must be the old one's",
+        )
+    ]
+
+
+def _product(dims: list[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
 def _words(e: Expr, shape: list[int], transposed: bool) -> str:
     what = f"'{e.id}' {shape}" if isinstance(e, Name) else str(shape)
     return what + (" transposed" if transposed else "")
@@ -220,6 +266,7 @@ def _by_op() -> dict[str, Check]:
     checks.update(dict.fromkeys(MATMUL_OPERANDS, matmul))
     checks.update(dict.fromkeys(("tile.scatter_update", "tensor.scatter_update"), scatter_update))
     checks.update(dict.fromkeys(ELEMENT_OPS, element_index))
+    checks.update(dict.fromkeys(("tile.reshape", "tensor.reshape", "tensor.view"), reshape_size))
     return checks
 
 

@@ -29,8 +29,9 @@ from ..ir.alloc_budget import budget as alloc_budget
 from ..ir.alloc_static import over_budget
 from ..ir.check import check_program
 from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
-from ..ir.model import For, If, OpCall, Program, ScalarType, Scope, Span, TensorType, TileType, While, entry_function, stmt_subexprs
+from ..ir.model import BinOp, For, If, OpCall, Program, ScalarType, Scope, Span, TensorType, TileType, While, entry_function, stmt_subexprs
 from ..ir.parser import parse_text
+from ..ir.printer import expr_str
 from .config import DEFAULT_ATOL, DEFAULT_RTOL, time_limit
 from .golden import GoldenError
 from .lend import uint32_golden, uint32_keys
@@ -45,8 +46,10 @@ from .run_thread import stuck_where as _stuck_where
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
 # tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order;
 # 5: a read above its assignment is a static error, and errors torch raises name the IR op; 6: its
-# NotImplementedError and ZeroDivisionError too; 7: an operand of the wrong kind is a static error)
-ENGINE_VERSION = "8"
+# NotImplementedError and ZeroDivisionError too; 7: an operand of the wrong kind is a static error;
+# 8: shapes the types rule out are static errors; 9: a 4-D scatter_update writes block rows, a
+# repeated index's later row wins, and reshapes keep their element count)
+ENGINE_VERSION = "9"
 
 
 SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
@@ -453,6 +456,20 @@ def _op_on_line(program: Program | None, line: int) -> str | None:
     return ops.pop() if len(ops) == 1 else None
 
 
+def _divisions_on_line(program: Program | None, line: int) -> list[BinOp]:
+    """The scalar divisions (``/``, ``//``, ``%``) the statement on ``line`` makes."""
+    if program is None:
+        return []
+    return [
+        sub
+        for fn in program.functions
+        for st in fn.statements()
+        if st.span.line == line and not isinstance(st, For | While | If | Scope)
+        for sub in stmt_subexprs(st)
+        if isinstance(sub, BinOp) and sub.op in ("/", "//", "%")
+    ]
+
+
 def _error_info(exc: BaseException, gen: GeneratedCode, program: Program | None = None) -> ErrorInfo:
     span = locate(exc, gen)
     detail: dict[str, Any] = {}
@@ -464,6 +481,10 @@ def _error_info(exc: BaseException, gen: GeneratedCode, program: Program | None 
             head, sep, rest = message.partition("): ") if python is not exc else ("", "", message)
             message = f"{head}{sep}{op}: {rest}"
             detail["op"] = op
+        elif isinstance(python, ZeroDivisionError) and python is exc and (divs := _divisions_on_line(program, span.line)):
+            # a scalar division of the dump itself (``n % z``): Python said "integer modulo by zero"
+            said = " or ".join(f"'{expr_str(d)}'" for d in divs[:3])
+            message = f"ZeroDivisionError: {said} divides by zero: {'its' if len(divs) == 1 else 'a'} divisor is 0 (the device's result is undefined)"
     if isinstance(exc, TimeoutError) and hasattr(exc, "stuck_frames"):
         # the run's thread was stopped: the IR line it was on, and where in our code when not the
         # script's (a hang in the runtime or a kernel, not in the program's own loop)

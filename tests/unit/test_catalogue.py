@@ -58,7 +58,7 @@ def test_result_rule_keys() -> None:
     assert set(RESULT_RULES) == {
         "same", "binary", "row_reduce", "col_reduce", "matmul", "matmul_acc", "cast", "load",
         "slice", "create", "reshape", "store", "cmp_mask", "scalar_index", "scalar_elem",
-        "none", "ptr", "popped",
+        "none", "ptr", "popped", "tuple",
     }  # fmt: skip
 
 

@@ -664,8 +664,9 @@ def test_aic_thread_failure_is_on_the_aic_line_and_cancels_the_waiting_lane(gen:
         RET_32,
         [
             "x__tile: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(x, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Mat)",
-            # 2048 elements as [31, 64]: a failure only the run meets (the static checks see matching shapes)
-            "b__tile: pl.Tile[[31, 64], pl.FP32, pl.Mem.Mat] = pl.tile.reshape(x__tile, [31, 64])",
+            # 2048 elements as [31, 64]: a failure only the run meets (the rows come from a scalar)
+            "n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)",
+            "b__tile: pl.Tile[[31, 64], pl.FP32, pl.Mem.Mat] = pl.tile.reshape(x__tile, [n - 1, 64])",
             "c__tile: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.add(x__tile, x__tile)",
             "pl.tile.tpush_to_aiv(c__tile, split=0)",
         ],
@@ -677,7 +678,7 @@ def test_aic_thread_failure_is_on_the_aic_line_and_cancels_the_waiting_lane(gen:
     t0 = time.monotonic()
     r = run(text, {"x": randn(gen, 32, 64), "out": torch.zeros(32, 64)}, {"out": torch.zeros(32, 64)})
     assert time.monotonic() - t0 < crosscore.DEFAULT_GROUP_TIMEOUT_S
-    assert_error_at(r, line_of(text, "pl.tile.reshape(x__tile, [31, 64])"))
+    assert_error_at(r, line_of(text, "pl.tile.reshape(x__tile, [n - 1, 64])"))
     assert r.error is not None and r.error.detail.get("role") == "aic"
 
 
@@ -1223,12 +1224,14 @@ def test_an_op_torch_has_no_kernel_for_is_found_before_the_run(gen: torch.Genera
 def test_error_inside_a_called_kernel_is_on_the_kernel_line(gen: torch.Generator) -> None:
     text = _one_kernel(
         "KernelError",
-        # 256 elements as [15, 16]: a failure only the run meets (the static checks see matching shapes)
-        "b__tile: pl.Tile[[15, 16], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(a__tile, [15, 16])",
+        # 256 elements as [15, 16]: a failure only the run meets (the rows come from a scalar;
+        # with literal rows it is the static reshape-size)
+        "n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)",
+        "b__tile: pl.Tile[[15, 16], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(a__tile, [n - 1, 16])",
         "c__tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.add(a__tile, a__tile)",
     )
     r = run(text, {"x": randn(gen, 16, 16), "y": torch.zeros(16, 16)}, {"y": torch.zeros(16, 16)})
-    assert_error_at(r, line_of(text, "pl.tile.reshape(a__tile, [15, 16])"))
+    assert_error_at(r, line_of(text, "pl.tile.reshape(a__tile, [n - 1, 16])"))
     assert r.error is not None and not r.error.kind.startswith("static"), r.error
     # torch's words name its own function: the message says which IR op it was
     assert r.error.message.startswith("tile.reshape: "), r.error.message
@@ -1250,13 +1253,14 @@ def test_error_inside_a_group_kernel_thread_is_on_the_kernel_line(gen: torch.Gen
         ],
         [
             "t__tile: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)",
-            "b__tile: pl.Tile[[31, 64], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(t__tile, [31, 64])",
+            "n: pl.Scalar[pl.INDEX] = pl.tensor.dim(out, 0)",
+            "b__tile: pl.Tile[[31, 64], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(t__tile, [n - 1, 64])",
             "c__tile: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(t__tile, t__tile)",
             "out__ssa_v1: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(c__tile, [0, 0], out)",
         ],
     )
     r = run(text, {"x": randn(gen, 32, 64), "out": torch.zeros(32, 64)}, {"out": torch.zeros(32, 64)})
-    assert_error_at(r, line_of(text, "pl.tile.reshape(t__tile, [31, 64])"))
+    assert_error_at(r, line_of(text, "pl.tile.reshape(t__tile, [n - 1, 64])"))
     assert r.error is not None and not r.error.kind.startswith("static"), r.error
 
 

@@ -46,6 +46,15 @@ def test_tensor_gather_every_dim(shape: tuple[int, ...], index_shape: tuple[int,
     assert torch.equal(out, torch.gather(inp, dim % inp.dim(), idx.long()))
 
 
+def test_tensor_gather_index_outside_its_dimension_is_said_in_the_irs_terms() -> None:
+    # The lowering turns the index into flat offsets, so a row's index past its dimension reads
+    # the next row on the device; torch said "index 5 is out of bounds for dimension 1 with size 4".
+    inp = torch.arange(8.0).reshape(2, 4)
+    idx = torch.tensor([[0, 1], [5, 2]], dtype=torch.int32)
+    with pytest.raises(IndexError, match=r"tensor.gather: index 5 at \[1, 0\] is outside dimension 1 of the input \(size 4\)"):
+        _k("tensor.gather")(inp, idx, dim=-1)
+
+
 @pytest.mark.parametrize(
     ("pattern", "cols"), [(1, [0, 2, 4, 6]), (2, [1, 3, 5, 7]), (3, [0, 4]), (4, [1, 5]), (5, [2, 6]), (6, [3, 7]), (7, list(range(8)))]
 )

@@ -138,6 +138,9 @@ def test_dist_intrinsics() -> None:
     assert torch.equal(total, torch.full((2,), 20.0))
     assert KERNELS["dist.make_tensor"](None, 6).shape == (6,)
     assert KERNELS["dist.future_get"](KERNELS["dist.submit_orchestrator"](None, lambda: 5)) == 5
+    # a handle of another kind (the fuzz gave it a CommCtx): Python said "int() argument must be ..."
+    with pytest.raises(ranks.DistributedError, match=r"dist.future_get awaits a future \(a dist.submit_\* result\), got a tensor \[2\]"):
+        KERNELS["dist.future_get"](leaves[0])
 
 
 def test_the_case_key_ranks_overrides_the_rank_count(tmp_path: Path) -> None:

@@ -22,13 +22,14 @@ LOAD = "pl.tile.load(x, [0, 0], [8, 8], [8, 8], target_memory=pl.Mem.Vec)"
 
 
 def _boom(extra_kernel: bool) -> str:
-    """``k`` fails on its reshape (64 elements as 7x7, which only the run meets); with ``extra_kernel`` a second kernel using an op
+    """``k`` fails on its reshape (64 elements as 7x7, its rows from a scalar: only the run meets it); with ``extra_kernel`` a second kernel using an op
     ``k`` does not (one more line in the script's head: ``k``'s block moves down, its text unchanged)."""
     k = fn(
         INCORE_DECO,
         "k(" + SIG + ") -> pl.Tensor[[8, 8], pl.FP32]",
         f"a__tile: {TILE} = {LOAD}",
-        "b__tile: pl.Tile[[7, 7], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(a__tile, [7, 7])",
+        "n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)",
+        "b__tile: pl.Tile[[7, 7], pl.FP32, pl.Mem.Vec] = pl.tile.reshape(a__tile, [n - 1, 7])",
         f"c__tile: {TILE} = pl.tile.mul(a__tile, a__tile)",
         "return y",
     )
@@ -67,13 +68,13 @@ def _fails_at(text: str) -> tuple[int, int]:
 def test_a_block_seen_before_is_reused_at_its_new_lines() -> None:
     first, second = _boom(extra_kernel=False), _boom(extra_kernel=True)
     line, def_line = _fails_at(first)
-    assert line == line_of(first, "pl.tile.reshape(a__tile, [7, 7])")
+    assert line == line_of(first, "pl.tile.reshape(a__tile, [n - 1, 7])")
     cached = set(script_code._CACHE)
     line2, def_line2 = _fails_at(second)
     # k's block came from the cache: the second script added only the blocks it changed
     assert len(set(script_code._CACHE) - cached) < len(compile_text(second, None, memory=False).code or ())
     assert def_line2 > def_line  # the same code, moved down with its block
-    assert line2 == line_of(second, "pl.tile.reshape(a__tile, [7, 7])")  # and still located on the IR line
+    assert line2 == line_of(second, "pl.tile.reshape(a__tile, [n - 1, 7])")  # and still located on the IR line
 
 
 @pytest.mark.parametrize("dump", EXAMPLE_DUMPS[::4], ids=lambda p: f"{p.parent.parent.name}/{p.stem}")

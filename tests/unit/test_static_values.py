@@ -313,6 +313,24 @@ def test_an_integer_division_by_zero_is_said_in_those_words() -> None:
     assert torch.isinf(KERNELS["tile.divs"](torch.ones(2, 2), 0.0)).all()  # floats: inf, as the device
 
 
+def test_a_scalar_division_by_zero_of_the_dump_names_the_expression() -> None:
+    """Python's words were ``ZeroDivisionError: integer modulo by zero``: no op, no operand named."""
+    text = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)\n"
+        + "        z: pl.Scalar[pl.INDEX] = n - 4\n"
+        + "        k: pl.Scalar[pl.INDEX] = (n + 1) % z\n"
+        + f"        y: {T} = pl.tensor.adds(x, k)\n"
+        + "        return y\n"
+    )
+    assert findings(text) == []
+    r = run_text(text, {"x": torch.zeros(4, 8)}, {"y": torch.zeros(4, 8)})
+    assert r.error is not None and r.error.line == line_of(text, "% z")
+    assert r.error.message == "ZeroDivisionError: '(n + 1) % z' divides by zero: its divisor is 0 (the device's result is undefined)"
+
+
 def test_a_handle_operand_takes_a_handle() -> None:
     """``pld.system.rank(ctx)`` takes a CommContext handle (PyPTO's words: "A CommContext handle
     (CommCtxType)"); a tensor there ran into ``int() argument must be ... not 'WindowView'``."""
@@ -355,3 +373,73 @@ def test_a_scatter_update_as_pypto_deduces_it() -> None:
     assert [m for _, _, m in findings(base.replace("IDT", "pl.FP32").replace("SRC", "[8, 32]"))] == [
         "'tensor.scatter_update' takes an integer index, got 'i' [2, 4] of dtype FP32"
     ]
+    assert findings(base.replace("IDT", "pl.INT32").replace("SRC", "[8, 32]").replace("(x, i, s)", "(x, i, s, dim=-2)")) == []
+    assert [
+        m for _, _, m in findings(base.replace("IDT", "pl.INT32").replace("SRC", "[8, 32]").replace("(x, i, s)", "(x, i, s, dim=0)"))
+    ] == ["'tensor.scatter_update' takes dim=-2 only, got dim=0"]
+
+
+def test_a_4d_scatter_update_takes_one_block_row_per_index() -> None:
+    """PyPTO's 4-D form: input [blocks, block_size, 1, d], index [b, s], source [b, s, 1, d]."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, x: pl.Tensor[[4, 8, 1, 32], pl.FP32], i: pl.Tensor[[2, 3], pl.INT32], s: pl.Tensor[SRC, pl.FP32]) -> pl.Tensor[[4, 8, 1, 32], pl.FP32]:\n"
+        + "        y: pl.Tensor[[4, 8, 1, 32], pl.FP32] = pl.tensor.scatter_update(x, i, s, dim=-2)\n"
+        + "        return y\n"
+    )
+    assert findings(base.replace("SRC", "[2, 3, 1, 32]")) == []
+    assert [m for _, _, m in findings(base.replace("SRC", "[6, 1, 1, 32]"))] == [
+        "'tensor.scatter_update' takes a source of shape [2, 3, 1, 32] for 'i' [2, 3] into 'x' [4, 8, 1, 32], got 's' [6, 1, 1, 32]"
+    ]
+
+
+def test_a_reshape_or_view_keeps_every_element() -> None:
+    """PyPTO's deductions refuse a static reshape to another element count, and a view's
+    dimensions must be positive: the fuzz met ``tensor.view(x, [-1, -1])``, which torch refused as
+    ``shape '[-1, -1]' is invalid for input of size 32`` (one ``-1`` it quietly inferred)."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> pl.Tensor[[2, 16], pl.FP32]:\n"
+        + "        y: pl.Tensor[[2, 16], pl.FP32] = OP\n"
+        + "        return y\n"
+    )
+    assert findings(base.replace("OP", "pl.tensor.view(x, [2, 16])")) == []
+    assert findings(base.replace("OP", "pl.tensor.reshape(x, [2, 16])")) == []
+    assert findings(base.replace("OP", "pl.tensor.view(x, layout=pl.TensorLayout.ND)").replace("[[2, 16]", "[[4, 8]")) == []
+    assert ("reshape-size", 8, "'tensor.view' takes positive dimensions, got -1") in findings(
+        base.replace("OP", "pl.tensor.view(x, [-1, 16])")
+    )
+    assert findings(base.replace("OP", "pl.tensor.reshape(x, [3, 16])").replace("[[2, 16]", "[[3, 16]")) == [
+        ("reshape-size", 8, "'tensor.reshape' to [3, 16] (48 elements) of 'x' [4, 8] (32 elements)")
+    ]
+    # a dimension the dump computes is left to the run
+    dyn = base.replace("OP", "pl.tensor.reshape(x, [n - 2, 16])").replace(
+        "        y:", "        n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)\n        y:"
+    )
+    assert findings(dyn) == []
+
+
+def test_an_op_of_no_shape_rule_is_still_an_array_of_its_namespace() -> None:
+    """The fuzz swapped ``tensor.read`` for ``tensor.fillpad_expand`` in a ``defer_wait`` kernel:
+    the tensor went to a scalar, and the run said ``only one element tensors can be converted to
+    Python scalars``. Every tile./tensor. op PyPTO registers returns an array of its namespace, but
+    ``gather_compare``, which returns a tuple."""
+    text = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        e: pl.Scalar[pl.FP32] = pl.tensor.fillpad_expand(x, [4, 8])\n"
+        + f"        y: {T} = pl.tensor.adds(x, e)\n"
+        + "        return y\n"
+    )
+    assert findings(text) == [("kind-mismatch", 8, "'e' is annotated as a scalar but 'tensor.fillpad_expand' produces a tensor")]
+    pair = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, x: pl.Tensor[[16, 8], pl.INT32]) -> pl.Tensor[[16, 8], pl.INT32]:\n"
+        + "        t: pl.Tuple[pl.Tensor[[16, 8], pl.INT32], pl.Tensor[[1, 16], pl.INT32]] = pl.tensor.gather_compare(x, 3, cmp_mode=0, offset=0, out_cols=8)\n"
+        + "        return x\n"
+    )
+    assert findings(pair) == []

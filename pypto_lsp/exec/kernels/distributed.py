@@ -407,12 +407,21 @@ register("dist.submit_orchestrator")(_submit)
 
 @register("dist.future_get")
 def future_get(future: Any, *_a: Any, **_kw: Any) -> Any:
-    return future.value if isinstance(future, Future) else future
+    """The value of a future handle (what ``dist.submit_worker``/``submit_orchestrator`` return)."""
+    if not isinstance(future, Future):
+        what = type(future).__name__ if not isinstance(future, torch.Tensor) else f"a tensor {list(future.shape)}"
+        raise DistributedError(f"dist.future_get awaits a future (a dist.submit_* result), got {what}")
+    return future.value
+
+
+def _settled(x: Any) -> Any:
+    """A tree reduction's leaf: a future's value, or the value itself."""
+    return x.value if isinstance(x, Future) else x
 
 
 @register("dist.tree_reduce")
 def tree_reduce(rt: Any, leaves: Any, *_a: Any, op: Any = 0, **_kw: Any) -> Any:
-    items = [future_get(x) for x in (leaves if isinstance(leaves, list | tuple) else [leaves])]
+    items = [_settled(x) for x in (leaves if isinstance(leaves, list | tuple) else [leaves])]
     if not items:
         raise DistributedError("dist.tree_reduce over no leaves")
     while len(items) > 1:  # pairs, level by level: ((a+b)+(c+d)), as a tree reduction orders them

@@ -121,7 +121,12 @@ def tile_gather(src: torch.Tensor, indices: torch.Tensor, tmp: Any = None, *_ext
 def tensor_gather(inp: torch.Tensor, index: torch.Tensor, *_extra: Any, dim: Any = -1, **_kw: Any) -> torch.Tensor:
     """``out[..., k, ...] = inp[..., index[..., k, ...], ...]`` along ``dim`` (``torch.gather``)."""
     d = int(as_scalar(dim)) % inp.dim()
-    return torch.gather(inp, d, index.to(torch.int64))
+    idx = index.to(torch.int64)
+    bad = (idx < 0) | (idx >= inp.shape[d])
+    if bool(bad.any()):
+        at = [int(i) for i in bad.nonzero()[0]]
+        raise IndexError(f"tensor.gather: index {int(idx[tuple(at)])} at {at} is outside dimension {d} of the input (size {inp.shape[d]})")
+    return torch.gather(inp, d, idx)
 
 
 @register("gather_mask")
