@@ -312,8 +312,14 @@ class _FunctionChecker:
             return
         # an optional operand may be left out from the middle (pld.tile.put prints its region
         # without its second staging tile): past the required ones, an operand is known by its
-        # position only when every one is given
-        known = len(spec.params) if len(e.args) == len(spec.params) else spec.min_args
+        # position when every one is given, or when the optional ones are all of one kind but
+        # for trailing ones of no kind (a gap then moves no operand to a place of another kind:
+        # tensor.view's shape, then its valid_shape)
+        optional = [kinds.get(p) for p in spec.params[spec.min_args :]]
+        while optional and optional[-1] is None:
+            optional.pop()
+        uniform = len(set(optional)) <= 1 and None not in optional
+        known = len(spec.params) if len(e.args) == len(spec.params) or uniform else spec.min_args
         given: list[tuple[int | None, str, Expr]] = [(i, p, a) for i, (p, a) in enumerate(zip(spec.params[:known], e.args, strict=False))]
         given += [(None, k, v) for k, v in e.kwargs.items() if k not in spec.params]
         for i, param, arg in given:

@@ -443,3 +443,18 @@ def test_an_op_of_no_shape_rule_is_still_an_array_of_its_namespace() -> None:
         + "        return x\n"
     )
     assert findings(pair) == []
+
+
+def test_an_optional_operand_is_checked_where_no_gap_can_move_it() -> None:
+    """``tensor.view(input, shape?, valid_shape?)``: no operand of another kind can sit between, so a
+    tile given as its shape is found (the fuzz: torch said ``only one dimension can be inferred``).
+    ``pld.tile.put``, whose printer leaves out a middle staging tile, still checks its required
+    operands only (``test_operand_kinds.py``)."""
+    text = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}, s: {T}) -> {T}:\n"
+        + f"        y: {T} = pl.tensor.view(x, s)\n"
+        + "        return y\n"
+    )
+    assert findings(text) == [("wrong-operand", 8, "'tensor.view' takes a list of scalars as shape (operand 2), got 's' (a tensor)")]
