@@ -49,6 +49,7 @@ from .model import (
     walk_expr,
 )
 from .names import CROSS_CORE_OPS
+from .printer import expr_str
 from .scope_keywords import check_scope
 
 FREE_VAR_MARK = "__FREE_VAR"
@@ -237,6 +238,16 @@ class _FunctionChecker:
                             f"'{e.func}' takes {len(callee.params)} arguments, called with {len(e.args)}",
                         )
                     )
+        elif isinstance(e, BinOp) and e.op in ("//", "%", "/") and fold_int(e.right) == 0:
+            # an integer divisor that folds to 0: Python said "integer modulo by zero" in the run
+            self.add(
+                D.error(
+                    e.span,
+                    "division-by-zero",
+                    f"'{expr_str(e)}' divides by zero",
+                    "the divisor folds to 0: the device's result is undefined",
+                )
+            )
         elif isinstance(e, Intrinsic) and e.name in ("min", "max") and len(e.args) != 2:
             self.add(D.error(e.span, "wrong-arity", f"pl.{e.name} takes 2 arguments, got {len(e.args)}"))
 

@@ -35,8 +35,12 @@ ELEMENT_OPS = frozenset({"tile.read", "tile.write", "tensor.read", "tensor.write
 def problems(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     """What the types of ``e``'s operands rule out (``shape_of``, ``dtype_of``: a name's shape and
     dtype, None when the dump does not say)."""
-    check = _CHECKS.get(e.op)
-    return [] if check is None else check(e, shape_of, dtype_of)
+    checks = _CHECKS.get(e.op)
+    if checks is None:
+        return []
+    if len(checks) == 1:
+        return checks[0](e, shape_of, dtype_of)
+    return [d for check in checks for d in check(e, shape_of, dtype_of)]
 
 
 def integer_operands(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
@@ -244,11 +248,96 @@ def reshape_size(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diag
     ]
 
 
+def _operand(e: OpCall, name: str) -> Expr | None:
+    """The operand the catalogue names ``name``, given by position or by keyword."""
+    spec = catalogue.lookup(e.op)
+    if spec is None:
+        return None
+    if name in e.kwargs:
+        return e.kwargs[name]
+    i = spec.params.index(name) if name in spec.params else -1
+    return e.args[i] if 0 <= i < len(e.args) else None
+
+
+def positive_dims(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """A window, a tile or a tensor made with a dimension that is not positive: PyPTO's deductions
+    refuse it (``The operator tile.full shape element 0 must be positive``, ``tile.slice shape
+    element ...``, ``src/ir/op/tile_ops/{memory,transform}.cpp``); torch said ``Trying to create
+    tensor with negative dimension -1``. A reshape is :func:`reshape_size`'s."""
+    for name in ("shape", "shapes"):
+        dims = _operand(e, name)
+        if not isinstance(dims, ListExpr | TupleExpr):
+            continue
+        for item in dims.items:
+            d = fold_int(item)
+            if d is not None and d <= 0:
+                return [
+                    D.error(
+                        item.span,
+                        "bad-dimension",
+                        f"'{e.op}' takes positive dimensions as {name}, got {d}",
+                        "every dimension of a window, a tile or a tensor holds at least one element",
+                    )
+                ]
+    return []
+
+
+def slice_drops(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """``slice(input, shape, offset, valid_shape?, drop_dims?)``: each dropped axis lies inside the
+    window's rank, once, and is of size 1, and one axis is kept (``ParseSliceDropDims``,
+    ``src/ir/op/type_inference.cpp``). torch said ``shape '[1, 64]' is invalid for input of size
+    128`` when the window's dropped axis was 2 wide."""
+    drops, shape = _operand(e, "drop_dims"), _operand(e, "shape")
+    if not isinstance(drops, ListExpr | TupleExpr) or not isinstance(shape, ListExpr | TupleExpr):
+        return []
+    dims = [fold_int(d) for d in shape.items]
+    rank, seen = len(dims), set()
+    for item in drops.items:
+        axis = fold_int(item)
+        if axis is None:
+            continue
+        problem = None
+        if not 0 <= axis < rank:
+            problem = f"drops axis {axis} of a {rank}-D window"
+        elif axis in seen:
+            problem = f"drops axis {axis} twice"
+        elif dims[axis] is not None and dims[axis] != 1:
+            problem = f"drops axis {axis} of the window {_shown(dims)}, which is {dims[axis]} wide"
+        seen.add(axis)
+        if problem is not None:
+            return [D.error(item.span, "slice-drops", f"'{e.op}' {problem}", "drop_dims erases axes of size 1 only")]
+    if rank and len(seen) >= rank:
+        return [D.error(drops.span, "slice-drops", f"'{e.op}' drops every axis of its window", "keep one axis, or read the element")]
+    return []
+
+
+def _shown(dims: list[int | None]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
 def _product(dims: list[int]) -> int:
     n = 1
     for d in dims:
         n *= d
     return n
+
+
+def dim_axis(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """``tensor.dim(tensor, axis)``: the axis lies in ``[-rank, rank)`` (``DeduceTensorDimType``);
+    Python said ``tuple index out of range``."""
+    if len(e.args) < 2:
+        return []
+    shape, axis = shape_of(e.args[0]), fold_int(e.args[1])
+    if not shape or axis is None or -len(shape) <= axis < len(shape):
+        return []
+    return [
+        D.error(
+            e.args[1].span,
+            "index-out-of-range",
+            f"'{e.op}' of axis {axis} of {_words(e.args[0], shape, False)}, of rank {len(shape)}",
+            "the axis must be one of the tensor's (negative ones count from the last)",
+        )
+    ]
 
 
 def _words(e: Expr, shape: list[int], transposed: bool) -> str:
@@ -259,14 +348,23 @@ def _words(e: Expr, shape: list[int], transposed: bool) -> str:
 Check = Callable[[OpCall, ShapeOf, DtypeOf], "list[D.Diagnostic]"]
 
 
-def _by_op() -> dict[str, Check]:
-    """Which check each op gets (most get none): one dict lookup per op call."""
-    checks: dict[str, Check] = {name: broadcast for name, spec in catalogue.OPS.items() if spec.result == "binary"}
-    checks.update({f"{ns}.{op}": integer_operands for ns in ("tile", "tensor") for op in BITWISE})
-    checks.update(dict.fromkeys(MATMUL_OPERANDS, matmul))
-    checks.update(dict.fromkeys(("tile.scatter_update", "tensor.scatter_update"), scatter_update))
-    checks.update(dict.fromkeys(ELEMENT_OPS, element_index))
-    checks.update(dict.fromkeys(("tile.reshape", "tensor.reshape", "tensor.view"), reshape_size))
+RESHAPES = ("tile.reshape", "tensor.reshape", "tensor.view")
+
+
+def _by_op() -> dict[str, tuple[Check, ...]]:
+    """Which checks each op gets (most get none): one dict lookup per op call."""
+    one: dict[str, Check] = {name: broadcast for name, spec in catalogue.OPS.items() if spec.result == "binary"}
+    one.update({f"{ns}.{op}": integer_operands for ns in ("tile", "tensor") for op in BITWISE})
+    one.update(dict.fromkeys(MATMUL_OPERANDS, matmul))
+    one.update(dict.fromkeys(("tile.scatter_update", "tensor.scatter_update"), scatter_update))
+    one.update(dict.fromkeys(ELEMENT_OPS, element_index))
+    one.update(dict.fromkeys(RESHAPES, reshape_size))
+    one.update(dict.fromkeys(("tile.slice", "tensor.slice"), slice_drops))
+    one["tensor.dim"] = dim_axis
+    checks: dict[str, tuple[Check, ...]] = {op: (check,) for op, check in one.items()}
+    for name, spec in catalogue.OPS.items():
+        if name not in RESHAPES and ("shape" in spec.params or "shapes" in spec.params):
+            checks[name] = (*checks.get(name, ()), positive_dims)
     return checks
 
 

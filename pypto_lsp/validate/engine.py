@@ -6,12 +6,11 @@ import hashlib
 import re
 import threading
 import time
-import traceback
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from types import CodeType, TracebackType
+from types import CodeType
 from typing import Any
 
 import torch
@@ -29,9 +28,8 @@ from ..ir.alloc_budget import budget as alloc_budget
 from ..ir.alloc_static import over_budget
 from ..ir.check import check_program
 from ..ir.memory import Hazard, MemoryPlan, findings_to_diagnostics, plan_program
-from ..ir.model import BinOp, For, If, OpCall, Program, ScalarType, Scope, Span, TensorType, TileType, While, entry_function, stmt_subexprs
+from ..ir.model import Program, ScalarType, Span, TensorType, TileType, entry_function
 from ..ir.parser import parse_text
-from ..ir.printer import expr_str
 from .config import DEFAULT_ATOL, DEFAULT_RTOL, time_limit
 from .golden import GoldenError
 from .lend import uint32_golden, uint32_keys
@@ -39,9 +37,9 @@ from .process_setup import one_intra_op_thread
 from .report import ERROR, FAIL, FAILING_FINDINGS, PASS, RAN, ErrorInfo, FileResult, MemoryResult, TensorResult, hazards_of
 from .returned import return_writes, returned_tensors
 from .returned import settle as settle_returned
-from .run_thread import abandoned_runs, stuck_loops
+from .run_errors import error_info
+from .run_thread import abandoned_runs
 from .run_thread import run_with_timeout as _run_with_timeout
-from .run_thread import stuck_where as _stuck_where
 
 # results and references cached by an older engine are stale (2: the sanitizer, valid regions of
 # tensor ops, returned values; 3: multi-rank programs run; 4: batched loops add in the loop's order;
@@ -173,50 +171,6 @@ def compile_text(
             _COMPILED.clear()
         _COMPILED[key] = comp
     return comp
-
-
-# ---------------------------------------------------------------------- error location
-
-
-def locate(exc: BaseException, gen: GeneratedCode) -> Span | None:
-    """The IR span of the innermost generated-code frame in ``exc`` or its causes."""
-    chain: list[BaseException] = []
-    e: BaseException | None = exc
-    while e is not None and len(chain) < 8:
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    for ex in reversed(chain):  # the deepest cause first
-        span = _locate_tb(ex.__traceback__, gen)
-        if span is not None:
-            return span
-    return None
-
-
-def _locate_tb(tb: TracebackType | None, gen: GeneratedCode) -> Span | None:
-    found: Span | None = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == gen.filename:
-            s = gen.ir_span(tb.tb_lineno)
-            if s is not None:
-                found = s
-        tb = tb.tb_next
-    return found
-
-
-def _error_kind(exc: BaseException) -> str:
-    k = getattr(exc, "kind", None)
-    if isinstance(k, str):
-        if type(exc).__name__ == "CrossCoreError":
-            return f"cross-core:{k}"
-        return k
-    return type(exc).__name__
-
-
-def _exc_message(exc: BaseException) -> str:
-    msg = str(exc).strip() or type(exc).__name__
-    if not isinstance(exc, RuntimeError | AssertionError) or type(exc).__name__ not in msg:
-        msg = f"{type(exc).__name__}: {msg}" if type(exc).__module__ == "builtins" else msg
-    return msg.splitlines()[0] if len(msg) > 2000 else msg
 
 
 # ---------------------------------------------------------------------- running
@@ -409,7 +363,7 @@ def run(
                 loan.settle(run_tensors)
         except Exception as exc:
             info.error = out.exception = exc
-            out.error = _error_info(exc, gen, comp.program)
+            out.error = error_info(exc, gen, comp.program)
         for o in observers:
             o.finished(info)
         return out
@@ -433,79 +387,6 @@ def _modules(gen: GeneratedCode, guard: Guard) -> dict[str, Any]:
         # the allocation guard with this run's budget (the module itself: the standalone script's default)
         out[alias] = guard if mod is alloc_budget else mod
     return out
-
-
-# what Python and torch themselves raise when a kernel is handed operands it cannot take (a list,
-# a memory space, a string where a tile goes; shapes that do not broadcast): their words name
-# torch's function, not the IR op. Exact types: our own errors subclass some of these and say more
-_PYTHON_ERRORS = (TypeError, AttributeError, IndexError, ValueError, KeyError, RuntimeError, NotImplementedError, ZeroDivisionError)
-
-
-def _op_on_line(program: Program | None, line: int) -> str | None:
-    """The one op the statement on ``line`` calls, or None (no statement there, or several ops)."""
-    if program is None:
-        return None
-    ops = {
-        sub.op
-        for fn in program.functions
-        for st in fn.statements()
-        if st.span.line == line and not isinstance(st, For | While | If | Scope)
-        for sub in stmt_subexprs(st)
-        if isinstance(sub, OpCall)
-    }
-    return ops.pop() if len(ops) == 1 else None
-
-
-def _divisions_on_line(program: Program | None, line: int) -> list[BinOp]:
-    """The scalar divisions (``/``, ``//``, ``%``) the statement on ``line`` makes."""
-    if program is None:
-        return []
-    return [
-        sub
-        for fn in program.functions
-        for st in fn.statements()
-        if st.span.line == line and not isinstance(st, For | While | If | Scope)
-        for sub in stmt_subexprs(st)
-        if isinstance(sub, BinOp) and sub.op in ("/", "//", "%")
-    ]
-
-
-def _error_info(exc: BaseException, gen: GeneratedCode, program: Program | None = None) -> ErrorInfo:
-    span = locate(exc, gen)
-    detail: dict[str, Any] = {}
-    message = _exc_message(exc)
-    python = exc if type(exc) in _PYTHON_ERRORS else exc.__cause__  # a rank's error carries its cause
-    if span is not None and type(python) in _PYTHON_ERRORS and not hasattr(python, "op"):
-        op = _op_on_line(program, span.line)
-        if op is not None:  # say which op, in the IR's words (after a rank's "rank 0 (fn): ")
-            head, sep, rest = message.partition("): ") if python is not exc else ("", "", message)
-            message = f"{head}{sep}{op}: {rest}"
-            detail["op"] = op
-        elif isinstance(python, ZeroDivisionError) and python is exc and (divs := _divisions_on_line(program, span.line)):
-            # a scalar division of the dump itself (``n % z``): Python said "integer modulo by zero"
-            said = " or ".join(f"'{expr_str(d)}'" for d in divs[:3])
-            message = f"ZeroDivisionError: {said} divides by zero: {'its' if len(divs) == 1 else 'a'} divisor is 0 (the device's result is undefined)"
-    if isinstance(exc, TimeoutError) and hasattr(exc, "stuck_frames"):
-        # the run's thread was stopped: the IR line it was on, and where in our code when not the
-        # script's (a hang in the runtime or a kernel, not in the program's own loop)
-        span, inner = _stuck_where(exc, gen)
-        loops = stuck_loops(exc, gen, program)
-        if loops is not None:  # which loop did not end, and how far it had got
-            detail["stuck_loops"] = loops
-            message += f"; {loops}"
-        if inner is not None:
-            detail["stuck_in"] = inner
-            message += f"; stopped in {inner}"
-    # bytes, budget: alloc_budget; rank(s): exec.ranks
-    for attr in ("op", "split", "lane", "role", "queue_depths", "bytes", "budget", "rank", "ranks"):
-        v = getattr(exc, attr, None)
-        if v is None and exc.__cause__ is not None:
-            v = getattr(exc.__cause__, attr, None)
-        if v is not None:
-            detail[attr] = v
-    err = _span_error(_error_kind(exc), message, span, **detail)
-    err.detail.setdefault("traceback", "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000])
-    return err
 
 
 def run_text(
@@ -604,7 +485,7 @@ def run_text(
             try:
                 races = san.races(deadline)
             except TimeoutError as exc:
-                result.error = _error_info(exc, gen, comp.program)
+                result.error = error_info(exc, gen, comp.program)
                 return result
             left = deadline - time.monotonic() if deadline is not None else timeout
             if races and (left is None or left > 0):

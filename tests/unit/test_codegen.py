@@ -11,9 +11,10 @@ import torch
 
 from pypto_lsp import load, loads, torch_codegen
 from pypto_lsp.exec.codegen import GeneratedCode, generate
-from pypto_lsp.validate.engine import locate, run_text
+from pypto_lsp.validate.engine import run_text
 from pypto_lsp.validate.golden import load_bundle
 from pypto_lsp.validate.returned import returned_tensors
+from pypto_lsp.validate.run_errors import locate
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -716,7 +716,8 @@ def test_a_run_stopped_inside_our_code_says_where() -> None:
     """A run whose time runs out inside a kernel (not the script's own loop) names that frame: a
     hang in the runtime is ours to fix, and the message says where it was."""
     from pypto_lsp.exec.codegen import GeneratedCode
-    from pypto_lsp.validate.engine import _error_info, _run_with_timeout
+    from pypto_lsp.validate.engine import _run_with_timeout
+    from pypto_lsp.validate.run_errors import error_info
 
     def stuck() -> None:
         while True:
@@ -724,7 +725,7 @@ def test_a_run_stopped_inside_our_code_says_where() -> None:
 
     with pytest.raises(TimeoutError) as ei:
         _run_with_timeout(stuck, 0.05)
-    err = _error_info(ei.value, GeneratedCode(source="", filename="<none>", line_map=[], entry=None, functions={}))
+    err = error_info(ei.value, GeneratedCode(source="", filename="<none>", line_map=[], entry=None, functions={}))
     assert "test_engine_ir.py" in err.detail["stuck_in"] and "in stuck" in err.detail["stuck_in"]
     assert err.message.endswith(f"stopped in {err.detail['stuck_in']}")
 

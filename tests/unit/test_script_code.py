@@ -11,7 +11,8 @@ import torch
 from pypto_lsp.exec import script_code
 from pypto_lsp.exec.codegen import generate
 from pypto_lsp.ir.parser import parse_text
-from pypto_lsp.validate.engine import compile_text, locate
+from pypto_lsp.validate.engine import compile_text
+from pypto_lsp.validate.run_errors import locate
 
 from .test_codegen import INCORE_DECO, ORCH_DECO, fn, line_of, program
 

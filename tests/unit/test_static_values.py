@@ -458,3 +458,106 @@ def test_an_optional_operand_is_checked_where_no_gap_can_move_it() -> None:
         + "        return y\n"
     )
     assert findings(text) == [("wrong-operand", 8, "'tensor.view' takes a list of scalars as shape (operand 2), got 's' (a tensor)")]
+
+
+# ---------------------------------------------------------------------- number edits (stop 61)
+# A fuzz that changes one integer of an op's operands in the dumps of ../shared/fixtures-coverage
+# (a shape, an offset, an axis, a mode) met each of these in torch's or Python's words.
+
+
+def test_a_shape_of_a_dimension_that_is_not_positive() -> None:
+    """torch said ``Trying to create tensor with negative dimension -1: [1, 1, -1]``."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        s: pl.Tensor[[2, 8], pl.FP32] = pl.tensor.slice(x, [2, DIM], [0, 0])\n"
+        + "        f: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.full([4, 8], dtype=pl.FP32, value=1.0)\n"
+        + "        return f\n"
+    )
+    assert findings(base.replace("DIM", "8")) == []
+    assert ("bad-dimension", 8, "'tensor.slice' takes positive dimensions as shape, got -1") in findings(base.replace("DIM", "-1"))
+    assert ("bad-dimension", 9, "'tensor.full' takes positive dimensions as shape, got 0") in findings(
+        base.replace("DIM", "8").replace("[4, 8], dtype", "[4, 0], dtype")
+    )
+
+
+def test_a_slice_drops_axes_of_size_one_only() -> None:
+    """PyPTO's ParseSliceDropDims; torch said ``shape '[1, 64]' is invalid for input of size 128``."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, x: pl.Tensor[[2, 4, 64], pl.FP32]) -> pl.Tensor[[4, 64], pl.FP32]:\n"
+        + "        s: pl.Tensor[[4, 64], pl.FP32] = pl.tensor.slice(x, [SHAPE], [0, 0, 0], [], [DROPS])\n"
+        + "        return s\n"
+    )
+    assert findings(base.replace("SHAPE", "1, 4, 64").replace("DROPS", "0")) == []
+    msgs = lambda t: [m for c, _, m in findings(t) if c == "slice-drops"]  # noqa: E731
+    assert msgs(base.replace("SHAPE", "2, 4, 64").replace("DROPS", "0")) == [
+        "'tensor.slice' drops axis 0 of the window [2, 4, 64], which is 2 wide"
+    ]
+    assert msgs(base.replace("SHAPE", "1, 4, 64").replace("DROPS", "-1")) == ["'tensor.slice' drops axis -1 of a 3-D window"]
+    assert msgs(base.replace("SHAPE", "1, 4, 64").replace("DROPS", "0, 0")) == ["'tensor.slice' drops axis 0 twice"]
+
+
+def test_a_tensor_dim_axis_outside_the_rank() -> None:
+    """Python said ``tuple index out of range``."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, AXIS)\n"
+        + f"        y: {T} = pl.tensor.adds(x, n)\n"
+        + "        return y\n"
+    )
+    assert findings(base.replace("AXIS", "-2")) == []
+    assert findings(base.replace("AXIS", "2")) == [("index-out-of-range", 8, "'tensor.dim' of axis 2 of 'x' [4, 8], of rank 2")]
+
+
+def test_a_literal_zero_divisor_and_a_run_time_one_inside_an_op() -> None:
+    """``i // 0`` is found before the run; a divisor only the run knows names its expression even
+    inside an op's operands (Python said ``tile.load: ZeroDivisionError: integer modulo by zero``)."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)\n"
+        + "        z: pl.Scalar[pl.INDEX] = n - 4\n"
+        + "        s: pl.Tensor[[1, 8], pl.FP32] = pl.tensor.slice(x, [1, 8], [n % DIV, 0])\n"
+        + f"        y: {T} = pl.tensor.adds(x, 1.0)\n"
+        + "        return y\n"
+    )
+    assert [(c, m) for c, _, m in findings(base.replace("DIV", "0"))] == [("division-by-zero", "'n % 0' divides by zero")]
+    text = base.replace("DIV", "z")
+    assert findings(text) == []
+    r = run_text(text, {"x": torch.zeros(4, 8)}, {"y": torch.ones(4, 8)})
+    assert r.error is not None and r.error.line == line_of(text, "n % z")
+    assert r.error.message == "ZeroDivisionError: 'n % z' divides by zero: its divisor is 0 (the device's result is undefined)", (
+        r.error.message
+    )
+
+
+def test_run_time_operands_a_kernel_cannot_take_are_said_in_the_irs_terms() -> None:
+    """Values only the run sees: a drop of a wide axis, a compare mode outside 0..5 (Python said
+    ``KeyError: -1``), a paged gather wider than its pool (torch: ``The expanded size of the tensor
+    (256) must match the existing size (128)``)."""
+    import pytest
+
+    from pypto_lsp.exec.kernels import KERNELS
+
+    with pytest.raises(ValueError, match=r"tensor.slice: drop_dims drops axis 0 of the window \[2, 4\], which is 2 wide"):
+        KERNELS["tensor.slice"](torch.zeros(2, 4), [2, 4], [0, 0], None, [0])
+    with pytest.raises(ValueError, match=r"tensor.slice: the window \[-1, 4\] has a negative dimension"):
+        KERNELS["tensor.slice"](torch.zeros(2, 4), [-1, 4], [0, 0])
+    with pytest.raises(ValueError, match=r"cmp_type must be 0..5 \(eq ne lt le gt ge\), got -1"):
+        KERNELS["tile.cmps"](torch.zeros(2, 4), 0.0, cmp_type=-1)
+    with pytest.raises(ValueError, match=r"tensor.paged_gather: block_size=4, columns \[0, 16\) of a source 8 wide"):
+        KERNELS["tensor.paged_gather"](
+            torch.zeros(8, 8), torch.zeros(2, dtype=torch.int32), torch.zeros(2, dtype=torch.int32), block_size=4, size=16
+        )
+    with pytest.raises(IndexError, match=r"tensor.paged_gather: index 9 is outside the 2 blocks of 4 the block table maps"):
+        KERNELS["tensor.paged_gather"](
+            torch.zeros(8, 8), torch.tensor([1, 9], dtype=torch.int32), torch.zeros(2, dtype=torch.int32), block_size=4
+        )
+    with pytest.raises(IndexError, match=r"tensor.dim: axis 3 of a 2-D tensor \[2, 4\]"):
+        KERNELS["tensor.dim"](torch.zeros(2, 4), 3)

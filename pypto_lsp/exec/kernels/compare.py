@@ -35,10 +35,14 @@ _BIT_SHIFTS = torch.arange(8, dtype=torch.int32)
 def _cmp_fn(cmp_type: Any) -> Callable[[Any, Any], torch.Tensor]:
     if cmp_type is None:
         return _CMP[0]  # missing cmp_type means EQ
-    if isinstance(cmp_type, str):
-        key = cmp_type.rsplit(".", 1)[-1].lower()
-        return _CMP[_CMP_NAMES[key] if key in _CMP_NAMES else int(key)]
-    return _CMP[int(cmp_type)]
+    key = cmp_type.rsplit(".", 1)[-1].lower() if isinstance(cmp_type, str) else cmp_type
+    try:
+        fn = _CMP.get(_CMP_NAMES[key] if key in _CMP_NAMES else int(key))
+    except (TypeError, ValueError):
+        fn = None
+    if fn is None:
+        raise ValueError(f"cmp_type must be 0..5 (eq ne lt le gt ge), got {cmp_type!r}")
+    return fn
 
 
 def pack_mask(bits: torch.Tensor, width: int | None = None) -> torch.Tensor:

@@ -359,8 +359,19 @@ def paged_gather(
     n = int(as_scalar(max_indices)) if max_indices is not None else logical.numel()
     if logical.numel() > n:
         raise ValueError(f"tensor.paged_gather: {logical.numel()} indices for max_indices={n}")
+    if b <= 0 or s <= 0 or c < 0 or c + s > src.shape[-1]:
+        raise ValueError(
+            f"tensor.paged_gather: block_size={b}, columns [{c}, {c + s}) of a source {src.shape[-1]} wide; "
+            "the block size and the size are positive, the columns inside the source"
+        )
     table = block_table.reshape(-1).to(torch.int64)
+    if bool(((logical < 0) | (logical // b >= table.numel())).any()):
+        bad = int(logical[(logical < 0) | (logical // b >= table.numel())][0])
+        raise IndexError(f"tensor.paged_gather: index {bad} is outside the {table.numel()} blocks of {b} the block table maps")
     phys = table[logical // b] * b + logical % b
+    if bool(((phys < 0) | (phys >= src.shape[0])).any()):
+        bad = int(phys[(phys < 0) | (phys >= src.shape[0])][0])
+        raise IndexError(f"tensor.paged_gather: the block table maps to row {bad}, outside the source's {src.shape[0]} rows")
     check_alloc([n, s], src.dtype, "tensor.paged_gather's rows")
     out = torch.zeros(n, s, dtype=src.dtype)
     out[: logical.numel()] = src[phys, c : c + s]

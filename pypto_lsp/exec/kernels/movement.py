@@ -249,7 +249,10 @@ def write(t: torch.Tensor, indices: Any, value: Any, *_extra: Any, **_kw: Any) -
 
 @register("tensor.dim")
 def dim(t: torch.Tensor, axis: Any, *_extra: Any, **_kw: Any) -> int:
-    return int(t.shape[int(as_scalar(axis))])
+    a = int(as_scalar(axis))
+    if not -t.dim() <= a < t.dim():
+        raise IndexError(f"tensor.dim: axis {a} of a {t.dim()}-D tensor {list(t.shape)}")
+    return int(t.shape[a])
 
 
 @register("get_block_idx")
@@ -279,8 +282,11 @@ def _slice_impl(
 ) -> torch.Tensor:
     shp = as_ints(shape)
     offs = as_ints(offset)
+    op = "tensor.slice" if min_rank == 1 else "tile.slice"
     if len(offs) != x.dim() or len(shp) != x.dim():
         raise ValueError(f"slice: {len(shp)}-D shape / {len(offs)}-D offset for a {x.dim()}-D input")
+    if any(n < 0 for n in shp):
+        raise ValueError(f"{op}: the window {shp} has a negative dimension")
     avail = available(x, offs, shp)
     san = sanitizer.active()
     if san is not None and (avail != shp or any(o < 0 for o in offs)):
@@ -290,7 +296,6 @@ def _slice_impl(
     if avail == shp and all(o >= 0 for o in offs):
         out = x[tuple(slice(o, o + s) for o, s in zip(offs, shp, strict=True))]  # a view: writes reach x
     else:
-        op = "tensor.slice" if min_rank == 1 else "tile.slice"
         out = copy_window(x, offs, shp, what=f"{op}'s window, past the end of its source, copied out")  # overhangs: zero-padded copy
     # The result is never valid where the source is not: source valid shifted and cut.
     src_valid = valid_box(x)
@@ -298,7 +303,13 @@ def _slice_impl(
     vs = as_ints(valid_shape) if valid_shape is not None else []
     if vs and len(vs) == len(valid):
         valid = [min(a, b) for a, b in zip(valid, vs, strict=True)]
-    drops = sorted({d % len(shp) for d in as_ints(drop_dims)}) if drop_dims is not None else []
+    drops = sorted(set(as_ints(drop_dims))) if drop_dims is not None else []
+    for d in drops:  # ParseSliceDropDims: axes of the window, of size 1
+        if not 0 <= d < len(shp) or shp[d] != 1:
+            what = (
+                f"axis {d} of a {len(shp)}-D window" if not 0 <= d < len(shp) else f"axis {d} of the window {shp}, which is {shp[d]} wide"
+            )
+            raise ValueError(f"{op}: drop_dims drops {what}; only an axis of size 1 can be dropped")
     if drops:
         keep = [i for i in range(len(shp)) if i not in drops]
         new_shape = [shp[i] for i in keep]
