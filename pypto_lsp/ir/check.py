@@ -173,6 +173,10 @@ class _FunctionChecker:
                 problem = self.core_num_problem(count) if count is not None else None
                 if count is not None and problem is not None:
                     self.add(D.error(count.span, "bad-core-num", f"pl.spmd: {problem}"))
+            if isinstance(s, For) and s.kind == "split_aiv" and (lanes := fold_int(s.stop)) is not None and lanes != 2:
+                # PyPTO's parser: "AIV sub-core count is hardware-fixed at 2"; with 0 lanes a name
+                # the body assigns is never bound, and Python said UnboundLocalError
+                self.add(D.error(s.stop.span, "bad-lane-count", f"pl.split_aiv({lanes}): the AIV sub-core count is 2 on the hardware"))
             if isinstance(s, While) and s.ssa:
                 self.while_yield(s)
             if isinstance(s, If):

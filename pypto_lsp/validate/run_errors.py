@@ -6,6 +6,7 @@ thread was and which loop had not ended. Used by :mod:`.engine` for every error 
 
 from __future__ import annotations
 
+import re
 import traceback
 from types import TracebackType
 from typing import Any
@@ -80,6 +81,7 @@ def _op_on_line(program: Program | None, line: int) -> str | None:
     return ops.pop() if len(ops) == 1 else None
 
 
+_UNBOUND = re.compile(r"local variable '(\w+)'")
 # what Python itself says of a division by zero (a kernel's own ZeroDivisionError says more)
 _PYTHON_DIVISION_WORDS = frozenset(
     {
@@ -115,6 +117,15 @@ def error_info(exc: BaseException, gen: GeneratedCode, program: Program | None =
     detail: dict[str, Any] = {}
     message = _exc_message(exc)
     python = exc if type(exc) in _PYTHON_ERRORS else exc.__cause__  # a rank's error carries its cause
+    unbound = _UNBOUND.search(str(exc)) if isinstance(exc, UnboundLocalError) else None
+    if unbound is not None:
+        # the DSL binds a name where it is assigned; a run reaches a read of it without having run
+        # that statement (a loop of no iteration, a branch not taken). Python said "cannot access
+        # local variable ... where it is not associated with a value"
+        message = (
+            f"'{unbound.group(1)}' is read, but no statement assigned it in this run: the one that does "
+            "sits in a loop that ran no iteration or a branch that was not taken"
+        )
     divs = _divisions_on_line(program, span.line) if span is not None and str(python) in _PYTHON_DIVISION_WORDS else []
     if divs and python is exc:
         # a scalar division of the dump itself (``n % z``, an offset ``i // z``): Python said

@@ -561,3 +561,36 @@ def test_run_time_operands_a_kernel_cannot_take_are_said_in_the_irs_terms() -> N
         )
     with pytest.raises(IndexError, match=r"tensor.dim: axis 3 of a 2-D tensor \[2, 4\]"):
         KERNELS["tensor.dim"](torch.zeros(2, 4), 3)
+
+
+def test_a_name_a_loop_of_no_iteration_never_assigned() -> None:
+    """A name assigned in a loop body and read after it (the DSL lets it leak, as the fixture
+    ``cross_core_split_aiv_qk_pv`` does): with no iteration Python said ``UnboundLocalError:
+    cannot access local variable 'c' where it is not associated with a value``."""
+    text = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)\n"
+        + "        for i in pl.range(0, n - 4):\n"
+        + f"            c: {T} = pl.tensor.adds(x, 1.0)\n"
+        + f"        y: {T} = pl.tensor.adds(c, 1.0)\n"
+        + "        return y\n"
+    )
+    r = run_text(text, {"x": torch.zeros(4, 8)}, {"y": torch.ones(4, 8)})
+    assert r.error is not None and r.error.line == line_of(text, "pl.tensor.adds(c, 1.0)")
+    assert r.error.message.startswith("'c' is read, but no statement assigned it in this run"), r.error.message
+
+
+def test_split_aiv_takes_the_hardware_lane_count() -> None:
+    """PyPTO's parser: the AIV sub-core count is hardware-fixed at 2."""
+    base = (
+        HEAD
+        + "    @pl.function\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        for aiv_id in pl.split_aiv(LANES, mode=pl.SplitMode.NONE):\n"
+        + f"            y: {T} = pl.tensor.adds(x, 1.0)\n"
+        + "        return y\n"
+    )
+    assert [c for c, _, _ in findings(base.replace("LANES", "2"))] == []
+    assert findings(base.replace("LANES", "0")) == [("bad-lane-count", 8, "pl.split_aiv(0): the AIV sub-core count is 2 on the hardware")]
