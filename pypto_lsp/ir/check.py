@@ -330,10 +330,12 @@ class _FunctionChecker:
         # position when every one is given, or when the optional ones are all of one kind but
         # for trailing ones of no kind (a gap then moves no operand to a place of another kind:
         # tensor.view's shape, then its valid_shape)
-        optional = [kinds.get(p) for p in spec.params[spec.min_args :]]
-        while optional and optional[-1] is None:
-            optional.pop()
-        uniform = len(set(optional)) <= 1 and None not in optional
+        uniform = _NO_GAP.get(e.op)
+        if uniform is None:
+            optional = [kinds.get(p) for p in spec.params[spec.min_args :]]
+            while optional and optional[-1] is None:
+                optional.pop()
+            uniform = _NO_GAP[e.op] = len(set(optional)) <= 1 and None not in optional
         known = len(spec.params) if len(e.args) == len(spec.params) or uniform else spec.min_args
         given: list[tuple[int | None, str, Expr]] = [(i, p, a) for i, (p, a) in enumerate(zip(spec.params[:known], e.args, strict=False))]
         given += [(None, k, v) for k, v in e.kwargs.items() if k not in spec.params]
@@ -591,6 +593,8 @@ class _FunctionChecker:
 # what each kind of operand accepts: a tile and a tensor are both arrays to the executor, and some
 # ops take either (tile.load's source, the distributed ops' windows); a kind is only wrong when the
 # value is no array at all, or an array where a scalar or a list of scalars goes
+# op -> whether a gap among its optional operands leaves each at a place of its own kind (kept)
+_NO_GAP: dict[str, bool] = {}
 _ACCEPTS: dict[str, frozenset[str]] = {
     "tile": frozenset({"tile", "tensor"}),
     "tensor": frozenset({"tile", "tensor"}),

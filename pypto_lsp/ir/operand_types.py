@@ -250,12 +250,9 @@ def reshape_size(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diag
 
 def _operand(e: OpCall, name: str) -> Expr | None:
     """The operand the catalogue names ``name``, given by position or by keyword."""
-    spec = catalogue.lookup(e.op)
-    if spec is None:
-        return None
     if name in e.kwargs:
         return e.kwargs[name]
-    i = spec.params.index(name) if name in spec.params else -1
+    i = _POSITIONS.get((e.op, name), -1)
     return e.args[i] if 0 <= i < len(e.args) else None
 
 
@@ -349,6 +346,13 @@ Check = Callable[[OpCall, ShapeOf, DtypeOf], "list[D.Diagnostic]"]
 
 
 RESHAPES = ("tile.reshape", "tensor.reshape", "tensor.view")
+# (op, operand name) -> its position, for the operands the checks read by name
+_POSITIONS: dict[tuple[str, str], int] = {
+    (op, name): spec.params.index(name)
+    for op, spec in catalogue.OPS.items()
+    for name in ("shape", "shapes", "drop_dims")
+    if name in spec.params
+}
 
 
 def _by_op() -> dict[str, tuple[Check, ...]]:
