@@ -101,8 +101,8 @@ def _chain(text: str, start: int) -> str:
 
 def operand_kind(description: str) -> str | None:
     """What an operand is, from the words of its registration: "tile", "tensor", "scalar",
-    "tuple", "tensor|scalar" or "tile|scalar" (either of the two), "handle" (a pointer, a
-    context, an event, a future), or None when the words name none of these."""
+    "tuple", "array" (a pl.Array), "tensor|scalar" or "tile|scalar" (either of the two), "handle" (a
+    pointer, a context, an event, a future), or None when the words name none of these."""
     d = description
     if re.search(r"\bor\b", d) and re.search(r"scalar", d, re.I) and re.search(r"tensor|tile", d, re.I):
         # "a tensor or a scalar": either, but nothing else (a list, a memory space)
@@ -112,6 +112,8 @@ def operand_kind(description: str) -> str | None:
         return None
     if re.search(r"\bhandle\b|\bPtr\b|CommCtxType|ContextType|EventType|SessionType", d):
         return "handle"  # a pointer, a context, an event, a future: a value of its own kind
+    if re.search(r"\bArrayType\b", d):
+        return "array"
     if re.search(r"\bTileType\b", d):
         return "tile"
     if re.search(r"\b(?:Distributed)?TensorType\b|DistributedTensor", d):

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from . import catalogue, operand_types
 from . import diagnostics as D
-from .keyword_values import KEYWORD_WORDS
-from .keyword_values import fits as _keyword_fits
 from .model import (
-    ArrayType,
     Assign,
     BinOp,
     Const,
@@ -26,7 +23,6 @@ from .model import (
     Intrinsic,
     ListExpr,
     Name,
-    OpaqueType,
     OpCall,
     Program,
     ScalarType,
@@ -36,7 +32,6 @@ from .model import (
     TensorType,
     TileType,
     TupleExpr,
-    TupleType,
     Type,
     UnaryOp,
     While,
@@ -51,6 +46,7 @@ from .model import (
 from .names import CROSS_CORE_OPS
 from .printer import expr_str
 from .scope_keywords import check_scope
+from .value_kinds import KIND_WORDS, KindChecks
 
 FREE_VAR_MARK = "__FREE_VAR"
 
@@ -108,7 +104,7 @@ def _core_num_problem(e: Expr) -> str | None:
     return None
 
 
-class _FunctionChecker:
+class _FunctionChecker(KindChecks):
     def __init__(self, program: Program, fn: Function, out: list[D.Diagnostic]) -> None:
         self.program = program
         self.fn = fn
@@ -133,6 +129,10 @@ class _FunctionChecker:
                 self.first_binding.setdefault(t.name, s.span)
                 if t.type is not None:
                     self.types.setdefault(t.name, t.type)
+            if isinstance(s, For) and s.var is not None and s.var.type is None:
+                # a loop's variable prints without annotation: an INDEX counter (a lane's index for
+                # pl.split_aiv, a block's for pl.spmd), as the hover reads it (ir.symbols)
+                self.types.setdefault(s.var.name, ScalarType("INDEX", s.var.span))
         self._iter_arg_types()
 
     def _iter_arg_types(self) -> None:
@@ -173,6 +173,10 @@ class _FunctionChecker:
                 problem = self.core_num_problem(count) if count is not None else None
                 if count is not None and problem is not None:
                     self.add(D.error(count.span, "bad-core-num", f"pl.spmd: {problem}"))
+            if isinstance(s, For):
+                self.loop_bounds(s)
+            if isinstance(s, For | While):
+                self.init_values(s)
             if isinstance(s, For) and s.kind == "split_aiv" and (lanes := fold_int(s.stop)) is not None and lanes != 2:
                 # PyPTO's parser: "AIV sub-core count is hardware-fixed at 2"; with 0 lanes a name
                 # the body assigns is never bound, and Python said UnboundLocalError
@@ -242,6 +246,18 @@ class _FunctionChecker:
                             f"'{e.func}' takes {len(callee.params)} arguments, called with {len(e.args)}",
                         )
                     )
+                else:
+                    self.argument_kinds(e, callee)
+        elif isinstance(e, BinOp | UnaryOp | Intrinsic) and (bad := self.not_a_number(e)) is not None:
+            side, kind = bad
+            self.add(
+                D.error(
+                    side.span,
+                    "scalar-arithmetic",
+                    f"'{expr_str(e)}' computes on {self.describe(side, kind)}",
+                    "arithmetic in the DSL is of scalars; an array is computed on with ops (pl.tile.adds, ...)",
+                )
+            )
         elif isinstance(e, BinOp) and e.op in ("//", "%", "/") and fold_int(e.right) == 0:
             # an integer divisor that folds to 0: Python said "integer modulo by zero" in the run
             self.add(
@@ -318,135 +334,6 @@ class _FunctionChecker:
                 )
             )
 
-    def operand_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
-        """Each operand the catalogue gives a kind (PyPTO's registration of the op) against what
-        the dump passes: a scalar where a tile goes, a list where a tensor goes, a memory space
-        where a shape goes. The run would fail on it in Python's words, or not at all."""
-        kinds = spec.operand_kinds
-        if not kinds:
-            return
-        # an optional operand may be left out from the middle (pld.tile.put prints its region
-        # without its second staging tile): past the required ones, an operand is known by its
-        # position when every one is given, or when the optional ones are all of one kind but
-        # for trailing ones of no kind (a gap then moves no operand to a place of another kind:
-        # tensor.view's shape, then its valid_shape)
-        uniform = _NO_GAP.get(e.op)
-        if uniform is None:
-            optional = [kinds.get(p) for p in spec.params[spec.min_args :]]
-            while optional and optional[-1] is None:
-                optional.pop()
-            uniform = _NO_GAP[e.op] = len(set(optional)) <= 1 and None not in optional
-        known = len(spec.params) if len(e.args) == len(spec.params) or uniform else spec.min_args
-        given: list[tuple[int | None, str, Expr]] = [(i, p, a) for i, (p, a) in enumerate(zip(spec.params[:known], e.args, strict=False))]
-        given += [(None, k, v) for k, v in e.kwargs.items() if k not in spec.params]
-        for i, param, arg in given:
-            want = kinds.get(param)
-            if want is None:
-                continue
-            got = self.value_kind(arg)
-            where = f"{param} (operand {i + 1})" if i is not None else f"{param}="
-            if got is not None and got not in _ACCEPTS[want]:
-                self.add(
-                    D.error(
-                        arg.span,
-                        "wrong-operand",
-                        f"'{e.op}' takes {_KIND_WORDS[want]} as {where}, got {self.describe(arg, got)}",
-                        "PyPTO's registration of the op says what each operand is; a pass or an edit passed the wrong value",
-                    )
-                )
-            elif want == "tuple" and isinstance(arg, ListExpr | TupleExpr):
-                for item in arg.items:
-                    k = self.value_kind(item)
-                    if k is not None and k not in _ACCEPTS["scalar"]:
-                        self.add(
-                            D.error(
-                                item.span,
-                                "wrong-operand",
-                                f"'{e.op}' takes a list of scalars as {where}, got {self.describe(item, k)} in it",
-                            )
-                        )
-
-    def keyword_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
-        """Each keyword attribute against the type PyPTO declares it with: a dtype where a dtype
-        goes, a memory space where a memory space goes, a flag where a flag goes. A value of
-        another kind does not fail the run: the kernel reads it as something else (a list as a
-        true ``b_trans``) or not at all. Names and expressions are left to the run."""
-        for k, v in e.kwargs.items():
-            want = spec.keyword_kinds.get(k)
-            if want is None or _keyword_fits(want, v) is not False:
-                continue
-            got = self.value_kind(v)
-            self.add(
-                D.error(
-                    v.span,
-                    "wrong-keyword",
-                    f"'{e.op}' takes {KEYWORD_WORDS[want]} as {k}=, got {self.describe(v, got) if got else 'an expression'}",
-                    "PyPTO declares each attribute's type; a pass or an edit gave it a value of another kind",
-                )
-            )
-
-    def value_kind(self, e: Expr) -> str | None:
-        """What ``e`` is statically ("tile", "tensor", "scalar", "tuple", "dtype", "enum",
-        "string", "array", "handle", or "none" for an op that returns nothing), or None when only
-        the run can say."""
-        if isinstance(e, Name):
-            t = self.types.get(e.id)
-            if isinstance(t, OpaqueType):  # a handle: a pointer, a context, an event; or unknown
-                return None if t.name == "UnknownType" else "handle"
-            return None if t is None else _TYPE_KINDS.get(type(t))
-        if isinstance(e, Const):
-            v = e.value
-            return "string" if isinstance(v, str) else None if v is None else "scalar"
-        if isinstance(e, ListExpr | TupleExpr):
-            return "tuple"
-        # the DSL computes on arrays with ops only: arithmetic, a comparison, pl.min/max/cast of
-        # scalars is a scalar (of an array, or of what only the run knows, left to the run)
-        if isinstance(e, BinOp):
-            # one side a scalar, the other a scalar or unknown (``n * 4``, ``i < n``)
-            sides = (self.value_kind(e.left), self.value_kind(e.right))
-            return "scalar" if "scalar" in sides and all(k in ("scalar", None) for k in sides) else None
-        if isinstance(e, UnaryOp) or isinstance(e, Intrinsic) and e.name in ("min", "max", "cast"):
-            operand = e.operand if isinstance(e, UnaryOp) else e.args[0] if e.args else None
-            return "scalar" if operand is not None and self.value_kind(operand) == "scalar" else None
-        if isinstance(e, DTypeRef):
-            return "dtype"
-        if isinstance(e, EnumRef):
-            return "enum"
-        if isinstance(e, OpCall):
-            spec = catalogue.lookup(e.op)
-            if spec is None:
-                return None
-            if spec.result in ("scalar_index", "scalar_elem"):
-                return "scalar"
-            if spec.result == "none":
-                return "none"
-            if any(isinstance(a, Const) and a.value is None for a in e.args):
-                return None  # an operand that did not parse (its own diagnostic says why): nothing more about it
-            if spec.result == "tuple":
-                return "tuple"
-            # an op of no shape rule is still an array of its namespace: every such tile./tensor. op
-            # PyPTO registers deduces a TileType or TensorType (the tuples are ruled "tuple")
-            if (spec.result in _ARRAY_RULES or spec.result is None) and e.op.startswith(("tile.", "tensor.")):
-                return e.op.split(".", 1)[0]
-        return None
-
-    def describe(self, e: Expr, kind: str) -> str:
-        if isinstance(e, OpCall):
-            return f"'{e.op}' ({'which returns nothing' if kind == 'none' else _KIND_WORDS[kind]})"
-        if isinstance(e, Name):
-            t = self.types.get(e.id)
-            what = f"a {t.name}" if isinstance(t, OpaqueType) else _KIND_WORDS[kind]
-            return f"'{e.id}' ({what})"
-        if isinstance(e, Const):
-            return f"{e.value!r} ({_KIND_WORDS[kind]})"
-        if isinstance(e, DTypeRef):
-            return f"pl.{e.name} (a dtype)"
-        if isinstance(e, EnumRef):
-            return f"pl.{e.enum}.{e.member} (an enum member)"
-        return _KIND_WORDS[kind]
-
-    # ------------------------------------------------------------------ annotation vs op result
-
     def shape_of(self, e: Expr) -> list[int] | None:
         return self._shape_of(e)[0]
 
@@ -488,7 +375,7 @@ class _FunctionChecker:
         if not isinstance(t, TensorType | TileType):
             return
         if made == "scalar":
-            self._kind_mismatch(s, _KIND_WORDS["tile" if isinstance(t, TileType) else "tensor"], "scalar")
+            self._kind_mismatch(s, KIND_WORDS["tile" if isinstance(t, TileType) else "tensor"], "scalar")
             return
         spec = catalogue.lookup(v.op)
         if spec is None or spec.result not in _RULES_CHECKED:
@@ -549,7 +436,7 @@ class _FunctionChecker:
             D.error(
                 s.target.span,
                 "kind-mismatch",
-                f"'{s.target.name}' is annotated as {declared} but '{s.value.op}' produces {_KIND_WORDS[made]}",
+                f"'{s.target.name}' is annotated as {declared} but '{s.value.op}' produces {KIND_WORDS[made]}",
                 "the annotation and the op disagree: one of them is wrong in this pass",
             )
         )
@@ -593,50 +480,6 @@ class _FunctionChecker:
 # what each kind of operand accepts: a tile and a tensor are both arrays to the executor, and some
 # ops take either (tile.load's source, the distributed ops' windows); a kind is only wrong when the
 # value is no array at all, or an array where a scalar or a list of scalars goes
-# op -> whether a gap among its optional operands leaves each at a place of its own kind (kept)
-_NO_GAP: dict[str, bool] = {}
-_ACCEPTS: dict[str, frozenset[str]] = {
-    "tile": frozenset({"tile", "tensor"}),
-    "tensor": frozenset({"tile", "tensor"}),
-    "scalar": frozenset({"scalar"}),
-    "tuple": frozenset({"tuple"}),
-    "tensor|scalar": frozenset({"tile", "tensor", "scalar"}),
-    "tile|scalar": frozenset({"tile", "tensor", "scalar"}),
-    "handle": frozenset({"handle"}),
-}
-_KIND_WORDS: dict[str, str] = {
-    "tile": "a tile",
-    "tensor": "a tensor",
-    "scalar": "a scalar",
-    "tuple": "a list of scalars",
-    "dtype": "a dtype",
-    "enum": "an enum member",
-    "string": "a string",
-    "array": "a pl.Array",
-    "handle": "a handle",
-    "none": "nothing",
-    "tensor|scalar": "a tensor or a scalar",
-    "tile|scalar": "a tile or a scalar",
-}
-# result rules (ir.catalogue) whose op makes a tile or a tensor, of its own namespace
-_ARRAY_RULES = frozenset(
-    {
-        "binary",
-        "cast",
-        "cmp_mask",
-        "col_reduce",
-        "create",
-        "load",
-        "matmul",
-        "matmul_acc",
-        "popped",
-        "reshape",
-        "row_reduce",
-        "same",
-        "slice",
-    }
-)
-_TYPE_KINDS: dict[type, str] = {TileType: "tile", TensorType: "tensor", ScalarType: "scalar", TupleType: "tuple", ArrayType: "array"}
 
 
 def _dep_items(e: OpCall | FuncCall) -> list[Expr]:

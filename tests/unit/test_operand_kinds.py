@@ -21,7 +21,8 @@ import torch
 
 from pypto_lsp.ir import diagnostics as D
 from pypto_lsp.ir.catalogue import OPS
-from pypto_lsp.ir.check import _keyword_fits, check_program
+from pypto_lsp.ir.check import check_program
+from pypto_lsp.ir.keyword_values import fits as _keyword_fits
 from pypto_lsp.ir.model import NOWHERE, Const, DTypeRef, EnumRef, ListExpr, UnaryOp
 from pypto_lsp.ir.parser import parse_text
 from pypto_lsp.validate.engine import run_text
@@ -149,6 +150,7 @@ def _generator() -> object:
         ("Right-hand side tile or scalar", "tile|scalar"),
         ("an opaque handle to a context", "handle"),
         ("A CommContext handle (CommCtxType)", "handle"),
+        ("Source array (ArrayType)", "array"),
         ("a transfer extent (TupleType of ScalarType). May be a runtime Scalar[INDEX]", None),
     ],
 )

@@ -594,3 +594,103 @@ def test_split_aiv_takes_the_hardware_lane_count() -> None:
     )
     assert [c for c, _, _ in findings(base.replace("LANES", "2"))] == []
     assert findings(base.replace("LANES", "0")) == [("bad-lane-count", 8, "pl.split_aiv(0): the AIV sub-core count is 2 on the hardware")]
+
+
+# ---------------------------------------------------------------------- name swaps (stop 61)
+# A fuzz that swaps one name an op reads for another name of the same function met each of these
+# in Python's or torch's words.
+
+KERNEL = "    @pl.function(type=pl.FunctionType.InCore, level=pl.Level.CHIP_DIE, role=pl.Role.SubWorker)\n"
+
+
+def _two_functions(call: str, loop: str = "") -> str:
+    return (
+        HEAD
+        + KERNEL
+        + f"    def k(self, x: {T}, n: pl.Scalar[pl.INDEX], out: pl.Out[{T}]) -> {T}:\n"
+        + "        t: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [4, 8], [4, 8], target_memory=pl.Mem.Vec)\n"
+        + f"        o: {T} = pl.tile.store(t, [0, 0], out)\n"
+        + "        return o\n"
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:\n"
+        + "        r: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)\n"
+        + loop
+        + f"        y: {T} = {call}\n"
+        + "        return y\n"
+    )
+
+
+def test_a_call_argument_of_another_kind_than_its_parameter() -> None:
+    """Python said ``'int' object has no attribute 'dim'`` at the callee's first op."""
+    assert findings(_two_functions("self.k(x, r, out)")) == []
+    assert findings(_two_functions("self.k(r, r, out)")) == [("wrong-argument", 14, "'k' takes a tensor as x, got 'r' (a scalar)")]
+    assert findings(_two_functions("self.k(x, x, out)")) == [("wrong-argument", 14, "'k' takes a scalar as n, got 'x' (a tensor)")]
+
+
+def test_scalar_arithmetic_of_an_array() -> None:
+    """Python said ``a Tensor with 32 elements cannot be converted to Scalar``."""
+    text = _two_functions("self.k(x, r * 2, out)")
+    assert findings(text) == []
+    assert findings(text.replace("r * 2", "x * 2")) == [("scalar-arithmetic", 14, "'x * 2' computes on 'x' (a tensor)")]
+    assert findings(text.replace("r * 2", "pl.cast(x, pl.INDEX)")) == [
+        ("scalar-arithmetic", 14, "'pl.cast(x, pl.INDEX)' computes on 'x' (a tensor)")
+    ]
+
+
+def test_a_loop_bound_and_a_carried_value_of_another_kind() -> None:
+    """Python said ``only integer tensors of a single element can be converted to an index`` and,
+    for a scalar carried where the loop carries a tile, ``'int' object has no attribute 'clone'``."""
+    loop = "        for i in pl.range(BOUND):\n            z: pl.Scalar[pl.INDEX] = i + 1\n"
+    assert findings(_two_functions("self.k(x, r, out)", loop.replace("BOUND", "r"))) == []
+    assert findings(_two_functions("self.k(x, r, out)", loop.replace("BOUND", "x"))) == [
+        ("bad-loop-bound", 14, "pl.range is bounded by 'x' (a tensor)")
+    ]
+    carried = (
+        "        for i, (acc,) in pl.range(4, init_values=(INIT,)):\n"
+        + f"            acc2: {T} = pl.tensor.adds(acc, 1.0)\n"
+        + f"            acc3: {T} = pl.yield_(acc2)\n"
+    )
+    assert findings(_two_functions("self.k(x, r, out)", carried.replace("INIT", "x"))) == []
+    assert findings(_two_functions("self.k(x, r, out)", carried.replace("INIT", "r"))) == [
+        ("wrong-init-value", 14, "'acc' carries a tensor through the loop, but starts as 'r' (a scalar)")
+    ]
+
+
+def test_a_loop_variable_is_an_index_scalar() -> None:
+    """A loop's variable prints without annotation; given where a tensor goes it was unknown, and
+    the run said ``'int' object has no attribute 'dim'``."""
+    loop = "        for i in pl.range(2):\n            z: pl.Tensor[[2, 8], pl.FP32] = pl.tensor.slice(SRC, [2, 8], [0, 0])\n"
+    assert findings(_two_functions("self.k(x, r, out)", loop.replace("SRC", "x"))) == []
+    assert findings(_two_functions("self.k(x, r, out)", loop.replace("SRC", "i"))) == [
+        ("wrong-operand", 15, "'tensor.slice' takes a tensor as input (operand 1), got 'i' (a scalar)")
+    ]
+
+
+def test_a_store_of_a_tensor_into_itself_reads_before_it_writes() -> None:
+    """torch said ``unsupported operation: some elements of the input tensor and the written-to
+    tensor refer to a single memory location``."""
+    from pypto_lsp.exec.kernels import KERNELS
+
+    x = torch.arange(16.0).reshape(4, 4)
+    KERNELS["tile.store"](x[0:2], [2, 0], x)
+    assert x[2:].tolist() == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
+    y = torch.arange(16.0).reshape(4, 4)
+    KERNELS["tile.store"](y[0:3], [1, 0], y)  # overlapping: the rows as they were before the store
+    assert y[1:].tolist() == torch.arange(12.0).reshape(3, 4).tolist()
+
+
+def test_an_array_op_takes_a_pl_array() -> None:
+    """``array.update_element(array, index, value)``: the registration says ``ArrayType``; a tensor
+    there made the run say ``only one element tensors can be converted to Python scalars``."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}) -> {T}:\n"
+        + "        a: pl.Array[4, pl.INT32] = pl.array.create(4, dtype=pl.INT32)\n"
+        + "        b: pl.Array[4, pl.INT32] = pl.array.update_element(ARR, 1, 7)\n"
+        + "        return x\n"
+    )
+    assert findings(base.replace("ARR", "a")) == []
+    assert findings(base.replace("ARR", "x")) == [
+        ("wrong-operand", 9, "'array.update_element' takes a pl.Array as array (operand 1), got 'x' (a tensor)")
+    ]

@@ -287,6 +287,8 @@ def write_region(
         dst_sl.append(slice(start, start + count))
         src_sl.append(slice(start - o, start - o + count))
     region = src[tuple(src_sl)].to(dst.dtype)
+    if region.untyped_storage().data_ptr() == dst.untyped_storage().data_ptr():
+        region = region.clone()  # a source inside its own target (torch refuses overlapping copies): read first, then write
     window = dst[tuple(dst_sl)]
     if san is not None and san.defined.shadows:  # the window takes the source's definedness
         san.defined.moved(window, src[tuple(src_sl)], None if mask is None else mask[tuple(src_sl)], atomic)

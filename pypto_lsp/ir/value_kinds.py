@@ -1,0 +1,305 @@
+"""What kind of value each expression of a function is (a tile, a tensor, a scalar, a list of
+scalars, a handle, an array, or nothing), and the checks that hold values to the kinds their places
+take: an op's operands and keywords against PyPTO's registration, a call's arguments against the
+callee's signature, a loop's bounds and its carried values, scalar arithmetic of what is not a
+number. :class:`KindChecks` is mixed into :mod:`.check`'s function checker, which owns the names'
+types (``types``) and the findings (``add``).
+"""
+
+from __future__ import annotations
+
+from . import catalogue
+from . import diagnostics as D
+from .keyword_values import KEYWORD_WORDS
+from .keyword_values import fits as _keyword_fits
+from .model import (
+    ArrayType,
+    BinOp,
+    Const,
+    DTypeRef,
+    EnumRef,
+    Expr,
+    For,
+    FuncCall,
+    Function,
+    Intrinsic,
+    ListExpr,
+    Name,
+    OpaqueType,
+    OpCall,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleExpr,
+    TupleType,
+    Type,
+    UnaryOp,
+    While,
+)
+
+# the scalar arithmetic and comparisons a dump writes as Python operators (boolean ones aside)
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">", ">="})
+# op -> whether a gap among its optional operands leaves each at a place of its own kind (kept)
+_NO_GAP: dict[str, bool] = {}
+ACCEPTS: dict[str, frozenset[str]] = {
+    "tile": frozenset({"tile", "tensor"}),
+    "tensor": frozenset({"tile", "tensor"}),
+    "scalar": frozenset({"scalar"}),
+    "tuple": frozenset({"tuple"}),
+    "tensor|scalar": frozenset({"tile", "tensor", "scalar"}),
+    "tile|scalar": frozenset({"tile", "tensor", "scalar"}),
+    "handle": frozenset({"handle"}),
+    "array": frozenset({"array"}),
+}
+KIND_WORDS: dict[str, str] = {
+    "tile": "a tile",
+    "tensor": "a tensor",
+    "scalar": "a scalar",
+    "tuple": "a list of scalars",
+    "dtype": "a dtype",
+    "enum": "an enum member",
+    "string": "a string",
+    "array": "a pl.Array",
+    "handle": "a handle",
+    "none": "nothing",
+    "tensor|scalar": "a tensor or a scalar",
+    "tile|scalar": "a tile or a scalar",
+}
+# result rules (ir.catalogue) whose op makes a tile or a tensor, of its own namespace
+ARRAY_RULES = frozenset(
+    {
+        "binary",
+        "cast",
+        "cmp_mask",
+        "col_reduce",
+        "create",
+        "load",
+        "matmul",
+        "matmul_acc",
+        "popped",
+        "reshape",
+        "row_reduce",
+        "same",
+        "slice",
+    }
+)
+TYPE_KINDS: dict[type, str] = {TileType: "tile", TensorType: "tensor", ScalarType: "scalar", TupleType: "tuple", ArrayType: "array"}
+
+
+class KindChecks:
+    """The kind checks of one function (mixed into ``check._FunctionChecker``)."""
+
+    types: dict[str, Type]
+
+    def add(self, d: D.Diagnostic) -> None:
+        raise NotImplementedError
+
+    def loop_bounds(self, s: For) -> None:
+        """A loop's start, stop and step are scalars: a tensor or a window buffer there made the
+        run say ``only integer tensors of a single element can be converted to an index`` or
+        ``'WindowBuffer' object cannot be interpreted as an integer``."""
+        for bound in (s.start, s.stop, s.step):
+            kind = self.value_kind(bound) if bound is not None else None
+            if kind in ("tile", "tensor", "handle", "tuple", "none", "array"):
+                assert bound is not None
+                self.add(
+                    D.error(
+                        bound.span,
+                        "bad-loop-bound",
+                        f"pl.{s.kind} is bounded by {self.describe(bound, kind)}",
+                        "a loop's start, stop and step are scalars",
+                    )
+                )
+
+    def init_values(self, s: For | While) -> None:
+        """Each loop-carried value starts as what the loop carries: a scalar given where the loop
+        carries a tile made the first iteration fail in Python's words (``'int' object has no
+        attribute 'clone'``)."""
+        for target, init in zip(s.iter_args, s.init_values, strict=False):
+            carried = self.types.get(target.name)
+            want = TYPE_KINDS.get(type(carried)) if carried is not None else None
+            got = self.value_kind(init)
+            if want not in ("tile", "tensor", "scalar") or got is None or got in ACCEPTS[want]:
+                continue
+            self.add(
+                D.error(
+                    init.span,
+                    "wrong-init-value",
+                    f"'{target.name}' carries {KIND_WORDS[want]} through the loop, but starts as {self.describe(init, got)}",
+                    "init_values give each loop-carried value its first value, of the same kind",
+                )
+            )
+
+    def argument_kinds(self, e: FuncCall, callee: Function) -> None:
+        """Each argument of a call against its parameter's type: a scalar where the callee takes a
+        tensor or a tile, an array where it takes a scalar. The callee would fail on it in Python's
+        words (``'int' object has no attribute 'dim'`` at its first op), or read a tensor as a
+        number."""
+        for arg, param in zip(e.args, callee.params, strict=False):
+            want = TYPE_KINDS.get(type(param.type)) if param.type is not None else None
+            if want not in ("tile", "tensor", "scalar"):
+                continue
+            got = self.value_kind(arg)
+            if got is None or got in ACCEPTS[want]:
+                continue
+            self.add(
+                D.error(
+                    arg.span,
+                    "wrong-argument",
+                    f"'{e.func}' takes {KIND_WORDS[want]} as {param.name}, got {self.describe(arg, got)}",
+                    "the callee's signature says what each argument is; a pass or an edit passed another value",
+                )
+            )
+
+    def not_a_number(self, e: BinOp | UnaryOp | Intrinsic) -> tuple[Expr, str] | None:
+        """The operand of ``e`` that is an array, a handle, a list or an op with no result: scalar
+        arithmetic (an operator, ``pl.cast``/``pl.min``/``pl.max``/``abs``) of it would read a
+        tensor as a number in the run (Python said ``a Tensor with 128 elements cannot be
+        converted to Scalar``, ``'WindowBuffer' object cannot be interpreted as an integer``)."""
+        if isinstance(e, BinOp):
+            if e.op not in _ARITHMETIC:
+                return None
+            operands: list[Expr] = [e.left, e.right]
+        elif isinstance(e, UnaryOp):
+            if e.op == "not":
+                return None
+            operands = [e.operand]
+        else:
+            if e.name not in ("cast", "min", "max", "abs"):
+                return None
+            operands = list(e.args[:1] if e.name == "cast" else e.args)
+        for side in operands:
+            if isinstance(side, Name | OpCall):
+                kind = self.value_kind(side)
+                if kind in ("tile", "tensor", "handle", "tuple", "none"):
+                    return side, kind
+        return None
+
+    def operand_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
+        """Each operand the catalogue gives a kind (PyPTO's registration of the op) against what
+        the dump passes: a scalar where a tile goes, a list where a tensor goes, a memory space
+        where a shape goes. The run would fail on it in Python's words, or not at all."""
+        kinds = spec.operand_kinds
+        if not kinds:
+            return
+        # an optional operand may be left out from the middle (pld.tile.put prints its region
+        # without its second staging tile): past the required ones, an operand is known by its
+        # position when every one is given, or when the optional ones are all of one kind but
+        # for trailing ones of no kind (a gap then moves no operand to a place of another kind:
+        # tensor.view's shape, then its valid_shape)
+        uniform = _NO_GAP.get(e.op)
+        if uniform is None:
+            optional = [kinds.get(p) for p in spec.params[spec.min_args :]]
+            while optional and optional[-1] is None:
+                optional.pop()
+            uniform = _NO_GAP[e.op] = len(set(optional)) <= 1 and None not in optional
+        known = len(spec.params) if len(e.args) == len(spec.params) or uniform else spec.min_args
+        given: list[tuple[int | None, str, Expr]] = [(i, p, a) for i, (p, a) in enumerate(zip(spec.params[:known], e.args, strict=False))]
+        given += [(None, k, v) for k, v in e.kwargs.items() if k not in spec.params]
+        for i, param, arg in given:
+            want = kinds.get(param)
+            if want is None:
+                continue
+            got = self.value_kind(arg)
+            where = f"{param} (operand {i + 1})" if i is not None else f"{param}="
+            if got is not None and got not in ACCEPTS[want]:
+                self.add(
+                    D.error(
+                        arg.span,
+                        "wrong-operand",
+                        f"'{e.op}' takes {KIND_WORDS[want]} as {where}, got {self.describe(arg, got)}",
+                        "PyPTO's registration of the op says what each operand is; a pass or an edit passed the wrong value",
+                    )
+                )
+            elif want == "tuple" and isinstance(arg, ListExpr | TupleExpr):
+                for item in arg.items:
+                    k = self.value_kind(item)
+                    if k is not None and k not in ACCEPTS["scalar"]:
+                        self.add(
+                            D.error(
+                                item.span,
+                                "wrong-operand",
+                                f"'{e.op}' takes a list of scalars as {where}, got {self.describe(item, k)} in it",
+                            )
+                        )
+
+    def keyword_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
+        """Each keyword attribute against the type PyPTO declares it with: a dtype where a dtype
+        goes, a memory space where a memory space goes, a flag where a flag goes. A value of
+        another kind does not fail the run: the kernel reads it as something else (a list as a
+        true ``b_trans``) or not at all. Names and expressions are left to the run."""
+        for k, v in e.kwargs.items():
+            want = spec.keyword_kinds.get(k)
+            if want is None or _keyword_fits(want, v) is not False:
+                continue
+            got = self.value_kind(v)
+            self.add(
+                D.error(
+                    v.span,
+                    "wrong-keyword",
+                    f"'{e.op}' takes {KEYWORD_WORDS[want]} as {k}=, got {self.describe(v, got) if got else 'an expression'}",
+                    "PyPTO declares each attribute's type; a pass or an edit gave it a value of another kind",
+                )
+            )
+
+    def value_kind(self, e: Expr) -> str | None:
+        """What ``e`` is statically ("tile", "tensor", "scalar", "tuple", "dtype", "enum",
+        "string", "array", "handle", or "none" for an op that returns nothing), or None when only
+        the run can say."""
+        if isinstance(e, Name):
+            t = self.types.get(e.id)
+            if isinstance(t, OpaqueType):  # a handle: a pointer, a context, an event; or unknown
+                return None if t.name == "UnknownType" else "handle"
+            return None if t is None else TYPE_KINDS.get(type(t))
+        if isinstance(e, Const):
+            v = e.value
+            return "string" if isinstance(v, str) else None if v is None else "scalar"
+        if isinstance(e, ListExpr | TupleExpr):
+            return "tuple"
+        # the DSL computes on arrays with ops only: arithmetic, a comparison, pl.min/max/cast of
+        # scalars is a scalar (of an array, or of what only the run knows, left to the run)
+        if isinstance(e, BinOp):
+            # one side a scalar, the other a scalar or unknown (``n * 4``, ``i < n``)
+            sides = (self.value_kind(e.left), self.value_kind(e.right))
+            return "scalar" if "scalar" in sides and all(k in ("scalar", None) for k in sides) else None
+        if isinstance(e, UnaryOp) or isinstance(e, Intrinsic) and e.name in ("min", "max", "cast"):
+            operand = e.operand if isinstance(e, UnaryOp) else e.args[0] if e.args else None
+            return "scalar" if operand is not None and self.value_kind(operand) == "scalar" else None
+        if isinstance(e, DTypeRef):
+            return "dtype"
+        if isinstance(e, EnumRef):
+            return "enum"
+        if isinstance(e, OpCall):
+            spec = catalogue.lookup(e.op)
+            if spec is None:
+                return None
+            if spec.result in ("scalar_index", "scalar_elem"):
+                return "scalar"
+            if spec.result == "none":
+                return "none"
+            if any(isinstance(a, Const) and a.value is None for a in e.args):
+                return None  # an operand that did not parse (its own diagnostic says why): nothing more about it
+            if spec.result == "tuple":
+                return "tuple"
+            # an op of no shape rule is still an array of its namespace: every such tile./tensor. op
+            # PyPTO registers deduces a TileType or TensorType (the tuples are ruled "tuple")
+            if (spec.result in ARRAY_RULES or spec.result is None) and e.op.startswith(("tile.", "tensor.")):
+                return e.op.split(".", 1)[0]
+        return None
+
+    def describe(self, e: Expr, kind: str) -> str:
+        if isinstance(e, OpCall):
+            return f"'{e.op}' ({'which returns nothing' if kind == 'none' else KIND_WORDS[kind]})"
+        if isinstance(e, Name):
+            t = self.types.get(e.id)
+            what = f"a {t.name}" if isinstance(t, OpaqueType) else KIND_WORDS[kind]
+            return f"'{e.id}' ({what})"
+        if isinstance(e, Const):
+            return f"{e.value!r} ({KIND_WORDS[kind]})"
+        if isinstance(e, DTypeRef):
+            return f"pl.{e.name} (a dtype)"
+        if isinstance(e, EnumRef):
+            return f"pl.{e.enum}.{e.member} (an enum member)"
+        return KIND_WORDS[kind]
+
+    # ------------------------------------------------------------------ annotation vs op result
