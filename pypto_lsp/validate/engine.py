@@ -46,7 +46,8 @@ from .run_thread import run_with_timeout as _run_with_timeout
 # 5: a read above its assignment is a static error, and errors torch raises name the IR op; 6: its
 # NotImplementedError and ZeroDivisionError too; 7: an operand of the wrong kind is a static error;
 # 8: shapes the types rule out are static errors; 9: a 4-D scatter_update writes block rows, a
-# repeated index's later row wins, and reshapes keep their element count)
+# repeated index's later row wins; more values are static errors (a reshape to another count, a
+# dimension that is not positive, a call argument or a loop bound of another kind, ...))
 ENGINE_VERSION = "9"
 
 
