@@ -80,6 +80,11 @@ def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
             )
         )
     for fn in program.functions:
+        seen: set[str] = set()
+        for p in fn.params:
+            if p.name in seen:  # Python's compile: "duplicate argument ... in function definition"
+                out.append(D.error(p.span, "duplicate-param", f"'{fn.name}' has two parameters named '{p.name}'"))
+            seen.add(p.name)
         _FunctionChecker(program, fn, out).run()
     _check_groups(program, out)
     from .depcheck import check_deps
@@ -366,6 +371,8 @@ class _FunctionChecker(KindChecks):
     def annotation(self, s: Assign) -> None:
         t = s.target.type
         v = s.value
+        if isinstance(t, TensorType | TileType):
+            self.annotation_dims(s.target.name, t)
         if not isinstance(v, OpCall):
             return
         made = self.value_kind(v)
@@ -429,6 +436,16 @@ class _FunctionChecker(KindChecks):
                 self._mismatch(s, "shape", declared, shape, v.op)
         if dtype is not None and t.dtype != dtype and rule in ("cast", "create") and not _dtype_compatible(rule, dtype, t.dtype):
             self._mismatch(s, "dtype", t.dtype, dtype, v.op)
+
+    def annotation_dims(self, name: str, t: TensorType | TileType) -> None:
+        """The dimensions and valid shape of an annotation are scalars: a tensor there made the
+        run's shape check say ``only one element tensors can be converted to Python scalars``."""
+        for dim in [*t.shape, *(t.valid_shape or [])]:
+            for sub in walk_expr(dim):
+                kind = self.value_kind(sub) if isinstance(sub, Name) else None
+                if kind in ("tile", "tensor", "handle", "tuple", "array"):
+                    self.add(D.error(sub.span, "bad-type", f"'{name}' is annotated with a dimension of {self.describe(sub, kind)}"))
+                    return
 
     def _kind_mismatch(self, s: Assign, declared: str, made: str) -> None:
         assert isinstance(s.value, OpCall)

@@ -174,10 +174,21 @@ def matmul(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic
                 "a pass or an edit paired the wrong tiles, or dropped a transpose",
             )
         ]
+    product = [a[-1] if a_trans else a[-2], b[-2] if b_trans else b[-1]]
+    if e.op in ("tile.matmul_bias", "tile.gemv_bias") and len(e.args) > 2 and (bias := shape_of(e.args[2])):
+        # PyPTO's DeduceTileMatMulBiasType: a 2-D bias of one row, as wide as the product
+        if bias != [1, product[1]]:
+            return [
+                D.error(
+                    e.args[2].span,
+                    "matmul-shapes",
+                    f"'{e.op}' adds {_words(e.args[2], bias, False)} to a {product} product: the bias is [1, {product[1]}]",
+                    "one bias value per column of the product",
+                )
+            ]
     if acc_at is None:
         return []
     acc = shape_of(e.args[acc_at])
-    product = [a[-1] if a_trans else a[-2], b[-2] if b_trans else b[-1]]
     if acc and len(acc) >= 2 and acc[-2:] != product:
         return [
             D.error(
@@ -359,6 +370,7 @@ def _by_op() -> dict[str, tuple[Check, ...]]:
     """Which checks each op gets (most get none): one dict lookup per op call."""
     one: dict[str, Check] = {name: broadcast for name, spec in catalogue.OPS.items() if spec.result == "binary"}
     one.update({f"{ns}.{op}": integer_operands for ns in ("tile", "tensor") for op in BITWISE})
+    one.update(dict.fromkeys(("tile.cmp", "tensor.cmp"), broadcast))  # elementwise, of a mask's result rule
     one.update(dict.fromkeys(MATMUL_OPERANDS, matmul))
     one.update(dict.fromkeys(("tile.scatter_update", "tensor.scatter_update"), scatter_update))
     one.update(dict.fromkeys(ELEMENT_OPS, element_index))

@@ -694,3 +694,48 @@ def test_an_array_op_takes_a_pl_array() -> None:
     assert findings(base.replace("ARR", "x")) == [
         ("wrong-operand", 9, "'array.update_element' takes a pl.Array as array (operand 1), got 'x' (a tensor)")
     ]
+
+
+def test_an_annotation_dimension_of_a_tensor_and_a_parameter_named_twice() -> None:
+    """A tensor in a ``TileView(valid_shape=[...])`` made the run's shape check say ``only one
+    element tensors can be converted to Python scalars``; a parameter named twice made the
+    generated code fail to compile (``duplicate argument ... in function definition``, no line)."""
+    base = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}, n: pl.Scalar[pl.INDEX]) -> {T}:\n"
+        + "        s: pl.Tensor[[4, 8], pl.FP32, pl.TensorView(valid_shape=[VR, 8])] = pl.tensor.adds(x, 1.0)\n"
+        + "        return s\n"
+    )
+    assert findings(base.replace("VR", "n")) == []
+    assert findings(base.replace("VR", "x")) == [("bad-type", 8, "'s' is annotated with a dimension of 'x' (a tensor)")]
+    twice = base.replace("VR", "n").replace("n: pl.Scalar[pl.INDEX]", "x: pl.Scalar[pl.INDEX]").replace("=[n, 8]", "=[4, 8]")
+    assert ("duplicate-param", 7, "'main' has two parameters named 'x'") in findings(twice)
+
+
+def test_a_matmul_bias_row_and_a_compare_of_shapes_that_do_not_broadcast() -> None:
+    """torch said ``The size of tensor a (32) must match the size of tensor b (64)``."""
+    base = (
+        HEAD
+        + KERNEL
+        + "    def k(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:\n"
+        + "        ta: pl.Tile[[16, 32], pl.FP32, pl.Mem.Left] = pl.tile.load(a, [0, 0], [16, 32], [16, 32], target_memory=pl.Mem.Left)\n"
+        + "        tb: pl.Tile[[32, 64], pl.FP32, pl.Mem.Right] = pl.tile.load(b, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Right)\n"
+        + "        tbias: pl.Tile[[BIAS], pl.FP32, pl.Mem.Bias] = pl.tile.load(b, [0, 0], [BIAS], [BIAS], target_memory=pl.Mem.Bias)\n"
+        + "        c: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_bias(ta, tb, tbias)\n"
+        + "        o: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(c, [0, 0], out)\n"
+        + "        return o\n"
+    )
+    assert [c for c, _, _ in findings(base.replace("BIAS", "1, 64"))] == []
+    assert ("matmul-shapes", 11, "'tile.matmul_bias' adds 'tbias' [32, 64] to a [16, 64] product: the bias is [1, 64]") in findings(
+        base.replace("BIAS", "32, 64")
+    )
+    cmp = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, x: pl.Tensor[[4, 64], pl.FP32], y: pl.Tensor[[4, W], pl.FP32]) -> pl.Tensor[[4, 64], pl.BOOL]:\n"
+        + "        m: pl.Tensor[[4, 64], pl.BOOL] = pl.tensor.cmp(x, y, cmp_type=2)\n"
+        + "        return m\n"
+    )
+    assert findings(cmp.replace("W", "64")) == []
+    assert [c for c, _, _ in findings(cmp.replace("W", "32"))] == ["broadcast-shapes"]
