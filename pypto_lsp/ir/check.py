@@ -35,6 +35,7 @@ from .model import (
     Type,
     UnaryOp,
     While,
+    Yield,
     entry_function,
     fold_int,
     fold_ints,
@@ -182,6 +183,8 @@ class _FunctionChecker(KindChecks):
                 self.loop_bounds(s)
             if isinstance(s, For | While):
                 self.init_values(s)
+            if isinstance(s, Yield):
+                self.yield_kinds(s)
             if isinstance(s, For) and s.kind == "split_aiv" and (lanes := fold_int(s.stop)) is not None and lanes != 2:
                 # PyPTO's parser: "AIV sub-core count is hardware-fixed at 2"; with 0 lanes a name
                 # the body assigns is never bound, and Python said UnboundLocalError

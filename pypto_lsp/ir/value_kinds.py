@@ -35,6 +35,7 @@ from .model import (
     Type,
     UnaryOp,
     While,
+    Yield,
 )
 
 # the scalar arithmetic and comparisons a dump writes as Python operators (boolean ones aside)
@@ -127,6 +128,25 @@ class KindChecks:
                     "wrong-init-value",
                     f"'{target.name}' carries {KIND_WORDS[want]} through the loop, but starts as {self.describe(init, got)}",
                     "init_values give each loop-carried value its first value, of the same kind",
+                )
+            )
+
+    def yield_kinds(self, y: Yield) -> None:
+        """Each value a ``pl.yield_`` hands on is of the kind its loop or branch carries: a scalar
+        yielded where the loop carries a tensor made the next iteration fail in Python's words
+        (``'int' object has no attribute 'dim'``)."""
+        for target, value in zip(y.targets, y.values, strict=False):
+            carried = target.type if target.type is not None else self.types.get(target.name)
+            want = TYPE_KINDS.get(type(carried)) if carried is not None else None
+            got = self.value_kind(value)
+            if want not in ("tile", "tensor", "scalar") or got is None or got in ACCEPTS[want]:
+                continue
+            self.add(
+                D.error(
+                    value.span,
+                    "wrong-yield",
+                    f"'{target.name}' carries {KIND_WORDS[want]}, but pl.yield_ hands on {self.describe(value, got)}",
+                    "each yielded value goes where its loop or branch carries a value of the same kind",
                 )
             )
 

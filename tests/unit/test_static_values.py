@@ -739,3 +739,17 @@ def test_a_matmul_bias_row_and_a_compare_of_shapes_that_do_not_broadcast() -> No
     )
     assert findings(cmp.replace("W", "64")) == []
     assert [c for c, _, _ in findings(cmp.replace("W", "32"))] == ["broadcast-shapes"]
+
+
+def test_a_yield_of_another_kind_than_the_loop_carries() -> None:
+    """``pl.yield_(row)`` where the loop carries a tensor: Python said ``'int' object has no
+    attribute 'dim'`` at the next iteration's store."""
+    carried = (
+        "        for i, (acc,) in pl.range(4, init_values=(x,)):\n"
+        + f"            acc2: {T} = pl.tensor.adds(acc, 1.0)\n"
+        + f"            acc3: {T} = pl.yield_(VALUE)\n"
+    )
+    assert findings(_two_functions("self.k(x, r, out)", carried.replace("VALUE", "acc2"))) == []
+    assert findings(_two_functions("self.k(x, r, out)", carried.replace("VALUE", "r"))) == [
+        ("wrong-yield", 16, "'acc3' carries a tensor, but pl.yield_ hands on 'r' (a scalar)")
+    ]
