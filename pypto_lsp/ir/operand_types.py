@@ -134,6 +134,24 @@ def broadcast(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnos
     ]
 
 
+def sel_values(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
+    """``tile.sel(mask, lhs, rhs, tmp)``: the two values broadcast (``DeduceTileSelType``: "requires
+    compatible shapes"); torch said ``The size of tensor a (16) must match the size of tensor b (8)``."""
+    if len(e.args) < 3:
+        return []
+    a, b = shape_of(e.args[1]), shape_of(e.args[2])
+    if not a or not b or all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b), strict=False)):
+        return []
+    return [
+        D.error(
+            e.span,
+            "broadcast-shapes",
+            f"'{e.op}' cannot choose between {_words(e.args[1], a, False)} and {_words(e.args[2], b, False)}",
+            "the shapes must broadcast: equal, or 1, dimension by dimension from the right",
+        )
+    ]
+
+
 def matmul(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:
     """The left's columns against the right's rows, after ``a_trans``/``b_trans``; then the
     accumulator against the product (the last two dims: a batched matmul's leading ones broadcast)."""
@@ -371,6 +389,7 @@ def _by_op() -> dict[str, tuple[Check, ...]]:
     one: dict[str, Check] = {name: broadcast for name, spec in catalogue.OPS.items() if spec.result == "binary"}
     one.update({f"{ns}.{op}": integer_operands for ns in ("tile", "tensor") for op in BITWISE})
     one.update(dict.fromkeys(("tile.cmp", "tensor.cmp"), broadcast))  # elementwise, of a mask's result rule
+    one["tile.sel"] = sel_values
     one.update(dict.fromkeys(MATMUL_OPERANDS, matmul))
     one.update(dict.fromkeys(("tile.scatter_update", "tensor.scatter_update"), scatter_update))
     one.update(dict.fromkeys(ELEMENT_OPS, element_index))

@@ -753,3 +753,29 @@ def test_a_yield_of_another_kind_than_the_loop_carries() -> None:
     assert findings(_two_functions("self.k(x, r, out)", carried.replace("VALUE", "r"))) == [
         ("wrong-yield", 16, "'acc3' carries a tensor, but pl.yield_ hands on 'r' (a scalar)")
     ]
+
+
+def test_sel_values_broadcast_and_a_scatter_takes_one_index_per_element() -> None:
+    """``tile.sel``'s two values must broadcast (torch: ``The size of tensor a (16) must match``);
+    a flat scatter's index has its source's shape (torch: ``The shape of the mask [8] at index 0
+    does not match the shape of the indexed tensor [64]``)."""
+    import pytest
+
+    from pypto_lsp.exec.kernels import KERNELS
+
+    base = (
+        HEAD
+        + KERNEL
+        + "    def k(self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:\n"
+        + "        a: pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [8, 16], [8, 16], target_memory=pl.Mem.Vec)\n"
+        + "        b: pl.Tile[[8, COLS], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [8, COLS], [8, COLS], target_memory=pl.Mem.Vec)\n"
+        + "        m: pl.Tile[[8, 32], pl.UINT8, pl.Mem.Vec] = pl.tile.cmps(a, 0.0, cmp_type=4)\n"
+        + "        t: pl.Tile[[1, 32], pl.UINT8, pl.Mem.Vec] = pl.tile.create([1, 32], dtype=pl.UINT8, target_memory=pl.Mem.Vec)\n"
+        + "        c: pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec] = pl.tile.sel(m, a, b, t)\n"
+        + "        o: pl.Tensor[[8, 16], pl.FP32] = pl.tile.store(c, [0, 0], out)\n"
+        + "        return o\n"
+    )
+    assert [c for c, _, _ in findings(base.replace("COLS", "16")) if c == "broadcast-shapes"] == []
+    assert ("broadcast-shapes", 12, "'tile.sel' cannot choose between 'a' [8, 16] and 'b' [8, 8]") in findings(base.replace("COLS", "8"))
+    with pytest.raises(ValueError, match=r"tile.scatter: \[8\] indices for a \[64\] source; one index per source element"):
+        KERNELS["tile.scatter"](torch.zeros(64), torch.ones(64), torch.zeros(8, dtype=torch.int32))

@@ -218,6 +218,8 @@ def gatherb(src: torch.Tensor, offset: torch.Tensor, *_extra: Any, output_dtype:
 
 def _scatter_flat(dst: torch.Tensor, src: torch.Tensor, idx: torch.Tensor, op: str) -> torch.Tensor:
     """``dst.flat[idx[i, j]] = src[i, j]`` over the source's valid region, later elements winning."""
+    if tuple(idx.shape) != tuple(src.shape):
+        raise ValueError(f"{op}: {list(idx.shape)} indices for a {list(src.shape)} source; one index per source element")
     box = tuple(slice(0, n) for n in valid_box(src))
     values = src[box].reshape(-1).to(dst.dtype)
     where = idx[box].reshape(-1).to(torch.int64)
