@@ -348,13 +348,24 @@ class _FunctionChecker(KindChecks):
     def dtype_of(self, e: Expr) -> str | None:
         return self._shape_of(e)[1]
 
-    def _shape_of(self, e: Expr) -> tuple[list[int] | None, str | None]:
+    def _shape_of(self, e: Expr, depth: int = 0) -> tuple[list[int] | None, str | None]:
         if isinstance(e, Name):
             t = self.types.get(e.id)
             if isinstance(t, TensorType | TileType):
                 return fold_ints(t.shape), t.dtype
             if isinstance(t, ScalarType):
                 return None, t.dtype
+        elif isinstance(e, OpCall) and e.args and depth < 8:
+            # an op nested in another's operands (``pl.tensor.mul(pl.tensor.exp(x), y)``): an
+            # elementwise one has its first operand's shape
+            spec = catalogue.lookup(e.op)
+            if spec is not None and spec.result in ("same", "binary") and e.op.startswith(("tile.", "tensor.")):
+                shape, dtype = self._shape_of(e.args[0], depth + 1)
+                if spec.result == "binary" and shape is not None and len(e.args) > 1:
+                    other, _ = self._shape_of(e.args[1], depth + 1)
+                    if other is not None and len(other) == len(shape):
+                        shape = [max(x, y) if 1 in (x, y) else x for x, y in zip(shape, other, strict=True)]
+                return shape, dtype
         return None, None
 
     def no_result(self, s: Assign) -> None:

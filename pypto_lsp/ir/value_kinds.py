@@ -36,6 +36,7 @@ from .model import (
     UnaryOp,
     While,
     Yield,
+    trailing_yield,
 )
 
 # the scalar arithmetic and comparisons a dump writes as Python operators (boolean ones aside)
@@ -113,23 +114,37 @@ class KindChecks:
                 )
 
     def init_values(self, s: For | While) -> None:
-        """Each loop-carried value starts as what the loop carries: a scalar given where the loop
-        carries a tile made the first iteration fail in Python's words (``'int' object has no
-        attribute 'clone'``)."""
-        for target, init in zip(s.iter_args, s.init_values, strict=False):
+        """Each loop-carried value starts, and goes round, as what the loop carries: a scalar
+        given or yielded where the loop carries a tile made an iteration fail in Python's words
+        (``'int' object has no attribute 'clone'``). A yield whose targets print without
+        annotations (``a, b = pl.yield_(...)``) is held to the loop's carried values here."""
+        y = trailing_yield(s.body)
+        unannotated = y is not None and all(t.type is None for t in y.targets)
+        for i, target in enumerate(s.iter_args):
             carried = self.types.get(target.name)
             want = TYPE_KINDS.get(type(carried)) if carried is not None else None
-            got = self.value_kind(init)
-            if want not in ("tile", "tensor", "scalar") or got is None or got in ACCEPTS[want]:
+            if want not in ("tile", "tensor", "scalar", "array"):
                 continue
-            self.add(
-                D.error(
-                    init.span,
-                    "wrong-init-value",
-                    f"'{target.name}' carries {KIND_WORDS[want]} through the loop, but starts as {self.describe(init, got)}",
-                    "init_values give each loop-carried value its first value, of the same kind",
+            if i < len(s.init_values) and (got := self.value_kind(s.init_values[i])) is not None and got not in ACCEPTS[want]:
+                init = s.init_values[i]
+                self.add(
+                    D.error(
+                        init.span,
+                        "wrong-init-value",
+                        f"'{target.name}' carries {KIND_WORDS[want]} through the loop, but starts as {self.describe(init, got)}",
+                        "init_values give each loop-carried value its first value, of the same kind",
+                    )
                 )
-            )
+            if y is not None and unannotated and i < len(y.values) and (got := self.value_kind(y.values[i])) is not None:
+                if got not in ACCEPTS[want]:
+                    self.add(
+                        D.error(
+                            y.values[i].span,
+                            "wrong-yield",
+                            f"'{target.name}' carries {KIND_WORDS[want]}, but pl.yield_ hands on {self.describe(y.values[i], got)}",
+                            "each yielded value goes where its loop carries a value of the same kind",
+                        )
+                    )
 
     def yield_kinds(self, y: Yield) -> None:
         """Each value a ``pl.yield_`` hands on is of the kind its loop or branch carries: a scalar
@@ -139,7 +154,7 @@ class KindChecks:
             carried = target.type if target.type is not None else self.types.get(target.name)
             want = TYPE_KINDS.get(type(carried)) if carried is not None else None
             got = self.value_kind(value)
-            if want not in ("tile", "tensor", "scalar") or got is None or got in ACCEPTS[want]:
+            if want not in ("tile", "tensor", "scalar", "array") or got is None or got in ACCEPTS[want]:
                 continue
             self.add(
                 D.error(
@@ -157,7 +172,7 @@ class KindChecks:
         number."""
         for arg, param in zip(e.args, callee.params, strict=False):
             want = TYPE_KINDS.get(type(param.type)) if param.type is not None else None
-            if want not in ("tile", "tensor", "scalar"):
+            if want not in ("tile", "tensor", "scalar", "array"):
                 continue
             got = self.value_kind(arg)
             if got is None or got in ACCEPTS[want]:
@@ -191,7 +206,7 @@ class KindChecks:
         for side in operands:
             if isinstance(side, Name | OpCall):
                 kind = self.value_kind(side)
-                if kind in ("tile", "tensor", "handle", "tuple", "none"):
+                if kind in ("tile", "tensor", "handle", "tuple", "none", "array"):
                     return side, kind
         return None
 

@@ -779,3 +779,39 @@ def test_sel_values_broadcast_and_a_scatter_takes_one_index_per_element() -> Non
     assert ("broadcast-shapes", 12, "'tile.sel' cannot choose between 'a' [8, 16] and 'b' [8, 8]") in findings(base.replace("COLS", "8"))
     with pytest.raises(ValueError, match=r"tile.scatter: \[8\] indices for a \[64\] source; one index per source element"):
         KERNELS["tile.scatter"](torch.zeros(64), torch.ones(64), torch.zeros(8, dtype=torch.int32))
+
+
+def test_shapes_through_nested_ops_and_unannotated_yields() -> None:
+    """``pl.tensor.mul(pl.tensor.exp(pl.tensor.adds(x, 1.0)), y)`` with ``x`` and ``y`` of other
+    widths: torch said ``The size of tensor a (64) must match the size of tensor b (32)``; a
+    scalar yielded where the loop carries a tensor, through ``a, b = pl.yield_(...)``."""
+    nested = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + "    def main(self, x: pl.Tensor[[4, 64], pl.FP32], y: pl.Tensor[[4, COLS], pl.FP32]) -> pl.Tensor[[4, 64], pl.FP32]:\n"
+        + "        p: pl.Tensor[[4, 64], pl.FP32] = pl.tensor.mul(pl.tensor.exp(pl.tensor.adds(x, 1.0)), y)\n"
+        + "        return p\n"
+    )
+    assert findings(nested.replace("COLS", "64")) == []
+    assert [c for c, _, _ in findings(nested.replace("COLS", "32"))] == ["broadcast-shapes"]
+    unpacked = (
+        "        for i, (acc, n) in pl.range(4, init_values=(x, r)):\n"
+        + f"            acc2: {T} = pl.tensor.adds(acc, 1.0)\n"
+        + "            acc3, n2 = pl.yield_(VALUE, n)\n"
+    )
+    assert findings(_two_functions("self.k(x, r, out)", unpacked.replace("VALUE", "acc2"))) == []
+    assert findings(_two_functions("self.k(x, r, out)", unpacked.replace("VALUE", "n"))) == [
+        ("wrong-yield", 16, "'acc' carries a tensor, but pl.yield_ hands on 'n' (a scalar)")
+    ]
+
+
+def test_a_sel_mask_that_cannot_choose_between_its_values() -> None:
+    """torch said ``The size of tensor a (8) must match the size of tensor b (16)``."""
+    import pytest
+
+    from pypto_lsp.exec.kernels import KERNELS
+
+    with pytest.raises(
+        ValueError, match=r"sel: a mask of \[8, 8\] \(as \[8, 8\] predicates\) cannot choose between \[8, 16\] and \[8, 16\] values"
+    ):
+        KERNELS["tile.sel"](torch.ones(8, 8, dtype=torch.bool), torch.zeros(8, 16), torch.ones(8, 16))

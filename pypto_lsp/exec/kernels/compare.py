@@ -145,6 +145,13 @@ def sel(mask: Any, lhs: Any, rhs: Any, *_extra: Any, **_kw: Any) -> torch.Tensor
     cond = _cond(mask, data)
     a = lhs if isinstance(lhs, torch.Tensor) else torch.tensor(as_scalar(lhs), dtype=data.dtype)
     b = rhs if isinstance(rhs, torch.Tensor) else torch.tensor(as_scalar(rhs), dtype=data.dtype)
+    try:
+        torch.broadcast_shapes(cond.shape, a.shape, b.shape)
+    except RuntimeError:
+        what = list(mask.shape) if isinstance(mask, torch.Tensor) else "a scalar"
+        raise ValueError(
+            f"sel: a mask of {what} (as {list(cond.shape)} predicates) cannot choose between {list(a.shape)} and {list(b.shape)} values"
+        ) from None
     return torch.where(cond, a, b)
 
 
