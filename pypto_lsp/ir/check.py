@@ -455,6 +455,8 @@ class _FunctionChecker(KindChecks):
         """The dimensions and valid shape of an annotation are scalars: a tensor there made the
         run's shape check say ``only one element tensors can be converted to Python scalars``."""
         for dim in [*t.shape, *(t.valid_shape or [])]:
+            if type(dim) is Const:
+                continue
             for sub in walk_expr(dim):
                 kind = self.value_kind(sub) if isinstance(sub, Name) else None
                 if kind in ("tile", "tensor", "handle", "tuple", "array"):
