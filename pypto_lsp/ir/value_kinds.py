@@ -283,8 +283,10 @@ class KindChecks:
         the run can say."""
         if isinstance(e, Name):
             t = self.types.get(e.id)
-            if isinstance(t, OpaqueType):  # a handle: a pointer, a context, an event; or unknown
-                return None if t.name == "UnknownType" else "handle"
+            if isinstance(t, OpaqueType):  # a handle: a pointer, a context, an event
+                # pl.UnknownType is what PyPTO gives the result of an op with no value
+                # (pld.system.notify, wait, pld.tile.put; DeduceUnknownType): no real dump reads one
+                return "none" if t.name == "UnknownType" else "handle"
             return None if t is None else TYPE_KINDS.get(type(t))
         if isinstance(e, Const):
             v = e.value
@@ -327,7 +329,10 @@ class KindChecks:
             return f"'{e.op}' ({'which returns nothing' if kind == 'none' else KIND_WORDS[kind]})"
         if isinstance(e, Name):
             t = self.types.get(e.id)
-            what = f"a {t.name}" if isinstance(t, OpaqueType) else KIND_WORDS[kind]
+            if isinstance(t, OpaqueType):
+                what = "pl.UnknownType: what an op with no value gave" if t.name == "UnknownType" else f"a {t.name}"
+            else:
+                what = KIND_WORDS[kind]
             return f"'{e.id}' ({what})"
         if isinstance(e, Const):
             return f"{e.value!r} ({KIND_WORDS[kind]})"

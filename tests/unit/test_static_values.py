@@ -815,3 +815,14 @@ def test_a_sel_mask_that_cannot_choose_between_its_values() -> None:
         ValueError, match=r"sel: a mask of \[8, 8\] \(as \[8, 8\] predicates\) cannot choose between \[8, 16\] and \[8, 16\] values"
     ):
         KERNELS["tile.sel"](torch.ones(8, 8, dtype=torch.bool), torch.zeros(8, 16), torch.ones(8, 16))
+
+
+def test_what_an_op_with_no_value_gave_is_not_a_number() -> None:
+    """``pl.UnknownType`` is what PyPTO gives ``pld.system.notify``/``wait``/``pld.tile.put``'s
+    result; no real dump reads one. Read as a number, Python said ``int() argument must be a
+    string, a bytes-like object or a real number, not 'NoneType'``."""
+    text = _two_functions("self.k(x, VALUE, out)", "        u: pl.UnknownType = pld.system.notify(x, 0, [0, 0], 1)\n")
+    assert [c for c, _, _ in findings(text.replace("VALUE", "r"))] == []
+    assert findings(text.replace("VALUE", "u")) == [
+        ("wrong-argument", 15, "'k' takes a scalar as n, got 'u' (pl.UnknownType: what an op with no value gave)")
+    ]
