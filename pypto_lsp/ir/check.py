@@ -6,6 +6,8 @@ says what to do. The op catalogue is the only source of op facts.
 
 from __future__ import annotations
 
+import math
+
 from . import catalogue, operand_types
 from . import diagnostics as D
 from .model import (
@@ -364,7 +366,7 @@ class _FunctionChecker(KindChecks):
                 if spec.result == "binary" and shape is not None and len(e.args) > 1:
                     other, _ = self._shape_of(e.args[1], depth + 1)
                     if other is not None and len(other) == len(shape):
-                        shape = [max(x, y) if 1 in (x, y) else x for x, y in zip(shape, other, strict=True)]
+                        shape = _broadcast(shape, other)
                 return shape, dtype
         return None, None
 
@@ -411,7 +413,7 @@ class _FunctionChecker(KindChecks):
             if rule == "binary" and len(v.args) > 1:
                 a1_shape, _ = self._shape_of(v.args[1])
                 if shape is not None and a1_shape is not None and len(shape) == len(a1_shape):
-                    shape = [max(x, y) if 1 in (x, y) else x for x, y in zip(shape, a1_shape, strict=True)]
+                    shape = _broadcast(shape, a1_shape)
         elif rule == "row_reduce" and a0_shape:
             shape, dtype = a0_shape[:-1] + [1], a0_dtype
         elif rule == "col_reduce" and a0_shape and len(a0_shape) >= 2:
@@ -442,11 +444,11 @@ class _FunctionChecker(KindChecks):
         if shape is not None and declared is not None:
             # flattening passes (FlattenTileNdTo2D) legitimately change rank: compare element counts then
             if len(shape) != len(declared):
-                if _prod(shape) != _prod(declared) and rule in ("same", "binary", "cast"):
+                if math.prod(shape) != math.prod(declared) and rule in ("same", "binary", "cast"):
                     self._mismatch(s, "shape", declared, shape, v.op)
             elif shape != declared and rule not in ("load",):
                 self._mismatch(s, "shape", declared, shape, v.op)
-            elif shape != declared and rule == "load" and _prod(shape) != _prod(declared):
+            elif shape != declared and rule == "load" and math.prod(shape) != math.prod(declared):
                 self._mismatch(s, "shape", declared, shape, v.op)
         if dtype is not None and t.dtype != dtype and rule in ("cast", "create") and not _dtype_compatible(rule, dtype, t.dtype):
             self._mismatch(s, "dtype", t.dtype, dtype, v.op)
@@ -524,11 +526,9 @@ def _truthy(e: Expr | None) -> bool:
     return isinstance(e, Const) and bool(e.value)
 
 
-def _prod(xs: list[int]) -> int:
-    p = 1
-    for x in xs:
-        p *= x
-    return p
+def _broadcast(a: list[int], b: list[int]) -> list[int]:
+    """The shape a binary elementwise op makes of two of one rank: a 1 takes the other's extent."""
+    return [max(x, y) if 1 in (x, y) else x for x, y in zip(a, b, strict=True)]
 
 
 def _dtype_compatible(rule: str, computed: str, declared: str) -> bool:

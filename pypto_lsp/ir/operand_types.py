@@ -11,6 +11,7 @@ broadcasts without a word.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from . import catalogue
@@ -263,7 +264,7 @@ def reshape_size(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diag
     source = shape_of(e.args[0])
     if not source or any(d is None or d <= 0 for d in dims) or any(d <= 0 for d in source):
         return []
-    have, want = _product(source), _product([d for d in dims if d is not None])
+    have, want = math.prod(source), math.prod(d for d in dims if d is not None)
     if have == want:
         return []
     shown = [d for d in dims if d is not None]
@@ -339,13 +340,6 @@ def slice_drops(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagn
 
 def _shown(dims: list[int | None]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
-
-
-def _product(dims: list[int]) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
 
 
 def dim_axis(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic]:

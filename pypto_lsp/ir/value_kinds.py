@@ -43,6 +43,8 @@ from .model import (
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">", ">="})
 # op -> whether a gap among its optional operands leaves each at a place of its own kind (kept)
 _NO_GAP: dict[str, bool] = {}
+# the kinds that are never a number: where a scalar goes (a loop bound, arithmetic) each is wrong
+NOT_A_NUMBER = frozenset({"tile", "tensor", "handle", "tuple", "none", "array"})
 ACCEPTS: dict[str, frozenset[str]] = {
     "tile": frozenset({"tile", "tensor"}),
     "tensor": frozenset({"tile", "tensor"}),
@@ -102,7 +104,7 @@ class KindChecks:
         ``'WindowBuffer' object cannot be interpreted as an integer``."""
         for bound in (s.start, s.stop, s.step):
             kind = self.value_kind(bound) if bound is not None else None
-            if kind in ("tile", "tensor", "handle", "tuple", "none", "array"):
+            if kind in NOT_A_NUMBER:
                 assert bound is not None
                 self.add(
                     D.error(
@@ -113,6 +115,15 @@ class KindChecks:
                     )
                 )
 
+    def misfit(self, carried: Type | None, value: Expr) -> tuple[str, str] | None:
+        """(what a place of type ``carried`` takes, what ``value`` is) when the two are of other
+        kinds (a scalar where a tensor goes); None when they fit or either is unknown."""
+        want = TYPE_KINDS.get(type(carried)) if carried is not None else None
+        if want not in ("tile", "tensor", "scalar", "array"):
+            return None
+        got = self.value_kind(value)
+        return None if got is None or got in ACCEPTS[want] else (want, got)
+
     def init_values(self, s: For | While) -> None:
         """Each loop-carried value starts, and goes round, as what the loop carries: a scalar
         given or yielded where the loop carries a tile made an iteration fail in Python's words
@@ -122,29 +133,25 @@ class KindChecks:
         unannotated = y is not None and all(t.type is None for t in y.targets)
         for i, target in enumerate(s.iter_args):
             carried = self.types.get(target.name)
-            want = TYPE_KINDS.get(type(carried)) if carried is not None else None
-            if want not in ("tile", "tensor", "scalar", "array"):
-                continue
-            if i < len(s.init_values) and (got := self.value_kind(s.init_values[i])) is not None and got not in ACCEPTS[want]:
+            if i < len(s.init_values) and (bad := self.misfit(carried, s.init_values[i])) is not None:
                 init = s.init_values[i]
                 self.add(
                     D.error(
                         init.span,
                         "wrong-init-value",
-                        f"'{target.name}' carries {KIND_WORDS[want]} through the loop, but starts as {self.describe(init, got)}",
+                        f"'{target.name}' carries {KIND_WORDS[bad[0]]} through the loop, but starts as {self.describe(init, bad[1])}",
                         "init_values give each loop-carried value its first value, of the same kind",
                     )
                 )
-            if y is not None and unannotated and i < len(y.values) and (got := self.value_kind(y.values[i])) is not None:
-                if got not in ACCEPTS[want]:
-                    self.add(
-                        D.error(
-                            y.values[i].span,
-                            "wrong-yield",
-                            f"'{target.name}' carries {KIND_WORDS[want]}, but pl.yield_ hands on {self.describe(y.values[i], got)}",
-                            "each yielded value goes where its loop carries a value of the same kind",
-                        )
+            if y is not None and unannotated and i < len(y.values) and (bad := self.misfit(carried, y.values[i])) is not None:
+                self.add(
+                    D.error(
+                        y.values[i].span,
+                        "wrong-yield",
+                        f"'{target.name}' carries {KIND_WORDS[bad[0]]}, but pl.yield_ hands on {self.describe(y.values[i], bad[1])}",
+                        "each yielded value goes where its loop carries a value of the same kind",
                     )
+                )
 
     def yield_kinds(self, y: Yield) -> None:
         """Each value a ``pl.yield_`` hands on is of the kind its loop or branch carries: a scalar
@@ -152,15 +159,13 @@ class KindChecks:
         (``'int' object has no attribute 'dim'``)."""
         for target, value in zip(y.targets, y.values, strict=False):
             carried = target.type if target.type is not None else self.types.get(target.name)
-            want = TYPE_KINDS.get(type(carried)) if carried is not None else None
-            got = self.value_kind(value)
-            if want not in ("tile", "tensor", "scalar", "array") or got is None or got in ACCEPTS[want]:
+            if (bad := self.misfit(carried, value)) is None:
                 continue
             self.add(
                 D.error(
                     value.span,
                     "wrong-yield",
-                    f"'{target.name}' carries {KIND_WORDS[want]}, but pl.yield_ hands on {self.describe(value, got)}",
+                    f"'{target.name}' carries {KIND_WORDS[bad[0]]}, but pl.yield_ hands on {self.describe(value, bad[1])}",
                     "each yielded value goes where its loop or branch carries a value of the same kind",
                 )
             )
@@ -171,17 +176,13 @@ class KindChecks:
         words (``'int' object has no attribute 'dim'`` at its first op), or read a tensor as a
         number."""
         for arg, param in zip(e.args, callee.params, strict=False):
-            want = TYPE_KINDS.get(type(param.type)) if param.type is not None else None
-            if want not in ("tile", "tensor", "scalar", "array"):
-                continue
-            got = self.value_kind(arg)
-            if got is None or got in ACCEPTS[want]:
+            if (bad := self.misfit(param.type, arg)) is None:
                 continue
             self.add(
                 D.error(
                     arg.span,
                     "wrong-argument",
-                    f"'{e.func}' takes {KIND_WORDS[want]} as {param.name}, got {self.describe(arg, got)}",
+                    f"'{e.func}' takes {KIND_WORDS[bad[0]]} as {param.name}, got {self.describe(arg, bad[1])}",
                     "the callee's signature says what each argument is; a pass or an edit passed another value",
                 )
             )
@@ -206,7 +207,7 @@ class KindChecks:
         for side in operands:
             if isinstance(side, Name | OpCall):
                 kind = self.value_kind(side)
-                if kind in ("tile", "tensor", "handle", "tuple", "none", "array"):
+                if kind in NOT_A_NUMBER:
                     return side, kind
         return None
 

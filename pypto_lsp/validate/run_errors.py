@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import Any
 
 from ..exec.codegen import GeneratedCode
-from ..ir.model import BinOp, For, If, OpCall, Program, Scope, Span, While, stmt_subexprs
+from ..ir.model import BinOp, Expr, For, If, OpCall, Program, Scope, Span, While, stmt_subexprs
 from ..ir.printer import expr_str
 from .report import ErrorInfo
 from .run_thread import stuck_loops
@@ -66,18 +66,23 @@ def _exc_message(exc: BaseException) -> str:
 _PYTHON_ERRORS = (TypeError, AttributeError, IndexError, ValueError, KeyError, RuntimeError, NotImplementedError, ZeroDivisionError)
 
 
-def _op_on_line(program: Program | None, line: int) -> str | None:
-    """The one op the statement on ``line`` calls, or None (no statement there, or several ops)."""
+def _line_subexprs(program: Program | None, line: int) -> list[Expr]:
+    """Every expression the simple statement on ``line`` evaluates (a loop, a branch or a scope
+    heads lines of its own body, so it is left out)."""
     if program is None:
-        return None
-    ops = {
-        sub.op
+        return []
+    return [
+        sub
         for fn in program.functions
         for st in fn.statements()
         if st.span.line == line and not isinstance(st, For | While | If | Scope)
         for sub in stmt_subexprs(st)
-        if isinstance(sub, OpCall)
-    }
+    ]
+
+
+def _op_on_line(program: Program | None, line: int) -> str | None:
+    """The one op the statement on ``line`` calls, or None (no statement there, or several ops)."""
+    ops = {sub.op for sub in _line_subexprs(program, line) if isinstance(sub, OpCall)}
     return ops.pop() if len(ops) == 1 else None
 
 
@@ -99,16 +104,7 @@ _PYTHON_DIVISION_WORDS = frozenset(
 
 def _divisions_on_line(program: Program | None, line: int) -> list[BinOp]:
     """The scalar divisions (``/``, ``//``, ``%``) the statement on ``line`` makes."""
-    if program is None:
-        return []
-    return [
-        sub
-        for fn in program.functions
-        for st in fn.statements()
-        if st.span.line == line and not isinstance(st, For | While | If | Scope)
-        for sub in stmt_subexprs(st)
-        if isinstance(sub, BinOp) and sub.op in ("/", "//", "%")
-    ]
+    return [sub for sub in _line_subexprs(program, line) if isinstance(sub, BinOp) and sub.op in ("/", "//", "%")]
 
 
 def error_info(exc: BaseException, gen: GeneratedCode, program: Program | None = None) -> ErrorInfo:

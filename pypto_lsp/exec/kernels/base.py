@@ -91,6 +91,15 @@ def as_ints(x: Any) -> list[int]:
     return [int(v.item()) if isinstance(v, torch.Tensor) else int(v) for v in x]
 
 
+def last_writes(where: torch.Tensor, slots: int) -> torch.Tensor:
+    """Of writes made in order to the slots ``where`` (int64, inside ``[0, slots)``), the ones no
+    later write overwrites (a bool mask): the device's order, which ``index_put_`` and
+    ``index_copy_`` leave unspecified when an index repeats."""
+    order = torch.arange(where.numel())
+    last = torch.zeros(max(slots, 1), dtype=torch.int64).scatter_reduce_(0, where, order, "amax", include_self=False)
+    return last[where] == order
+
+
 def product(xs: Sequence[int]) -> int:
     n = 1
     for x in xs:

@@ -58,7 +58,7 @@ from typing import Any
 import torch
 
 from ..values import get_valid, valid_box, with_valid
-from .base import KERNELS, as_ints, as_scalar, check_alloc, enum_name, register
+from .base import KERNELS, as_ints, as_scalar, check_alloc, enum_name, last_writes, register
 from .movement import create
 
 __all__ = ["mask_columns", "MASK_PATTERNS"]
@@ -233,9 +233,7 @@ def _scatter_flat(dst: torch.Tensor, src: torch.Tensor, idx: torch.Tensor, op: s
     if bool(bad.any()):
         first = int(where[bad][0])
         raise IndexError(f"{op}: index {first} is outside the destination ({flat.numel()} elements)")
-    # index_put_ with accumulate=False leaves the winner of a collision unspecified: keep the last
-    last = torch.zeros(flat.numel(), dtype=torch.int64).scatter_reduce_(0, where, torch.arange(where.numel()), "amax", include_self=False)
-    winners = last[where] == torch.arange(where.numel())
+    winners = last_writes(where, flat.numel())  # a collision: the later element wins
     flat[where[winners]] = values[winners]
     return dst
 

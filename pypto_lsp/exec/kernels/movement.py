@@ -20,6 +20,7 @@ from .base import (
     enum_name,
     fill_value,
     is_atomic_add,
+    last_writes,
     product,
     register,
     reshape_valid,
@@ -526,9 +527,7 @@ def scatter_update(x: torch.Tensor, index: torch.Tensor, src: torch.Tensor, *_ex
         k = int(bad.nonzero()[0])
         raise IndexError(f"scatter_update: index {int(idx[k])} (entry {k}) is outside the input's {rows} rows")
     table = x.view(rows, width) if x.is_contiguous() else x.reshape(rows, width).clone()
-    order = torch.arange(idx.numel())
-    last = torch.zeros(max(rows, 1), dtype=torch.int64).scatter_reduce_(0, idx, order, "amax", include_self=False)
-    winners = last[idx] == order
+    winners = last_writes(idx, rows)
     table.index_copy_(0, idx[winners], src.reshape(-1, width)[winners].to(x.dtype))
     if not x.is_contiguous():
         x.copy_(table.view(x.shape))
