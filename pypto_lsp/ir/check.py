@@ -49,7 +49,7 @@ from .model import (
 from .names import CROSS_CORE_OPS
 from .printer import expr_str
 from .scope_keywords import check_scope
-from .value_kinds import KIND_WORDS, KindChecks
+from .value_kinds import ADDRESS_OPS, KIND_WORDS, NOT_A_NUMBER, KindChecks
 
 FREE_VAR_MARK = "__FREE_VAR"
 
@@ -131,7 +131,10 @@ class _FunctionChecker(KindChecks):
         self.bound: set[str] = set(self.defined)
         self.subs: tuple[Expr, ...] = ()  # the expressions of the statement being checked
         self.first_binding: dict[str, Span] = {}
+        self.addresses = {}
         for s in fn.statements():
+            if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op in ADDRESS_OPS:
+                self.addresses[s.target.name] = s.value.op
             for t in stmt_targets(s):
                 self.defined.add(t.name)
                 self.first_binding.setdefault(t.name, s.span)
@@ -195,6 +198,8 @@ class _FunctionChecker(KindChecks):
                 self.while_yield(s)
             if isinstance(s, If):
                 self.if_yields(s)
+            if isinstance(s, If | While):
+                self.condition(s.cond, "pl.cond" if isinstance(s, While) and s.ssa else "the condition")
             if not loop:
                 self.bound.update(t.name for t in stmt_targets(s))
 
@@ -240,6 +245,7 @@ class _FunctionChecker(KindChecks):
                 self.add(D.error(e.name_span, "undefined-function", f"call to undefined function '{e.func}'"))
             else:
                 self.core_num(e, stmt)
+                self.device_value(e)
                 extra = {
                     k
                     for k in e.kwargs
@@ -258,6 +264,11 @@ class _FunctionChecker(KindChecks):
                     )
                 else:
                     self.argument_kinds(e, callee)
+        elif isinstance(e, BinOp) and e.op in ("and", "or"):
+            self.condition(e.left, f"'{e.op}'")
+            self.condition(e.right, f"'{e.op}'")
+        elif isinstance(e, UnaryOp) and e.op == "not":
+            self.condition(e.operand, "'not'")
         elif isinstance(e, BinOp | UnaryOp | Intrinsic) and (bad := self.not_a_number(e)) is not None:
             side, kind = bad
             self.add(
@@ -334,6 +345,7 @@ class _FunctionChecker(KindChecks):
                 )
         self.operand_kinds(e, spec)
         self.keyword_kinds(e, spec)
+        self.device_value(e)
         self.out.extend(operand_types.problems(e, self.shape_of, self.dtype_of))
         if spec.status == "unsupported":
             self.add(
@@ -461,7 +473,7 @@ class _FunctionChecker(KindChecks):
                 continue
             for sub in walk_expr(dim):
                 kind = self.value_kind(sub) if isinstance(sub, Name) else None
-                if kind in ("tile", "tensor", "handle", "tuple", "array"):
+                if kind in NOT_A_NUMBER and kind != "none":
                     self.add(D.error(sub.span, "bad-type", f"'{name}' is annotated with a dimension of {self.describe(sub, kind)}"))
                     return
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from . import catalogue
 from . import diagnostics as D
+from .memory import DTYPE_BITS
 from .model import Const, Expr, ListExpr, Name, OpCall, TupleExpr, fold_int, fold_ints
 from .names import FLOAT_DTYPES, INTEGER_DTYPES
 
@@ -26,7 +27,13 @@ DtypeOf = Callable[[Expr], "str | None"]
 MATMUL_OPERANDS: dict[str, tuple[int | None, int, int]] = {
     **{op: (None, 0, 1) for op in ("tile.matmul", "tile.gemv", "tile.batch_matmul", "tile.matmul_bias", "tile.gemv_bias", "tensor.matmul")},
     **{op: (0, 1, 2) for op in ("tile.matmul_acc", "tile.gemv_acc", "tile.batch_matmul_acc", "tensor.matmul_acc")},
+    "tile.matmul_mx": (None, 0, 2),
+    "tile.matmul_mx_bias": (None, 0, 2),
+    "tile.matmul_mx_acc": (0, 1, 3),
 }
+# an MX matmul's scale operands (lhs scale, rhs scale): E8M0 values shared by 32 elements along K
+MX_SCALES: dict[str, tuple[int, int]] = {"tile.matmul_mx": (1, 3), "tile.matmul_mx_bias": (1, 3), "tile.matmul_mx_acc": (2, 4)}
+MX_GROUP = 32
 # the bitwise ops, each of a tile and a tensor (``tile.shl``, ``tensor.ands`` ...)
 BITWISE = frozenset({"and", "ands", "or", "ors", "xor", "xors", "not", "shl", "shls", "shr", "shrs"})
 # ops that read or write one element at (array, indices)
@@ -113,8 +120,10 @@ def broadcast(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnos
         return []
     short = e.op.rpartition(".")[2]
     if short.startswith("row_expand") and len(b) >= 2:
-        fits = b[-2] == a[-2] and (b[-1] == 1 or short == "row_expand_add")
-        hint = "a row expansion takes one value per row: [M, 1]"
+        # tile.row_expand_add's second form reads 32 bytes a row (TROWEXPANDADD's mode 2)
+        bits = DTYPE_BITS.get(dtype_of(e.args[1]) or "") if short == "row_expand_add" and e.op.startswith("tile.") else None
+        fits = b[-2] == a[-2] and (b[-1] == 1 or (bits is not None and b[-1] * bits == 256) or (bits is None and short == "row_expand_add"))
+        hint = "a row expansion takes one value per row: [M, 1]" + (" (or 32 bytes a row)" if short == "row_expand_add" else "")
     elif short.startswith("col_expand") and len(b) >= 2:
         fits = b[-2] == 1 and b[-1] == a[-1]
         hint = "a column expansion takes one value per column: [1, N]"
@@ -194,6 +203,8 @@ def matmul(e: OpCall, shape_of: ShapeOf, dtype_of: DtypeOf) -> list[D.Diagnostic
             )
         ]
     product = [a[-1] if a_trans else a[-2], b[-2] if b_trans else b[-1]]
+    if e.op in MX_SCALES and (wrong := _mx_scales(e, product, k_left, shape_of)):
+        return wrong
     if e.op in ("tile.matmul_bias", "tile.gemv_bias") and len(e.args) > 2 and (bias := shape_of(e.args[2])):
         # PyPTO's DeduceTileMatMulBiasType: a 2-D bias of one row, as wide as the product
         if bias != [1, product[1]]:
@@ -376,6 +387,27 @@ _POSITIONS: dict[tuple[str, str], int] = {
     for name in ("shape", "shapes", "drop_dims")
     if name in spec.params
 }
+
+
+def _mx_scales(e: OpCall, product: list[int], k: int, shape_of: ShapeOf) -> list[D.Diagnostic]:
+    """An MX matmul's scales: the left's ``[M, K/32]`` (one E8M0 value per row and group of 32
+    along K), the right's ``[K/32, N]`` (PyPTO ``matmul_mx.cpp``; ``tests/st/runtime/ops/
+    test_matmul_mx.py`` builds them so). Another shape made the run fail in torch's words (``The
+    size of tensor a (128) must match the size of tensor b (64)``)."""
+    groups = -(-k // MX_GROUP)
+    for at, want, side in ((MX_SCALES[e.op][0], [product[0], groups], "left"), (MX_SCALES[e.op][1], [groups, product[1]], "right")):
+        if len(e.args) <= at or not (got := shape_of(e.args[at])) or got == want:
+            continue
+        return [
+            D.error(
+                e.args[at].span,
+                "matmul-shapes",
+                f"'{e.op}' scales its {side} operand with {_words(e.args[at], got, False)}: a {product} product over K = {k} "
+                f"takes a {side} scale of {want}",
+                "one E8M0 scale per 32 elements along K: the left's [M, K/32], the right's [K/32, N]",
+            )
+        ]
+    return []
 
 
 def _by_op() -> dict[str, tuple[Check, ...]]:

@@ -16,6 +16,7 @@ from .model import (
     ArrayType,
     BinOp,
     Const,
+    DictExpr,
     DTypeRef,
     EnumRef,
     Expr,
@@ -43,8 +44,15 @@ from .model import (
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">", ">="})
 # op -> whether a gap among its optional operands leaves each at a place of its own kind (kept)
 _NO_GAP: dict[str, bool] = {}
-# the kinds that are never a number: where a scalar goes (a loop bound, arithmetic) each is wrong
-NOT_A_NUMBER = frozenset({"tile", "tensor", "handle", "tuple", "none", "array"})
+# the kinds that are never a number: where a scalar goes (a loop bound, arithmetic) each is wrong.
+# A task id (``pl.Scalar[pl.TASK_ID]``: what a launch returns beside its result, ``system.task_invalid``)
+# orders tasks; a pipe buffer's address (``system.reserve_buffer``/``import_peer_buffer``, an INT32
+# scalar to PyPTO) only initialises a pipe, and its value, the allocator's choice, is not modelled
+NOT_A_NUMBER = frozenset({"tile", "tensor", "handle", "tuple", "none", "array", "task_id", "address"})
+# the ops whose result is a pipe buffer's local address
+ADDRESS_OPS = frozenset({"system.reserve_buffer", "system.import_peer_buffer"})
+# the ops whose result is a task id
+TASK_ID_OPS = frozenset({"system.task_invalid", "system.task_dummy"})
 ACCEPTS: dict[str, frozenset[str]] = {
     "tile": frozenset({"tile", "tensor"}),
     "tensor": frozenset({"tile", "tensor"}),
@@ -54,6 +62,7 @@ ACCEPTS: dict[str, frozenset[str]] = {
     "tile|scalar": frozenset({"tile", "tensor", "scalar"}),
     "handle": frozenset({"handle"}),
     "array": frozenset({"array"}),
+    "task_id": frozenset({"task_id", "scalar"}),  # (a number where a task id goes is not looked at)
 }
 KIND_WORDS: dict[str, str] = {
     "tile": "a tile",
@@ -66,6 +75,8 @@ KIND_WORDS: dict[str, str] = {
     "array": "a pl.Array",
     "handle": "a handle",
     "none": "nothing",
+    "task_id": "a task id",
+    "address": "a pipe buffer's address",
     "tensor|scalar": "a tensor or a scalar",
     "tile|scalar": "a tile or a scalar",
 }
@@ -90,10 +101,19 @@ ARRAY_RULES = frozenset(
 TYPE_KINDS: dict[type, str] = {TileType: "tile", TensorType: "tensor", ScalarType: "scalar", TupleType: "tuple", ArrayType: "array"}
 
 
+def type_kind(t: Type | None) -> str | None:
+    """The kind of a value of type ``t`` (a ``pl.Scalar[pl.TASK_ID]`` is a task id, not a number)."""
+    if isinstance(t, ScalarType) and t.dtype == "TASK_ID":
+        return "task_id"
+    return TYPE_KINDS.get(type(t)) if t is not None else None
+
+
 class KindChecks:
     """The kind checks of one function (mixed into ``check._FunctionChecker``)."""
 
     types: dict[str, Type]
+    # names assigned a pipe buffer's address (ADDRESS_OPS) -> that op
+    addresses: dict[str, str]
 
     def add(self, d: D.Diagnostic) -> None:
         raise NotImplementedError
@@ -118,8 +138,8 @@ class KindChecks:
     def misfit(self, carried: Type | None, value: Expr) -> tuple[str, str] | None:
         """(what a place of type ``carried`` takes, what ``value`` is) when the two are of other
         kinds (a scalar where a tensor goes); None when they fit or either is unknown."""
-        want = TYPE_KINDS.get(type(carried)) if carried is not None else None
-        if want not in ("tile", "tensor", "scalar", "array"):
+        want = type_kind(carried)
+        if want not in ("tile", "tensor", "scalar", "array", "task_id"):
             return None
         got = self.value_kind(value)
         return None if got is None or got in ACCEPTS[want] else (want, got)
@@ -234,6 +254,8 @@ class KindChecks:
         given += [(None, k, v) for k, v in e.kwargs.items() if k not in spec.params]
         for i, param, arg in given:
             want = kinds.get(param)
+            if want == "scalar" and (param == "task_id" or (param == "value" and e.op == "array.update_element")):
+                want = "task_id"  # system.task_is_valid; an element of an array of task ids
             if want is None:
                 continue
             got = self.value_kind(arg)
@@ -258,6 +280,17 @@ class KindChecks:
                                 f"'{e.op}' takes a list of scalars as {where}, got {self.describe(item, k)} in it",
                             )
                         )
+        if known < len(spec.params) and "tuple" in kinds.values() and None not in (kinds.get(p) for p in spec.params[known:]):
+            # the optional operands left unplaced: a list can only be one of them that takes a
+            # list of scalars (pld.tile.put's offsets and shape)
+            for arg in e.args[known:]:
+                if isinstance(arg, ListExpr | TupleExpr):
+                    for item in arg.items:
+                        k = self.value_kind(item)
+                        if k is not None and k not in ACCEPTS["scalar"]:
+                            self.add(
+                                D.error(item.span, "wrong-operand", f"'{e.op}' takes lists of scalars, got {self.describe(item, k)} in one")
+                            )
 
     def keyword_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
         """Each keyword attribute against the type PyPTO declares it with: a dtype where a dtype
@@ -288,7 +321,9 @@ class KindChecks:
                 # pl.UnknownType is what PyPTO gives the result of an op with no value
                 # (pld.system.notify, wait, pld.tile.put; DeduceUnknownType): no real dump reads one
                 return "none" if t.name == "UnknownType" else "handle"
-            return None if t is None else TYPE_KINDS.get(type(t))
+            if e.id in self.addresses:
+                return "address"
+            return type_kind(t)
         if isinstance(e, Const):
             v = e.value
             return "string" if isinstance(v, str) else None if v is None else "scalar"
@@ -311,6 +346,10 @@ class KindChecks:
             spec = catalogue.lookup(e.op)
             if spec is None:
                 return None
+            if e.op in ADDRESS_OPS:
+                return "address"
+            if e.op in TASK_ID_OPS:
+                return "task_id"
             if spec.result in ("scalar_index", "scalar_elem"):
                 return "scalar"
             if spec.result == "none":
@@ -325,6 +364,41 @@ class KindChecks:
                 return e.op.split(".", 1)[0]
         return None
 
+    def condition(self, e: Expr, what: str) -> None:
+        """A condition (``if``, ``while``, ``pl.cond``, an operand of ``and``/``or``/``not``) is a
+        scalar: a tile, a tensor, a list or a task id there has no truth value (Python said
+        ``Boolean value of Tensor with more than one value is ambiguous``, or took any list as
+        true). The operands of a nested ``and``/``not`` are checked where that op is."""
+        if not isinstance(e, Name | OpCall | ListExpr | TupleExpr):
+            return
+        kind = self.value_kind(e)
+        if kind in NOT_A_NUMBER:
+            self.add(
+                D.error(
+                    e.span,
+                    "bad-condition",
+                    f"{what} tests {self.describe(e, kind)}, which has no truth value",
+                    "a condition is a scalar: compare values first (a tile's are compared with pl.tile.cmp)",
+                )
+            )
+
+    def device_value(self, e: OpCall | FuncCall) -> None:
+        """The rank a call runs on (``device=`` or ``attrs={"device": ...}``) is a scalar: a tensor
+        there made the run say ``int() argument must be ... not 'WindowView'``."""
+        values = [e.kwargs["device"]] if "device" in e.kwargs else []
+        attrs = e.attrs if isinstance(e, OpCall) else e.kwargs.get("attrs")
+        if isinstance(attrs, DictExpr):
+            values += [v for k, v in zip(attrs.keys, attrs.values, strict=False) if isinstance(k, Const) and k.value == "device"]
+        for v in values:
+            kind = self.value_kind(v)
+            if kind in NOT_A_NUMBER:
+                name = e.op if isinstance(e, OpCall) else e.func
+                self.add(
+                    D.error(
+                        v.span, "wrong-keyword", f"'{name}' runs on the rank {self.describe(v, kind)}", "device= names a rank: a scalar"
+                    )
+                )
+
     def describe(self, e: Expr, kind: str) -> str:
         if isinstance(e, OpCall):
             return f"'{e.op}' ({'which returns nothing' if kind == 'none' else KIND_WORDS[kind]})"
@@ -332,6 +406,8 @@ class KindChecks:
             t = self.types.get(e.id)
             if isinstance(t, OpaqueType):
                 what = "pl.UnknownType: what an op with no value gave" if t.name == "UnknownType" else f"a {t.name}"
+            elif kind == "address":
+                what = f"the address of a pipe buffer, from pl.{self.addresses[e.id]}, whose value pypto-lsp does not model"
             else:
                 what = KIND_WORDS[kind]
             return f"'{e.id}' ({what})"

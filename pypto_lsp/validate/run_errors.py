@@ -113,14 +113,17 @@ def error_info(exc: BaseException, gen: GeneratedCode, program: Program | None =
     detail: dict[str, Any] = {}
     message = _exc_message(exc)
     python = exc if type(exc) in _PYTHON_ERRORS else exc.__cause__  # a rank's error carries its cause
-    unbound = _UNBOUND.search(str(exc)) if isinstance(exc, UnboundLocalError) else None
+    unbound_exc = exc if isinstance(exc, UnboundLocalError) else exc.__cause__
+    unbound = _UNBOUND.search(str(unbound_exc)) if isinstance(unbound_exc, UnboundLocalError) else None
     if unbound is not None:
         # the DSL binds a name where it is assigned; a run reaches a read of it without having run
-        # that statement (a loop of no iteration, a branch not taken). Python said "cannot access
-        # local variable ... where it is not associated with a value"
+        # that statement (a loop of no iteration, a branch not taken, another pl.at block). Python
+        # said "cannot access local variable ... where it is not associated with a value"; a
+        # rank's error keeps its "rank 0 (fn): " head
+        head = message.partition("): ")[0] + "): " if unbound_exc is not exc else ""
         message = (
-            f"'{unbound.group(1)}' is read, but no statement assigned it in this run: the one that does "
-            "sits in a loop that ran no iteration or a branch that was not taken"
+            f"{head}'{unbound.group(1)}' is read, but no statement assigned it in this run: the one that does "
+            "sits in a loop that ran no iteration, a branch that was not taken, or another pl.at block"
         )
     divs = _divisions_on_line(program, span.line) if span is not None and str(python) in _PYTHON_DIVISION_WORDS else []
     if divs and python is exc:

@@ -826,3 +826,135 @@ def test_what_an_op_with_no_value_gave_is_not_a_number() -> None:
     assert findings(text.replace("VALUE", "u")) == [
         ("wrong-argument", 15, "'k' takes a scalar as n, got 'u' (pl.UnknownType: what an op with no value gave)")
     ]
+
+
+# ---------------------------------------------------------------- stop 62: seeds 4-6 of bench_damaged_dumps
+
+ALLREDUCE = ROOT / "examples" / "allreduce_ranks"
+
+
+def _task_ids(use: str) -> str:
+    """A chain of tasks carrying the previous task id (``task_invalid_branch_chain``); ``use``
+    is the statement of the loop body that reads ``prev``."""
+    return (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:\n"
+        + "        prev: pl.Scalar[pl.TASK_ID] = pl.system.task_invalid()\n"
+        + "        for step in pl.range(4):\n"
+        + "            row: pl.Scalar[pl.INDEX] = step * 1\n"
+        + f"            {use}\n"
+        + "        return out\n"
+    )
+
+
+def test_a_task_id_is_not_a_number() -> None:
+    """A task id orders tasks: as an offset or a bound Python said ``int() argument must be ...
+    not 'NoneType'`` (``system.task_invalid``) or ``... not 'TaskToken'`` (a launch's id). An array
+    of task ids and ``system.task_is_valid`` take one."""
+    load = "t: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [ROW, 0], [4, 8], [4, 8], target_memory=pl.Mem.Vec)"
+    assert findings(_task_ids(load.replace("ROW", "row"))) == []
+    text = _task_ids(load.replace("ROW", "prev"))
+    assert findings(text) == [
+        ("wrong-operand", line_of(text, "pl.tile.load"), "'tile.load' takes a list of scalars as offsets (operand 2), got 'prev' (a task id) in it")
+    ]
+    assert findings(_task_ids("ok: pl.Scalar[pl.BOOL] = pl.system.task_is_valid(prev)")) == []
+    assert findings(_task_ids("arr: pl.Array[4, pl.TASK_ID] = pl.array.create(4, dtype=pl.TASK_ID)\n"
+        "            arr2: pl.Array[4, pl.TASK_ID] = pl.array.update_element(arr, row, prev)")) == []
+    bound = _task_ids("for j in pl.range(prev):\n                pass")
+    assert [c for c, _, _ in findings(bound)] == ["bad-loop-bound"]
+
+
+def test_a_pipe_buffer_address_only_initialises_a_pipe() -> None:
+    """``system.reserve_buffer``/``import_peer_buffer`` give an INT32 address the allocator chose,
+    which pypto-lsp does not model (the run had None: ``int() argument must be ... not
+    'NoneType'``). Used to initialise the pipe it is fine; as an offset it is said on its line."""
+    text = MATMUL.read_text(encoding="utf-8")
+    good = "pl.tile.store(t__tile, [0 + subblock_idx * 16, 0], c__ssa_v0)"
+    assert good in text and findings(text) == []
+    bad = text.replace(good, "pl.tile.store(t__tile, [0 + subblock_idx * 16, mm_scale_c2v_slot_buffer], c__ssa_v0)")
+    assert findings(bad) == [
+        (
+            "wrong-operand",
+            line_of(text, good),
+            "'tile.store' takes a list of scalars as offsets (operand 2), got 'mm_scale_c2v_slot_buffer' (the address of a pipe "
+            "buffer, from pl.system.reserve_buffer, whose value pypto-lsp does not model) in it",
+        )
+    ]
+
+
+def test_a_condition_of_a_tensor_has_no_truth_value() -> None:
+    """``not t``, ``a and t``, ``if t:`` of a tensor: Python said ``Boolean value of Tensor with
+    more than one value is ambiguous``."""
+    body = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        + f"    def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:\n"
+        + "        n: pl.Scalar[pl.INDEX] = pl.tensor.dim(x, 0)\n"
+        + "        if COND:\n"
+        + f"            y: {T} = pl.tensor.adds(x, 1.0)\n"
+        + "        return out\n"
+    )
+    assert findings(body.replace("COND", "n > 2 and not n == 3")) == []
+    line = line_of(body, "COND")
+    assert findings(body.replace("COND", "x")) == [("bad-condition", line, "the condition tests 'x' (a tensor), which has no truth value")]
+    assert findings(body.replace("COND", "n > 2 and not x")) == [("bad-condition", line, "'not' tests 'x' (a tensor), which has no truth value")]
+    assert findings(body.replace("COND", "x or n > 2")) == [("bad-condition", line, "'or' tests 'x' (a tensor), which has no truth value")]
+
+
+def test_mx_scales_and_a_packed_row_vector() -> None:
+    """An MX matmul's scales are the left's ``[M, K/32]`` and the right's ``[K/32, N]``; a row
+    expansion add's packed vector is 32 bytes a row. torch said ``The size of tensor a (128) must
+    match the size of tensor b (64)``."""
+    mx = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.AIC, level=pl.Level.AIC, role=pl.Role.SubWorker)\n"
+        + "    def k(self, a: pl.Tile[[64, 128], pl.FP8E4M3FN, pl.Mem.Left], sa: pl.Tile[[SA], pl.FP8E8M0, pl.Mem.LeftScale], "
+        + "b: pl.Tile[[128, 32], pl.FP8E4M3FN, pl.Mem.Right], sb: pl.Tile[[4, 32], pl.FP8E8M0, pl.Mem.RightScale]) "
+        + "-> pl.Tile[[64, 32], pl.FP32, pl.Mem.Acc]:\n"
+        + "        c: pl.Tile[[64, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_mx(a, sa, b, sb)\n"
+        + "        return c\n"
+    )
+    assert findings(mx.replace("SA", "64, 4")) == []
+    bad = mx.replace("SA", "32, 4")
+    assert findings(bad) == [
+        (
+            "matmul-shapes",
+            line_of(bad, "pl.tile.matmul_mx("),
+            "'tile.matmul_mx' scales its left operand with 'sa' [32, 4]: a [64, 32] product over K = 128 takes a left scale of [64, 4]",
+        )
+    ]
+    rows = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)\n"
+        + "    def k(self, t: pl.Tile[[8, 8], pl.INT32, pl.Mem.Vec], v: pl.Tile[[8, WIDTH], pl.INT32, pl.Mem.Vec]) -> pl.Tile[[8, 8], pl.INT32, pl.Mem.Vec]:\n"
+        + "        s: pl.Tile[[8, 8], pl.INT32, pl.Mem.Vec] = pl.tile.row_expand_add(t, v)\n"
+        + "        return s\n"
+    )
+    assert findings(rows.replace("WIDTH", "1")) == [] and findings(rows.replace("WIDTH", "8")) == []  # 8 INT32 = 32 bytes
+    assert [c for c, _, _ in findings(rows.replace("WIDTH", "16"))] == ["broadcast-shapes"]
+
+
+def test_a_rank_that_runs_on_a_tensor_and_a_rank_that_reads_what_no_statement_assigned() -> None:
+    """``device=`` names a rank (Python said ``int() argument must be ... not 'WindowView'``); a
+    rank's run reading a name no statement assigned keeps its ``rank 0 (fn):`` head and says so."""
+    from pypto_lsp.validate.golden import load_bundle
+
+    dump = ALLREDUCE / "passes_dump" / "00_frontend.py"
+    text = dump.read_text(encoding="utf-8")
+    good = "signal, device=r)"
+    assert good in text and findings(text) == []
+    assert findings(text.replace(good, "signal, device=data)")) == [
+        ("wrong-keyword", line_of(text, good), "'per_rank' runs on the rank 'data' (a tensor)")
+    ]
+    unbound = text.replace(
+        "        for peer in pl.range(4):\n",
+        "        for q in pl.range(0):\n"
+        "            w: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.adds(local, 1.0)\n"
+        "        for peer in pl.range(4):\n",
+    ).replace("pl.tile.add(local, r1)", "pl.tile.add(w, r1)")
+    assert findings(unbound) == []
+    inputs, expected = load_bundle(ALLREDUCE / "golden" / "inputs.pt"), load_bundle(ALLREDUCE / "golden" / "expected.pt")
+    r = run_text(unbound, inputs, expected, filename="00_frontend.py", timeout=30)
+    assert r.error is not None and r.error.line == line_of(unbound, "pl.tile.add(w, r1)")
+    assert r.error.message.startswith("rank ") and "'w' is read, but no statement assigned it in this run" in r.error.message, r.error.message
