@@ -856,11 +856,22 @@ def test_a_task_id_is_not_a_number() -> None:
     assert findings(_task_ids(load.replace("ROW", "row"))) == []
     text = _task_ids(load.replace("ROW", "prev"))
     assert findings(text) == [
-        ("wrong-operand", line_of(text, "pl.tile.load"), "'tile.load' takes a list of scalars as offsets (operand 2), got 'prev' (a task id) in it")
+        (
+            "wrong-operand",
+            line_of(text, "pl.tile.load"),
+            "'tile.load' takes a list of scalars as offsets (operand 2), got 'prev' (a task id) in it",
+        )
     ]
     assert findings(_task_ids("ok: pl.Scalar[pl.BOOL] = pl.system.task_is_valid(prev)")) == []
-    assert findings(_task_ids("arr: pl.Array[4, pl.TASK_ID] = pl.array.create(4, dtype=pl.TASK_ID)\n"
-        "            arr2: pl.Array[4, pl.TASK_ID] = pl.array.update_element(arr, row, prev)")) == []
+    assert (
+        findings(
+            _task_ids(
+                "arr: pl.Array[4, pl.TASK_ID] = pl.array.create(4, dtype=pl.TASK_ID)\n"
+                "            arr2: pl.Array[4, pl.TASK_ID] = pl.array.update_element(arr, row, prev)"
+            )
+        )
+        == []
+    )
     bound = _task_ids("for j in pl.range(prev):\n                pass")
     assert [c for c, _, _ in findings(bound)] == ["bad-loop-bound"]
 
@@ -898,7 +909,9 @@ def test_a_condition_of_a_tensor_has_no_truth_value() -> None:
     assert findings(body.replace("COND", "n > 2 and not n == 3")) == []
     line = line_of(body, "COND")
     assert findings(body.replace("COND", "x")) == [("bad-condition", line, "the condition tests 'x' (a tensor), which has no truth value")]
-    assert findings(body.replace("COND", "n > 2 and not x")) == [("bad-condition", line, "'not' tests 'x' (a tensor), which has no truth value")]
+    assert findings(body.replace("COND", "n > 2 and not x")) == [
+        ("bad-condition", line, "'not' tests 'x' (a tensor), which has no truth value")
+    ]
     assert findings(body.replace("COND", "x or n > 2")) == [("bad-condition", line, "'or' tests 'x' (a tensor), which has no truth value")]
 
 
@@ -957,4 +970,6 @@ def test_a_rank_that_runs_on_a_tensor_and_a_rank_that_reads_what_no_statement_as
     inputs, expected = load_bundle(ALLREDUCE / "golden" / "inputs.pt"), load_bundle(ALLREDUCE / "golden" / "expected.pt")
     r = run_text(unbound, inputs, expected, filename="00_frontend.py", timeout=30)
     assert r.error is not None and r.error.line == line_of(unbound, "pl.tile.add(w, r1)")
-    assert r.error.message.startswith("rank ") and "'w' is read, but no statement assigned it in this run" in r.error.message, r.error.message
+    assert r.error.message.startswith("rank ") and "'w' is read, but no statement assigned it in this run" in r.error.message, (
+        r.error.message
+    )
