@@ -97,14 +97,19 @@ def _operand_spots(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]
     return spots
 
 
-def edit(kind: str, text: str, rnd: random.Random, ops: tuple[str, ...]) -> tuple[str, str] | None:
-    """``text`` with one edit of ``kind``, and the edit in words; None when there is nothing to edit."""
+def edit(kind: str, text: str, rnd: random.Random, ops: tuple[str, ...]) -> tuple[str, str, int] | None:
+    """``text`` with one edit of ``kind``, the edit in words and its line; None when there is nothing to edit."""
     if kind == "op":
         found = list(_OP.finditer(text))
         if not found:
             return None
         m, op = rnd.choice(found), rnd.choice(ops)
-        return text[: m.start()] + ("" if op.startswith("pld.") else "pl.") + op + text[m.end() :], f"{m.group(0)} -> {op}"
+        line = text.count("\n", 0, m.start()) + 1
+        return (
+            text[: m.start()] + ("" if op.startswith("pld.") else "pl.") + op + text[m.end() :],
+            f"{m.group(0)} -> {op} on line {line}",
+            line,
+        )
     if kind == "number":
         spots = _operand_spots(text, _NUMBER)
         if not spots:
@@ -112,7 +117,8 @@ def edit(kind: str, text: str, rnd: random.Random, ops: tuple[str, ...]) -> tupl
         a, z = rnd.choice(spots)
         n = int(text[a:z])
         new = rnd.choice([n + 1, n - 1, n * 2, 0, -1, n + 64, 1 << 20])
-        return text[:a] + str(new) + text[z:], f"{n} -> {new} on line {text.count(chr(10), 0, a) + 1}"
+        line = text.count(chr(10), 0, a) + 1
+        return text[:a] + str(new) + text[z:], f"{n} -> {new} on line {line}", line
     spots = _operand_spots(text, _NAME)
     if not spots:
         return None
@@ -124,7 +130,8 @@ def edit(kind: str, text: str, rnd: random.Random, ops: tuple[str, ...]) -> tupl
     if not pool:
         return None
     new_name = rnd.choice(pool)
-    return text[:a] + new_name + text[z:], f"{text[a:z]} -> {new_name} on line {text.count(chr(10), 0, a) + 1}"
+    line = text.count(chr(10), 0, a) + 1
+    return text[:a] + new_name + text[z:], f"{text[a:z]} -> {new_name} on line {line}", line
 
 
 def main() -> int:
@@ -134,11 +141,14 @@ def main() -> int:
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--per-dump", type=int, default=4)
     ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument(
+        "--elsewhere", type=int, default=0, metavar="N", help="also list N static findings and run errors per kind not on the edited line"
+    )
     args = ap.parse_args()
     import torch
 
     from pypto_lsp.ir.catalogue import OPS
-    from pypto_lsp.validate.engine import run_text
+    from pypto_lsp.validate.engine import compile_text, run_text
     from pypto_lsp.validate.golden import load_bundle
     from pypto_lsp.validate.process_setup import configure_process
 
@@ -151,10 +161,14 @@ def main() -> int:
     for case, ins, exp in found:
         tensors = {k: v for k, v in load_bundle(ins).items() if isinstance(v, torch.Tensor)}
         bundles[case] = (tensors, load_bundle(exp))
-    print(f"{'edit':<7} {'runs':>5} {'static':>6} {'pass':>5} {'fail':>5} {'ours':>5} {'python/torch':>12} {'crash':>5}")
+    print(
+        f"{'edit':<7} {'runs':>5} {'static':>6} {'pass':>5} {'fail':>5} {'ours':>5} {'python/torch':>12} {'crash':>5}"
+        f" {'static on the line':>18} {'ours on the line':>16}"
+    )
     listed: list[str] = []
     for kind in args.edits.split(","):
         tally: collections.Counter[str] = collections.Counter()
+        elsewhere: list[str] = []
         for seed in (int(s) for s in args.seeds.split(",")):
             rnd = random.Random(f"{kind}-{seed}")
             for case, _, _ in found:
@@ -166,7 +180,7 @@ def main() -> int:
                         edited = edit(kind, text, rnd, ops)
                         if edited is None:
                             continue
-                        new_text, what = edited
+                        new_text, what, line = edited
                         tally["runs"] += 1
                         where = f"{kind}: {case.name}/{dump.name} ({what})"
                         try:
@@ -181,17 +195,28 @@ def main() -> int:
                             tally[r.status] += 1
                         elif r.error.kind.startswith("static"):
                             tally["static"] += 1
+                            diags = compile_text(new_text, dump.name).diagnostics
+                            lines = {n for d in diags if d.severity == "error" and d.span for n in range(d.span.line, d.span.end_line + 1)}
+                            if line in lines:
+                                tally["static@line"] += 1
+                            elif len(elsewhere) < args.elsewhere:
+                                elsewhere.append(f"  static elsewhere  {where}: line {r.error.line}: {r.error.message}"[:400])
                         elif any(p in r.error.message for p in PYTHON_WORDS):
                             tally["python"] += 1
                             listed.append(f"  words  {where}: line {r.error.line}: {r.error.message}"[:400])
                         else:
                             tally["ours"] += 1
+                            if r.error.line == line:
+                                tally["ours@line"] += 1
+                            elif len(elsewhere) < 2 * args.elsewhere:
+                                elsewhere.append(f"  run elsewhere  {where}: line {r.error.line}: {r.error.message}"[:400])
         print(
             f"{kind:<7} {tally['runs']:>5} {tally['static']:>6} {tally['pass']:>5} {tally['fail']:>5} "
-            f"{tally['ours']:>5} {tally['python']:>12} {tally['crash']:>5}"
+            f"{tally['ours']:>5} {tally['python']:>12} {tally['crash']:>5} {tally['static@line']:>18} {tally['ours@line']:>16}"
         )
-    for line in listed:
-        print(line)
+        listed += elsewhere
+    for entry in listed:
+        print(entry)
     return 0
 
 

@@ -404,8 +404,8 @@ class _FunctionChecker(KindChecks):
         if not isinstance(v, OpCall):
             return
         made = self.value_kind(v)
-        if isinstance(t, ScalarType) and made in ("tile", "tensor"):
-            self._kind_mismatch(s, "a scalar", made)
+        if isinstance(t, ScalarType) and (made in ("tile", "tensor") or (made == "task_id" and t.dtype != "TASK_ID")):
+            self._kind_mismatch(s, f"a pl.Scalar[pl.{t.dtype}]" if made == "task_id" else "a scalar", made)
             return
         if not isinstance(t, TensorType | TileType):
             return

@@ -874,6 +874,14 @@ def test_a_task_id_is_not_a_number() -> None:
     )
     bound = _task_ids("for j in pl.range(prev):\n                pass")
     assert [c for c, _, _ in findings(bound)] == ["bad-loop-bound"]
+    as_count = _task_ids("n: pl.Scalar[pl.INDEX] = pl.system.task_invalid()")
+    assert findings(as_count) == [
+        (
+            "kind-mismatch",
+            line_of(as_count, "n: pl"),
+            "'n' is annotated as a pl.Scalar[pl.INDEX] but 'system.task_invalid' produces a task id",
+        )
+    ]
 
 
 def test_a_pipe_buffer_address_only_initialises_a_pipe() -> None:
