@@ -37,6 +37,7 @@ from .model import (
     UnaryOp,
     While,
     Yield,
+    fold_ints,
     trailing_yield,
 )
 
@@ -135,6 +136,32 @@ class KindChecks:
                     )
                 )
 
+    def array_misfit(self, carried: Type | None, value: Expr, call: bool = False) -> tuple[str, str] | None:
+        """(what a place of tensor or tile type ``carried`` takes, what the array ``value`` is) when
+        both say their dims or dtypes and these differ (a [16, 64] chunk yielded where the loop
+        carries [32, 64], an INT32 flag passed for an FP32 inbox), or a plain tensor goes where a
+        window (``pld.DistributedTensor``) goes; None when they fit or either is unknown. The run
+        failed later, on the line that read it (``shape mismatch for 'y_next'``, ``a remote op's
+        target is not a window``). ``call``: a call's argument, held to its parameter's dtype but not
+        its dims (a kernel typed [16, 16] may be given a [16, 8] view: issue 34's sanitizer judges
+        its windows against the buffer); a loop's or a branch's value is held to its dims but not
+        its dtype (it runs, and the localiser names the op that changed the dtype)."""
+        if not isinstance(carried, TensorType | TileType) or not isinstance(value, Name):
+            return None
+        t = self.types.get(value.id)
+        if type(t) is not type(carried):
+            return None
+        assert isinstance(t, TensorType | TileType)
+        kind = "tile" if isinstance(t, TileType) else "tensor"
+        want, got = fold_ints(carried.shape), fold_ints(t.shape)
+        if not call and want is not None and got is not None and want != got:
+            return f"a {want} {carried.dtype} {kind}", f"'{value.id}', a {got} {t.dtype} {kind}"
+        if call and carried.dtype != t.dtype and "UNKNOWN" not in (carried.dtype, t.dtype):
+            return f"a {kind} of {carried.dtype}", f"'{value.id}', a {kind} of {t.dtype}"
+        if isinstance(carried, TensorType) and isinstance(t, TensorType) and carried.distributed and not t.distributed:
+            return "a window (pld.DistributedTensor)", f"'{value.id}', a tensor of this rank only"
+        return None
+
     def misfit(self, carried: Type | None, value: Expr) -> tuple[str, str] | None:
         """(what a place of type ``carried`` takes, what ``value`` is) when the two are of other
         kinds (a scalar where a tensor goes); None when they fit or either is unknown."""
@@ -153,6 +180,15 @@ class KindChecks:
         unannotated = y is not None and all(t.type is None for t in y.targets)
         for i, target in enumerate(s.iter_args):
             carried = self.types.get(target.name)
+            if i < len(s.init_values) and (odd := self.array_misfit(carried, s.init_values[i])) is not None:
+                self.add(
+                    D.error(
+                        s.init_values[i].span,
+                        "wrong-init-value",
+                        f"'{target.name}' carries {odd[0]} through the loop, but starts as {odd[1]}",
+                        "init_values give each loop-carried value its first value, of the same type",
+                    )
+                )
             if i < len(s.init_values) and (bad := self.misfit(carried, s.init_values[i])) is not None:
                 init = s.init_values[i]
                 self.add(
@@ -179,6 +215,16 @@ class KindChecks:
         (``'int' object has no attribute 'dim'``)."""
         for target, value in zip(y.targets, y.values, strict=False):
             carried = target.type if target.type is not None else self.types.get(target.name)
+            if (odd := self.array_misfit(carried, value)) is not None:
+                self.add(
+                    D.error(
+                        value.span,
+                        "wrong-yield",
+                        f"'{target.name}' carries {odd[0]}, but pl.yield_ hands on {odd[1]}",
+                        "each yielded value goes where its loop or branch carries a value of the same type",
+                    )
+                )
+                continue
             if (bad := self.misfit(carried, value)) is None:
                 continue
             self.add(
@@ -196,6 +242,16 @@ class KindChecks:
         words (``'int' object has no attribute 'dim'`` at its first op), or read a tensor as a
         number."""
         for arg, param in zip(e.args, callee.params, strict=False):
+            if (odd := self.array_misfit(param.type, arg, call=True)) is not None:
+                self.add(
+                    D.error(
+                        arg.span,
+                        "wrong-argument",
+                        f"'{e.func}' takes {odd[0]} as {param.name}, got {odd[1]}",
+                        "the callee's signature says each argument's type; a pass or an edit passed another value",
+                    )
+                )
+                continue
             if (bad := self.misfit(param.type, arg)) is None:
                 continue
             self.add(

@@ -104,7 +104,7 @@ def test_check_does_not_warn_that_task_dummy_cannot_run_while_validate_runs_it(t
     f = dumps / "00_frontend.py"
     lines = f.read_text().split("\n")
     at = next(i for i, ln in enumerate(lines) if ln.strip() == "return out")
-    lines.insert(at, "        f1: pl.Scalar[pl.INDEX] = pl.system.task_dummy(deps=[])")
+    lines.insert(at, "        f1: pl.Scalar[pl.TASK_ID] = pl.system.task_dummy(deps=[])")
     f.write_text("\n".join(lines))
     checked = cli("check", str(f), "--json")
     diags = json.loads(checked.stdout)["files"][0]["diagnostics"]

@@ -5,7 +5,7 @@ import pypto.language as pl
 class ir_if_yield_mismatch:
     @pl.function(type=pl.FunctionType.InCore)
     def kernel(self, x: pl.Tensor[[32, 64], pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
-        if x:
+        if pl.tensor.dim(x, 0) > 16:
             r1: pl.Tensor[[32, 64], pl.FP32] = pl.yield_(x)
         else:
             r1, r2 = pl.yield_(x, y)

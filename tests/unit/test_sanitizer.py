@@ -427,7 +427,7 @@ def test_in_a_manual_scope_deps_order_the_tasks():
 
 
 def test_a_phase_fence_task_dummy_orders_through_its_deps():
-    fence = "            f1: pl.Scalar[pl.INDEX] = pl.system.task_dummy(deps=[t1])\n"
+    fence = "            f1: pl.Scalar[pl.TASK_ID] = pl.system.task_dummy(deps=[t1])\n"
     assert _manual("deps=[f1], ", fence) == []
     assert len(_manual("deps=[], ", fence)) == 1
 
@@ -535,7 +535,7 @@ def test_a_pipe_buffer_larger_than_its_core_is_an_error_on_its_line(old, new, li
         ("deps=['t1'], ", "", "'t1' is a literal"),
         ("deps=[mid], ", "", "'mid' is a tensor"),
         ("deps=[t2], ", "", "'t2' is the id of this very task"),
-        ("deps=[t1], ", "            f1: pl.Scalar[pl.INDEX] = pl.system.task_dummy(deps=[f1])\n", "'f1' is the id of this very task"),
+        ("deps=[t1], ", "            f1: pl.Scalar[pl.TASK_ID] = pl.system.task_dummy(deps=[f1])\n", "'f1' is the id of this very task"),
     ],
 )
 def test_deps_that_name_no_earlier_task_are_static_errors_on_their_line(deps, fence, what):

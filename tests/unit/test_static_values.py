@@ -981,3 +981,30 @@ def test_a_rank_that_runs_on_a_tensor_and_a_rank_that_reads_what_no_statement_as
     assert r.error.message.startswith("rank ") and "'w' is read, but no statement assigned it in this run" in r.error.message, (
         r.error.message
     )
+
+
+def test_a_yield_of_other_dims_and_an_argument_of_another_dtype_or_no_window() -> None:
+    """A [16, 64] chunk yielded where the loop carries [32, 64], an INT32 flag passed for an FP32
+    inbox, a rank's own tensor passed for a window: the run failed later, on the line that read it
+    (``shape mismatch for 'y_next'``, ``dtype mismatch for 'got'``, ``a remote op's target is not a
+    window``). A call's argument may have other dims than its parameter (issue 34's view)."""
+    returns = (ROOT / "examples" / "returns" / "passes_dump" / "00_frontend.py").read_text(encoding="utf-8")
+    good = "pl.yield_(y_next)"
+    assert good in returns and findings(returns) == []
+    assert findings(returns.replace(good, "pl.yield_(chunk)")) == [
+        (
+            "wrong-yield",
+            line_of(returns, good),
+            "'y_final' carries a [32, 64] FP32 tensor, but pl.yield_ hands on 'chunk', a [16, 64] FP32 tensor",
+        )
+    ]
+    fence = (ROOT / "examples" / "broken_ranks_fence" / "passes_dump" / "48_after_InsertCommFence.py").read_text(encoding="utf-8")
+    call = "inbox, flag, device=r)"
+    at = line_of(fence, call)
+    assert findings(fence) == []
+    assert findings(fence.replace(call, "flag, flag, device=r)")) == [
+        ("wrong-argument", at, "'per_rank' takes a tensor of FP32 as inbox, got 'flag', a tensor of INT32")
+    ]
+    assert findings(fence.replace(call, "y, flag, device=r)")) == [
+        ("wrong-argument", at, "'per_rank' takes a window (pld.DistributedTensor) as inbox, got 'y', a tensor of this rank only")
+    ]
