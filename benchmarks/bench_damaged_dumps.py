@@ -20,7 +20,11 @@ FOLDER holds cases (a ``passes_dump`` folder beside ``tensors.pt``/``expected.pt
 Per kind it prints how the runs ended: a static finding, a pass or a fail (the numbers changed, or
 did not), an error of the run in our words, an error in Python's or torch's words (recognised by
 their phrasings), a crash (an exception out of ``run_text``); then each of the last two with its
-case, dump, edit and message. Figures, no asserts.
+case, dump, edit and message. And whether what was said is where the edit is: the static findings
+the edit brought (those of the unedited dump aside: "as before" counts the runs with none new) that
+cover the edited line, and the run errors on it (``--elsewhere N`` lists N of the others per
+kind: a deadlock is met where a task waits, a shape where it is read, so not every one is
+wrong). Figures, no asserts.
 """
 
 from __future__ import annotations
@@ -153,6 +157,11 @@ def main() -> int:
     from pypto_lsp.validate.process_setup import configure_process
 
     configure_process()
+
+    def errors_of(text: str, name: str) -> set[tuple[int, int, str]]:
+        """The error findings of ``text`` before a run: (first line, last line, message)."""
+        return {(d.span.line, d.span.end_line, d.message) for d in compile_text(text, name).diagnostics if d.severity == "error" and d.span}
+
     folder = Path(args.folder) if args.folder else (COVERAGE if COVERAGE.is_dir() else ROOT / "examples")
     ops = tuple(sorted(OPS))
     found = cases(folder)
@@ -163,7 +172,7 @@ def main() -> int:
         bundles[case] = (tensors, load_bundle(exp))
     print(
         f"{'edit':<7} {'runs':>5} {'static':>6} {'pass':>5} {'fail':>5} {'ours':>5} {'python/torch':>12} {'crash':>5}"
-        f" {'static on the line':>18} {'ours on the line':>16}"
+        f" {'static on the line':>18} {'(as before)':>11} {'ours on the line':>16}"
     )
     listed: list[str] = []
     for kind in args.edits.split(","):
@@ -195,9 +204,11 @@ def main() -> int:
                             tally[r.status] += 1
                         elif r.error.kind.startswith("static"):
                             tally["static"] += 1
-                            diags = compile_text(new_text, dump.name).diagnostics
-                            lines = {n for d in diags if d.severity == "error" and d.span for n in range(d.span.line, d.span.end_line + 1)}
-                            if line in lines:
+                            found_now = errors_of(new_text, dump.name) - errors_of(text, dump.name)
+                            lines = {n for first, last, _ in found_now for n in range(first, last + 1)}
+                            if not found_now:
+                                tally["static as before"] += 1  # the unedited dump has the same findings
+                            elif line in lines:
                                 tally["static@line"] += 1
                             elif len(elsewhere) < args.elsewhere:
                                 elsewhere.append(f"  static elsewhere  {where}: line {r.error.line}: {r.error.message}"[:400])
@@ -212,7 +223,7 @@ def main() -> int:
                                 elsewhere.append(f"  run elsewhere  {where}: line {r.error.line}: {r.error.message}"[:400])
         print(
             f"{kind:<7} {tally['runs']:>5} {tally['static']:>6} {tally['pass']:>5} {tally['fail']:>5} "
-            f"{tally['ours']:>5} {tally['python']:>12} {tally['crash']:>5} {tally['static@line']:>18} {tally['ours@line']:>16}"
+            f"{tally['ours']:>5} {tally['python']:>12} {tally['crash']:>5} {tally['static@line']:>18} {tally['static as before']:>11} {tally['ours@line']:>16}"
         )
         listed += elsewhere
     for entry in listed:

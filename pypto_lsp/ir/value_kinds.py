@@ -52,6 +52,9 @@ _NO_GAP: dict[str, bool] = {}
 NOT_A_NUMBER = frozenset({"tile", "tensor", "handle", "tuple", "none", "array", "task_id", "address"})
 # the ops whose result is a pipe buffer's local address
 ADDRESS_OPS = frozenset({"system.reserve_buffer", "system.import_peer_buffer"})
+# ops whose tile operand is a tile only: a push moves a tile of local memory into a pipe slot (a
+# tensor there, a gm pipe buffer, was popped as what it is not: "shape mismatch ... computed [1]")
+TILE_ONLY_OPS = frozenset({"tile.tpush_to_aiv", "tile.tpush_to_aic"})
 # the ops whose result is a task id
 TASK_ID_OPS = frozenset({"system.task_invalid", "system.task_dummy"})
 ACCEPTS: dict[str, frozenset[str]] = {
@@ -149,15 +152,16 @@ class KindChecks:
         if not isinstance(carried, TensorType | TileType) or not isinstance(value, Name):
             return None
         t = self.types.get(value.id)
-        if type(t) is not type(carried):
+        if not isinstance(t, TensorType | TileType):
             return None
-        assert isinstance(t, TensorType | TileType)
-        kind = "tile" if isinstance(t, TileType) else "tensor"
+        kind, its = ("tile" if isinstance(x, TileType) else "tensor" for x in (carried, t))
         want, got = fold_ints(carried.shape), fold_ints(t.shape)
         if not call and want is not None and got is not None and want != got:
-            return f"a {want} {carried.dtype} {kind}", f"'{value.id}', a {got} {t.dtype} {kind}"
+            return f"a {want} {carried.dtype} {kind}", f"'{value.id}', a {got} {t.dtype} {its}"
+        if type(t) is not type(carried):
+            return None
         if call and carried.dtype != t.dtype and "UNKNOWN" not in (carried.dtype, t.dtype):
-            return f"a {kind} of {carried.dtype}", f"'{value.id}', a {kind} of {t.dtype}"
+            return f"a {kind} of {carried.dtype}", f"'{value.id}', a {its} of {t.dtype}"
         if isinstance(carried, TensorType) and isinstance(t, TensorType) and carried.distributed and not t.distributed:
             return "a window (pld.DistributedTensor)", f"'{value.id}', a tensor of this rank only"
         return None
@@ -316,7 +320,7 @@ class KindChecks:
                 continue
             got = self.value_kind(arg)
             where = f"{param} (operand {i + 1})" if i is not None else f"{param}="
-            if got is not None and got not in ACCEPTS[want]:
+            if got is not None and (got not in ACCEPTS[want] or (got == "tensor" and want == "tile" and e.op in TILE_ONLY_OPS)):
                 self.add(
                     D.error(
                         arg.span,

@@ -1008,3 +1008,45 @@ def test_a_yield_of_other_dims_and_an_argument_of_another_dtype_or_no_window() -
     assert findings(fence.replace(call, "y, flag, device=r)")) == [
         ("wrong-argument", at, "'per_rank' takes a window (pld.DistributedTensor) as inbox, got 'y', a tensor of this rank only")
     ]
+
+
+def test_a_push_takes_a_tile_and_a_tile_loop_starts_from_one_of_its_dims() -> None:
+    """A tensor pushed (the gm pipe buffer for the accumulator) was popped as what it is not
+    (``shape mismatch for 'acc__tile_Vec': annotated [16, 64], computed [1]``, in the other
+    kernel); a [64, 64] tensor as a [16, 64] tile loop's first value failed at the add inside."""
+    push = (MATMUL.parent / "25_after_StampTfreeSplit.py").read_text(encoding="utf-8")
+    good = "pl.tile.tpush_to_aiv(acc__tile, split=1)"
+    assert good in push and findings(push) == []
+    assert findings(push.replace(good, "pl.tile.tpush_to_aiv(__gm_pipe_buffer, split=1)")) == [
+        ("wrong-operand", line_of(push, good), "'tile.tpush_to_aiv' takes a tile as tile (operand 1), got '__gm_pipe_buffer' (a tensor)")
+    ]
+    loop = (
+        HEAD
+        + "    @pl.function(type=pl.FunctionType.InCore)\n"
+        + "    def kernel(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:\n"
+        + "        init: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 64], dtype=pl.FP32, value=0.0)\n"
+        + "        for i, (acc,) in pl.range(4, init_values=(INIT,)):\n"
+        + "            t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [i * 16, 0], [16, 64], [16, 64], target_memory=pl.Mem.Vec)\n"
+        + "            acc2: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, t)\n"
+        + "            res: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.yield_(acc2)\n"
+        + "        out: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(res, [0, 0], c)\n"
+        + "        return out\n"
+    )
+    assert findings(loop.replace("INIT", "init")) == []
+    assert findings(loop.replace("INIT", "a")) == [
+        (
+            "wrong-init-value",
+            line_of(loop, "INIT"),
+            "'acc' carries a [16, 64] FP32 tile through the loop, but starts as 'a', a [64, 64] FP32 tensor",
+        )
+    ]
+
+
+def test_sort32_takes_one_index_per_value() -> None:
+    """torch said ``The expanded size of the tensor (64) must match the existing size (32)``."""
+    import pytest
+
+    from pypto_lsp.exec.kernels import KERNELS
+
+    with pytest.raises(ValueError, match=r"an index of \[64, 32\] for values of \[32, 64\]: sort32 takes one index per value"):
+        KERNELS["tile.sort32"](torch.zeros(32, 64), torch.zeros(64, 32, dtype=torch.int32))

@@ -65,7 +65,12 @@ def sort32(src: torch.Tensor, idx: torch.Tensor, *_extra: Any, **_kw: Any) -> to
     """``[.., C]`` values + ``[.., C]`` indices -> ``[.., 2C]`` pairs, descending per 32-block."""
     _pairs_dtype_ok(src, "sort32")
     cols = src.shape[-1]
-    ib = _index_bits(idx.expand(src.shape) if idx.shape != src.shape else idx)
+    if idx.shape != src.shape:
+        try:
+            idx = idx.expand(src.shape)
+        except RuntimeError:  # torch: "The expanded size of the tensor (64) must match the existing size (32)"
+            raise ValueError(f"an index of {list(idx.shape)} for values of {list(src.shape)}: sort32 takes one index per value") from None
+    ib = _index_bits(idx)
     out_v = torch.empty_like(src)
     out_i = torch.empty_like(ib)
     for start in range(0, cols, BLOCK):
