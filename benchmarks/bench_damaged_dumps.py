@@ -158,9 +158,15 @@ def main() -> int:
 
     configure_process()
 
-    def errors_of(text: str, name: str) -> set[tuple[int, int, str]]:
-        """The error findings of ``text`` before a run: (first line, last line, message)."""
-        return {(d.span.line, d.span.end_line, d.message) for d in compile_text(text, name).diagnostics if d.severity == "error" and d.span}
+    def errors_of(text: str, name: str) -> set[tuple[str, tuple[int, ...]]]:
+        """The error findings of ``text`` before a run: (message, the lines it covers and those of
+        its related information, which the editor links from it)."""
+        out = set()
+        for d in compile_text(text, name).diagnostics:
+            if d.severity == "error" and d.span:
+                spans = [d.span, *(r.span for r in d.related)]
+                out.add((d.message, tuple(n for sp in spans for n in range(sp.line, sp.end_line + 1))))
+        return out
 
     folder = Path(args.folder) if args.folder else (COVERAGE if COVERAGE.is_dir() else ROOT / "examples")
     ops = tuple(sorted(OPS))
@@ -205,7 +211,7 @@ def main() -> int:
                         elif r.error.kind.startswith("static"):
                             tally["static"] += 1
                             found_now = errors_of(new_text, dump.name) - errors_of(text, dump.name)
-                            lines = {n for first, last, _ in found_now for n in range(first, last + 1)}
+                            lines = {n for _, covered in found_now for n in covered}
                             if not found_now:
                                 tally["static as before"] += 1  # the unedited dump has the same findings
                             elif line in lines:

@@ -25,6 +25,7 @@ from .model import (
     Intrinsic,
     ListExpr,
     Name,
+    OpaqueType,
     OpCall,
     Program,
     ScalarType,
@@ -132,6 +133,7 @@ class _FunctionChecker(KindChecks):
         self.subs: tuple[Expr, ...] = ()  # the expressions of the statement being checked
         self.first_binding: dict[str, Span] = {}
         self.addresses = {}
+        self.type_source = {}
         for s in fn.statements():
             if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op in ADDRESS_OPS:
                 self.addresses[s.target.name] = s.value.op
@@ -161,6 +163,8 @@ class _FunctionChecker(KindChecks):
                         assert isinstance(init, Name)
                         if init.id in self.types:
                             self.types[t.name] = self.types[init.id]
+                            # where the type came from (through the iter_args of enclosing loops)
+                            self.type_source[t.name] = self.type_source.get(init.id, init)
 
     def run(self) -> None:
         for s in self.fn.statements():
@@ -406,6 +410,11 @@ class _FunctionChecker(KindChecks):
         made = self.value_kind(v)
         if isinstance(t, ScalarType) and (made in ("tile", "tensor") or (made == "task_id" and t.dtype != "TASK_ID")):
             self._kind_mismatch(s, f"a pl.Scalar[pl.{t.dtype}]" if made == "task_id" else "a scalar", made)
+            return
+        if isinstance(t, OpaqueType) and t.name != "UnknownType" and made in ("tile", "tensor", "array", "scalar", "task_id"):
+            # a handle (a pointer, a context) made by an op of an array or a number: a window of it
+            # failed in the run ("pld.tensor.window needs a buffer from pld.tensor.alloc_window_buffer")
+            self._kind_mismatch(s, f"a {t.name}", made)
             return
         if not isinstance(t, TensorType | TileType):
             return

@@ -118,6 +118,8 @@ class KindChecks:
     types: dict[str, Type]
     # names assigned a pipe buffer's address (ADDRESS_OPS) -> that op
     addresses: dict[str, str]
+    # an unannotated iter_arg -> the first value whose type it took (its loop's init, or an outer one's)
+    type_source: dict[str, Expr]
 
     def add(self, d: D.Diagnostic) -> None:
         raise NotImplementedError
@@ -166,6 +168,22 @@ class KindChecks:
             return "a window (pld.DistributedTensor)", f"'{value.id}', a tensor of this rank only"
         return None
 
+    def argument_dims(self, param: Type | None, arg: Expr) -> tuple[list[int], list[int]] | None:
+        """(the parameter's dims, the argument's) when both are known and differ. Another rank is
+        an error (a store into a 1-D tensor with 2 offsets failed inside the callee); the same rank
+        a warning: PyPTO's own dumps never pass one, and a kernel given a smaller view reads and
+        writes past it (issue 34's sanitizer judges those windows against the buffer, and a result
+        annotated with the parameter's dims fails its shape check inside the callee)."""
+        if not isinstance(param, TensorType | TileType) or not isinstance(arg, Name):
+            return None
+        t = self.types.get(arg.id)
+        if not isinstance(t, TensorType | TileType):
+            return None
+        want, got = fold_ints(param.shape), fold_ints(t.shape)
+        if want is None or got is None or want == got:
+            return None
+        return want, got
+
     def misfit(self, carried: Type | None, value: Expr) -> tuple[str, str] | None:
         """(what a place of type ``carried`` takes, what ``value`` is) when the two are of other
         kinds (a scalar where a tensor goes); None when they fit or either is unknown."""
@@ -204,14 +222,16 @@ class KindChecks:
                     )
                 )
             if y is not None and unannotated and i < len(y.values) and (bad := self.misfit(carried, y.values[i])) is not None:
-                self.add(
-                    D.error(
-                        y.values[i].span,
-                        "wrong-yield",
-                        f"'{target.name}' carries {KIND_WORDS[bad[0]]}, but pl.yield_ hands on {self.describe(y.values[i], bad[1])}",
-                        "each yielded value goes where its loop carries a value of the same kind",
-                    )
+                d = D.error(
+                    y.values[i].span,
+                    "wrong-yield",
+                    f"'{target.name}' carries {KIND_WORDS[bad[0]]}, but pl.yield_ hands on {self.describe(y.values[i], bad[1])}",
+                    "each yielded value goes where its loop carries a value of the same kind",
                 )
+                source = self.type_source.get(target.name)
+                if source is not None:  # no annotation says what it carries: the first value did
+                    d.related.append(D.Related(f"'{target.name}' is {KIND_WORDS[bad[0]]} from its first value here", None, source.span))
+                self.add(d)
 
     def yield_kinds(self, y: Yield) -> None:
         """Each value a ``pl.yield_`` hands on is of the kind its loop or branch carries: a scalar
@@ -255,6 +275,27 @@ class KindChecks:
                         "the callee's signature says each argument's type; a pass or an edit passed another value",
                     )
                 )
+                continue
+            if (dims := self.argument_dims(param.type, arg)) is not None:
+                want, got = dims
+                name = arg.id if isinstance(arg, Name) else "?"
+                if len(want) != len(got):
+                    self.add(
+                        D.error(
+                            arg.span,
+                            "wrong-argument",
+                            f"'{e.func}' takes a {len(want)}-D {want} array as {param.name}, got '{name}', a {len(got)}-D {got} one",
+                            "the callee indexes its parameter by the rank it declares",
+                        )
+                    )
+                else:
+                    self.add(
+                        D.warning(
+                            arg.span,
+                            "argument-shape",
+                            f"'{e.func}' takes {want} as {param.name}, got '{name}' of {got}: its ops read and write {want}",
+                        )
+                    )
                 continue
             if (bad := self.misfit(param.type, arg)) is None:
                 continue
@@ -410,6 +451,8 @@ class KindChecks:
                 return "address"
             if e.op in TASK_ID_OPS:
                 return "task_id"
+            if e.op in ("array.create", "array.update_element"):
+                return "array"
             if spec.result in ("scalar_index", "scalar_elem"):
                 return "scalar"
             if spec.result == "none":

@@ -1050,3 +1050,53 @@ def test_sort32_takes_one_index_per_value() -> None:
 
     with pytest.raises(ValueError, match=r"an index of \[64, 32\] for values of \[32, 64\]: sort32 takes one index per value"):
         KERNELS["tile.sort32"](torch.zeros(32, 64), torch.zeros(64, 32, dtype=torch.int32))
+
+
+def test_an_argument_of_another_rank_or_dims_and_a_handle_made_by_an_array_op() -> None:
+    """A 1-D tensor for a 2-D parameter failed inside the callee (``store/assemble: 2 offsets for a
+    2-D source and a 1-D target``): an error at the call. Other dims of the same rank are a
+    warning (a kernel may be given a smaller view: issue 34). A ``pl.Ptr`` made by
+    ``pl.array.create`` failed at its window (``pld.tensor.window needs a buffer from ...``)."""
+    text = _two_functions(
+        "self.k(ARG, r, out)",
+        "        flat: pl.Tensor[[32], pl.FP32] = pl.tensor.reshape(x, [32])\n        half: pl.Tensor[[4, 4], pl.FP32] = pl.tensor.slice(x, [4, 4], [0, 0])\n",
+    )
+    at = line_of(text, "self.k(ARG")
+    assert findings(text.replace("ARG", "x")) == []
+    assert findings(text.replace("ARG", "flat")) == [
+        ("wrong-argument", at, "'k' takes a 2-D [4, 8] array as x, got 'flat', a 1-D [32] one")
+    ]
+    res = parse_text(text.replace("ARG", "half"), "sample.py")
+    assert res.program is not None
+    assert [(d.severity, d.code, d.message) for d in check_program(res.program)] == [
+        ("warning", "argument-shape", "'k' takes [4, 8] as x, got 'half' of [4, 4]: its ops read and write [4, 8]")
+    ]
+    fence = (ROOT / "examples" / "allreduce_ranks" / "passes_dump" / "00_frontend.py").read_text(encoding="utf-8")
+    good = "pld.tensor.alloc_window_buffer(pl.const(256, pl.INT64))"
+    assert good in fence and findings(fence) == []
+    assert findings(fence.replace(good, "pl.array.create(4, dtype=pl.INT32)")) == [
+        ("kind-mismatch", line_of(fence, good), "'data_buf' is annotated as a Ptr but 'array.create' produces a pl.Array")
+    ]
+
+
+def test_a_yield_against_a_carried_type_taken_from_the_first_value_points_at_that_value() -> None:
+    """No annotation says what an iter_arg carries: its first value did (here through an outer
+    loop's). A yield of another kind is said at the yield, with the first value as related
+    information: which of the two a pass got wrong, only the reader knows."""
+    text = _two_functions(
+        "self.k(x, r, out)",
+        "        arr: pl.Array[4, pl.INT32] = pl.array.create(4, dtype=pl.INT32)\n"
+        + "        for i, (a,) in pl.range(2, init_values=(FIRST,)):\n"
+        + "            for j, (b,) in pl.range(2, init_values=(a,)):\n"
+        + "                b2: pl.Array[4, pl.INT32] = pl.array.update_element(b, j, 1)\n"
+        + "                b3 = pl.yield_(b2)\n"
+        + "            a2 = pl.yield_(b3)\n",
+    )
+    assert findings(text.replace("FIRST", "arr")) == []
+    res = parse_text(text.replace("FIRST", "x"), "sample.py")
+    assert res.program is not None
+    (d,) = [d for d in check_program(res.program) if d.code == "wrong-yield"]  # (and the update of a tensor, line 17)
+    assert (d.code, d.span.line) == ("wrong-yield", line_of(text, "b3 = pl.yield_(b2)")), d
+    assert [(r.span.line, r.message) for r in d.related] == [
+        (line_of(text, "init_values=(FIRST,)"), "'b' is a tensor from its first value here")
+    ]
