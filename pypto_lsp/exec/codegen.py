@@ -58,6 +58,7 @@ from ..ir.model import (
     TensorType,
     TileType,
     TupleExpr,
+    TupleType,
     Type,
     UnaryOp,
     Unpack,
@@ -528,16 +529,15 @@ class _FunctionGen:
 
     def checked(self, value: str, target: Target) -> str:
         t = target.type
+        if isinstance(t, TupleType) and self.gen.check_shapes and not self.sweep_mode:  # each array item, on this line
+            items = "".join(f"({self.check_args(i)}), " if isinstance(i, TensorType | TileType) else "None, " for i in t.items)
+            return f"_pl_rt.check_items({value}, ({items}), {literal(target.name)})" if "(" in items else value
         if not isinstance(t, TensorType | TileType):
             return value
-        valid = self.dims(t.valid_shape) if t.valid_shape is not None else "None"
-        if valid is None or (t.valid_shape is not None and same_dims(t.valid_shape, t.shape)):
-            valid = "None"  # a valid region equal to the shape is no region at all
-        if not self.gen.check_shapes:
-            return value if valid == "None" else f"_pl_rt.with_valid({value}, {valid})"
-        shape = self.loose_dims(t.shape)
-        check = "_pl_sweep.chk" if self.sweep_mode else "_pl_chk"
-        return f"{check}({value}, {shape}, {self.gen.dtype(t.dtype)}, {valid}, {literal(target.name)})"
+        if self.gen.check_shapes:
+            return f"{'_pl_sweep.chk' if self.sweep_mode else '_pl_chk'}({value}, {self.check_args(t)}, {literal(target.name)})"
+        valid = self.dims(t.valid_shape) if t.valid_shape is not None and not same_dims(t.valid_shape, t.shape) else None
+        return value if valid is None else f"_pl_rt.with_valid({value}, {valid})"
 
     def loose_dims(self, dims: list[Expr]) -> str:
         """Like :meth:`dims` but unbound dims become None (not checked)."""

@@ -123,6 +123,19 @@ def check_value(value: Any, shape: tuple[Any, ...], dt: torch.dtype, valid: tupl
     return value
 
 
+def check_items(value: Any, items: tuple[tuple[tuple[Any, ...], torch.dtype, Any] | None, ...], name: str) -> Any:
+    """After an assignment to a name of tuple type: each array item's shape and dtype as annotated
+    (``check_value`` of ``name[i]``, its valid region left to where it is read; None: an item of
+    another type, not looked at)."""
+    if type(value) not in (tuple, list) or len(value) != len(items):
+        return value
+    out = list(value)
+    for i, (v, item) in enumerate(zip(value, items, strict=True)):
+        if item is not None and isinstance(v, torch.Tensor):
+            out[i] = check_value(v, item[0], item[1], None, f"{name}[{i}]")
+    return type(value)(out)
+
+
 def _fmt(shape: tuple[Any, ...]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 

@@ -48,7 +48,7 @@ from .run_thread import run_with_timeout as _run_with_timeout
 # 8: shapes the types rule out are static errors; 9: a 4-D scatter_update writes block rows, a
 # repeated index's later row wins; more values are static errors (a reshape to another count, a
 # dimension that is not positive, a call argument or a loop bound of another kind, ...))
-ENGINE_VERSION = "9"
+ENGINE_VERSION = "10"
 
 
 SSA_SUFFIX = re.compile(r"__ssa_v\d+$")

@@ -1100,3 +1100,18 @@ def test_a_yield_against_a_carried_type_taken_from_the_first_value_points_at_tha
     assert [(r.span.line, r.message) for r in d.related] == [
         (line_of(text, "init_values=(FIRST,)"), "'b' is a tensor from its first value here")
     ]
+
+
+def test_a_tuple_result_is_checked_item_by_item_on_its_line() -> None:
+    """A launch's (or gather_compare's) tuple result of other dims than annotated: read from the
+    tuple on the next line, the run said ``shape mismatch for 'dst'`` there, one line late."""
+    text = _two_functions(
+        "pr[0]",
+        "        pr: pl.Tuple[pl.Tensor[[4, ROWS], pl.FP32], pl.Scalar[pl.TASK_ID]] = pl.submit(self.k, x, r, out)\n",
+    )
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    ok = run_text(text.replace("ROWS", "8"), {"x": x, "out": torch.zeros(4, 8)}, {"out": x})
+    assert ok.error is None and ok.status == "pass", ok.error
+    r = run_text(text.replace("ROWS", "4"), {"x": x, "out": torch.zeros(4, 8)}, {"out": x})
+    assert r.error is not None and r.error.line == line_of(text, "pl.submit("), r.error
+    assert r.error.message == "shape mismatch for 'pr[0]': annotated [4, 4], computed [4, 8]"
