@@ -83,13 +83,14 @@ def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
                 "PyPTO runs the first Orchestration function by name; pass --entry NAME to choose one",
             )
         )
+    dims: dict[int, list[int] | None] = {}
     for fn in program.functions:
         seen: set[str] = set()
         for p in fn.params:
             if p.name in seen:  # Python's compile: "duplicate argument ... in function definition"
                 out.append(D.error(p.span, "duplicate-param", f"'{fn.name}' has two parameters named '{p.name}'"))
             seen.add(p.name)
-        _FunctionChecker(program, fn, out).run()
+        _FunctionChecker(program, fn, out, dims).run()
     _check_groups(program, out)
     from .depcheck import check_deps
     from .pipecheck import check_pipes
@@ -114,7 +115,7 @@ def _core_num_problem(e: Expr) -> str | None:
 
 
 class _FunctionChecker(KindChecks):
-    def __init__(self, program: Program, fn: Function, out: list[D.Diagnostic]) -> None:
+    def __init__(self, program: Program, fn: Function, out: list[D.Diagnostic], dims: dict[int, list[int] | None]) -> None:
         self.program = program
         self.fn = fn
         self.out = out
@@ -134,8 +135,9 @@ class _FunctionChecker(KindChecks):
         self.first_binding: dict[str, Span] = {}
         self.addresses = {}
         self.type_source = {}
+        self._dims = dims  # (one per program: a callee's parameters are asked at every call)
         for s in fn.statements():
-            if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op in ADDRESS_OPS:
+            if type(s) is Assign and type(s.value) is OpCall and s.value.op in ADDRESS_OPS:
                 self.addresses[s.target.name] = s.value.op
             for t in stmt_targets(s):
                 self.defined.add(t.name)

@@ -112,6 +112,19 @@ def type_kind(t: Type | None) -> str | None:
     return TYPE_KINDS.get(type(t)) if t is not None else None
 
 
+_LISTS: dict[tuple[str, int], bool] = {}
+
+
+def _lists_of_scalars(spec: catalogue.OpSpec, known: int) -> bool:
+    """Every operand of ``spec`` past the first ``known`` has a kind, one of them a list of scalars
+    (kept per op): a list given there can only be that list."""
+    key = (spec.name, known)
+    if key not in _LISTS:
+        kinds = spec.operand_kinds
+        _LISTS[key] = "tuple" in kinds.values() and None not in (kinds.get(p) for p in spec.params[known:])
+    return _LISTS[key]
+
+
 class KindChecks:
     """The kind checks of one function (mixed into ``check._FunctionChecker``)."""
 
@@ -120,6 +133,7 @@ class KindChecks:
     addresses: dict[str, str]
     # an unannotated iter_arg -> the first value whose type it took (its loop's init, or an outer one's)
     type_source: dict[str, Expr]
+    _dims: dict[int, list[int] | None]  # static_dims, by the type's identity
 
     def add(self, d: D.Diagnostic) -> None:
         raise NotImplementedError
@@ -154,10 +168,10 @@ class KindChecks:
         if not isinstance(carried, TensorType | TileType) or not isinstance(value, Name):
             return None
         t = self.types.get(value.id)
-        if not isinstance(t, TensorType | TileType):
+        if t is carried or not isinstance(t, TensorType | TileType):
             return None
         kind, its = ("tile" if isinstance(x, TileType) else "tensor" for x in (carried, t))
-        want, got = fold_ints(carried.shape), fold_ints(t.shape)
+        want, got = self.static_dims(carried), self.static_dims(t)
         if not call and want is not None and got is not None and want != got:
             return f"a {want} {carried.dtype} {kind}", f"'{value.id}', a {got} {t.dtype} {its}"
         if type(t) is not type(carried):
@@ -167,6 +181,14 @@ class KindChecks:
         if isinstance(carried, TensorType) and isinstance(t, TensorType) and carried.distributed and not t.distributed:
             return "a window (pld.DistributedTensor)", f"'{value.id}', a tensor of this rank only"
         return None
+
+    def static_dims(self, t: TensorType | TileType) -> list[int] | None:
+        """``t``'s dims when each folds to an integer (kept per type: a callee's parameter is asked
+        at every call)."""
+        dims = self._dims.get(id(t), self)
+        if dims is self:
+            dims = self._dims[id(t)] = fold_ints(t.shape)
+        return dims  # type: ignore[return-value]
 
     def argument_dims(self, param: Type | None, arg: Expr) -> tuple[list[int], list[int]] | None:
         """(the parameter's dims, the argument's) when both are known and differ. Another rank is
@@ -179,7 +201,7 @@ class KindChecks:
         t = self.types.get(arg.id)
         if not isinstance(t, TensorType | TileType):
             return None
-        want, got = fold_ints(param.shape), fold_ints(t.shape)
+        want, got = self.static_dims(param), self.static_dims(t)
         if want is None or got is None or want == got:
             return None
         return want, got
@@ -381,7 +403,7 @@ class KindChecks:
                                 f"'{e.op}' takes a list of scalars as {where}, got {self.describe(item, k)} in it",
                             )
                         )
-        if known < len(spec.params) and "tuple" in kinds.values() and None not in (kinds.get(p) for p in spec.params[known:]):
+        if known < len(spec.params) and _lists_of_scalars(spec, known):
             # the optional operands left unplaced: a list can only be one of them that takes a
             # list of scalars (pld.tile.put's offsets and shape)
             for arg in e.args[known:]:
@@ -422,9 +444,12 @@ class KindChecks:
                 # pl.UnknownType is what PyPTO gives the result of an op with no value
                 # (pld.system.notify, wait, pld.tile.put; DeduceUnknownType): no real dump reads one
                 return "none" if t.name == "UnknownType" else "handle"
-            if e.id in self.addresses:
-                return "address"
-            return type_kind(t)
+            if t is None:
+                return None
+            kind = TYPE_KINDS.get(type(t))
+            if kind == "scalar":
+                return "task_id" if t.dtype == "TASK_ID" else "address" if e.id in self.addresses else kind  # type: ignore[union-attr]
+            return kind
         if isinstance(e, Const):
             v = e.value
             return "string" if isinstance(v, str) else None if v is None else "scalar"
@@ -488,8 +513,10 @@ class KindChecks:
     def device_value(self, e: OpCall | FuncCall) -> None:
         """The rank a call runs on (``device=`` or ``attrs={"device": ...}``) is a scalar: a tensor
         there made the run say ``int() argument must be ... not 'WindowView'``."""
-        values = [e.kwargs["device"]] if "device" in e.kwargs else []
         attrs = e.attrs if isinstance(e, OpCall) else e.kwargs.get("attrs")
+        if attrs is None and "device" not in e.kwargs:
+            return
+        values = [e.kwargs["device"]] if "device" in e.kwargs else []
         if isinstance(attrs, DictExpr):
             values += [v for k, v in zip(attrs.keys, attrs.values, strict=False) if isinstance(k, Const) and k.value == "device"]
         for v in values:
