@@ -19,7 +19,7 @@ from .documents import DocView
 def diagnostics_for(v: DocView, enc: str) -> list[types.Diagnostic]:
     out: list[types.Diagnostic] = []
     if v.is_open:
-        out.extend(R.ir_diagnostic(d, v.parsed_lines, enc) for d in v.parse_diags)
+        out.extend(R.ir_diagnostic(d, v.parsed_lines, enc, v.uri) for d in v.parse_diags)
     lines = v.lines
     if v.config_error:
         out.append(R.config_error_diagnostic(lines, enc, v.config_error))

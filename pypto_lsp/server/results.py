@@ -122,15 +122,25 @@ def span_range(lines: list[str], line1: int, col0: int, end_line1: int, end_col0
     )
 
 
-def ir_diagnostic(d: D.Diagnostic, lines: list[str], encoding: str) -> types.Diagnostic:
+def ir_diagnostic(d: D.Diagnostic, lines: list[str], encoding: str, uri: str | None = None) -> types.Diagnostic:
+    """``d`` in LSP terms; its related spans in this file (``uri``) as related information (a
+    yield's finding links the loop's first value, which said what the loop carries)."""
     s = d.span
     message = d.message if not d.hint else f"{d.message}\n{d.hint}"
+    related = [
+        types.DiagnosticRelatedInformation(
+            types.Location(uri, span_range(lines, r.span.line, r.span.col, r.span.end_line, r.span.end_col, encoding)), r.message
+        )
+        for r in d.related
+        if uri is not None and r.file is None and 0 < r.span.line <= len(lines)
+    ]
     return types.Diagnostic(
         range=span_range(lines, s.line, s.col, s.end_line, s.end_col, encoding),
         message=message,
         severity=_SEVERITY.get(d.severity, types.DiagnosticSeverity.Error),
         code=d.code,
         source=SOURCE,
+        related_information=related or None,
     )
 
 

@@ -1115,3 +1115,25 @@ def test_a_tuple_result_is_checked_item_by_item_on_its_line() -> None:
     r = run_text(text.replace("ROWS", "4"), {"x": x, "out": torch.zeros(4, 8)}, {"out": x})
     assert r.error is not None and r.error.line == line_of(text, "pl.submit("), r.error
     assert r.error.message == "shape mismatch for 'pr[0]': annotated [4, 4], computed [4, 8]"
+
+
+def test_the_editor_gets_a_findings_related_lines() -> None:
+    """The language server sends a static finding's related spans as LSP related information (the
+    loop's first value, for a yield checked against the type it gave)."""
+    from pypto_lsp.server.results import ir_diagnostic
+
+    text = _two_functions(
+        "self.k(x, r, out)",
+        "        for i, (a,) in pl.range(2, init_values=(x,)):\n"
+        + "            a2: pl.Array[4, pl.INT32] = pl.array.create(4, dtype=pl.INT32)\n"
+        + "            a3 = pl.yield_(a2)\n",
+    )
+    res = parse_text(text, "sample.py")
+    assert res.program is not None
+    (d,) = [d for d in check_program(res.program) if d.code == "wrong-yield"]
+    lsp = ir_diagnostic(d, text.splitlines(), "utf-16", "file:///sample.py")
+    assert lsp.range.start.line == line_of(text, "a3 = pl.yield_") - 1
+    assert lsp.related_information is not None
+    (rel,) = lsp.related_information
+    assert (rel.location.uri, rel.location.range.start.line) == ("file:///sample.py", line_of(text, "init_values=(x,)") - 1)
+    assert rel.message == "'a' is a tensor from its first value here"
