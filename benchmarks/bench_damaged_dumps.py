@@ -15,7 +15,9 @@ FOLDER holds cases (a ``passes_dump`` folder beside ``tensors.pt``/``expected.pt
 
 * ``op``: a ``pl.``/``pld.`` op call's name swapped for any op of the catalogue;
 * ``number``: an integer inside an op call's operands set to n+1, n-1, 2n, 0, -1, n+64 or 2**20;
-* ``name``: a name an op call reads swapped for another name of the same function.
+* ``name``: a name an op call reads swapped for another name of the same function;
+* ``drop``: a statement of a function body left out (a pass that lost one);
+* ``swap``: a statement swapped with the next one at its depth (a pass that reordered two).
 
 Per kind it prints how the runs ended: a static finding, a pass or a fail (the numbers changed, or
 did not), an error of the run in our words, an error in Python's or torch's words (recognised by
@@ -24,7 +26,7 @@ case, dump, edit and message. And whether what was said is where the edit is: th
 the edit brought (those of the unedited dump aside: "as before" counts the runs with none new) that
 cover the edited line, and the run errors on it (``--elsewhere N`` lists N of the others per
 kind: a deadlock is met where a task waits, a shape where it is read, so not every one is
-wrong). Figures, no asserts.
+wrong; a dropped statement leaves its line empty, so ``-`` there). Figures, no asserts.
 """
 
 from __future__ import annotations
@@ -123,6 +125,8 @@ def edit(kind: str, text: str, rnd: random.Random, ops: tuple[str, ...]) -> tupl
         new = rnd.choice([n + 1, n - 1, n * 2, 0, -1, n + 64, 1 << 20])
         line = text.count(chr(10), 0, a) + 1
         return text[:a] + str(new) + text[z:], f"{n} -> {new} on line {line}", line
+    if kind in ("drop", "swap"):
+        return _statement_edit(kind, text, rnd)
     spots = _operand_spots(text, _NAME)
     if not spots:
         return None
@@ -136,6 +140,32 @@ def edit(kind: str, text: str, rnd: random.Random, ops: tuple[str, ...]) -> tupl
     new_name = rnd.choice(pool)
     line = text.count(chr(10), 0, a) + 1
     return text[:a] + new_name + text[z:], f"{text[a:z]} -> {new_name} on line {line}", line
+
+
+_STATEMENT = re.compile(r"^( {8,})(?![#\s])(?!(?:for|while|if|else|elif|with|return|def)\b)[^\n]*$")
+
+
+def _statement_edit(kind: str, text: str, rnd: random.Random) -> tuple[str, str, int] | None:
+    """``text`` with one simple statement of a function body left out (``drop``, the line emptied
+    so that every other line keeps its number) or swapped with the next line at its depth
+    (``swap``); the edit's line."""
+    lines = text.split("\n")
+    spots = [i for i, ln in enumerate(lines) if _STATEMENT.match(ln)]
+    if kind == "swap":
+        spots = [i for i in spots if i + 1 < len(lines) and _STATEMENT.match(lines[i + 1]) and _indent(lines[i]) == _indent(lines[i + 1])]
+    if not spots:
+        return None
+    i = rnd.choice(spots)
+    if kind == "drop":
+        what = lines[i].strip()
+        lines[i] = ""
+        return "\n".join(lines), f"line {i + 1} dropped: {what[:60]}", i + 1
+    lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    return "\n".join(lines), f"lines {i + 1} and {i + 2} swapped", i + 1
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
 def main() -> int:
@@ -214,6 +244,8 @@ def main() -> int:
                             lines = {n for _, covered in found_now for n in covered}
                             if not found_now:
                                 tally["static as before"] += 1  # the unedited dump has the same findings
+                            elif kind == "drop":
+                                pass  # (the edited line is empty: what it lost is said where it was read)
                             elif line in lines:
                                 tally["static@line"] += 1
                             elif len(elsewhere) < args.elsewhere:
@@ -225,11 +257,12 @@ def main() -> int:
                             tally["ours"] += 1
                             if r.error.line == line:
                                 tally["ours@line"] += 1
-                            elif len(elsewhere) < 2 * args.elsewhere:
+                            elif kind != "drop" and len(elsewhere) < 2 * args.elsewhere:
                                 elsewhere.append(f"  run elsewhere  {where}: line {r.error.line}: {r.error.message}"[:400])
         print(
             f"{kind:<7} {tally['runs']:>5} {tally['static']:>6} {tally['pass']:>5} {tally['fail']:>5} "
-            f"{tally['ours']:>5} {tally['python']:>12} {tally['crash']:>5} {tally['static@line']:>18} {tally['static as before']:>11} {tally['ours@line']:>16}"
+            f"{tally['ours']:>5} {tally['python']:>12} {tally['crash']:>5} {'-' if kind == 'drop' else tally['static@line']:>18}"
+            f" {tally['static as before']:>11} {'-' if kind == 'drop' else tally['ours@line']:>16}"
         )
         listed += elsewhere
     for entry in listed:
