@@ -164,7 +164,8 @@ class KindChecks:
         target is not a window``). ``call``: a call's argument, held to its parameter's dtype but not
         its dims (a kernel typed [16, 16] may be given a [16, 8] view: issue 34's sanitizer judges
         its windows against the buffer); a loop's or a branch's value is held to its dims but not
-        its dtype (it runs, and the localiser names the op that changed the dtype)."""
+        its dtype (it runs, and the localiser names the op that changed the dtype). A window where a
+        plain tensor goes, or the other way, is :meth:`argument_kinds`' warning."""
         if not isinstance(carried, TensorType | TileType) or not isinstance(value, Name):
             return None
         t = self.types.get(value.id)
@@ -178,8 +179,6 @@ class KindChecks:
             return None
         if call and carried.dtype != t.dtype and "UNKNOWN" not in (carried.dtype, t.dtype):
             return f"a {kind} of {carried.dtype}", f"'{value.id}', a {its} of {t.dtype}"
-        if isinstance(carried, TensorType) and isinstance(t, TensorType) and carried.distributed and not t.distributed:
-            return "a window (pld.DistributedTensor)", f"'{value.id}', a tensor of this rank only"
         return None
 
     def static_dims(self, t: TensorType | TileType) -> list[int] | None:
@@ -298,9 +297,21 @@ class KindChecks:
                     )
                 )
                 continue
+            p, name = param.type, arg.id if isinstance(arg, Name) else ""
+            a = self.types.get(name)
+            if isinstance(p, TensorType) and p.distributed and isinstance(a, TensorType) and not a.distributed:
+                # a window's remote ops on it fail ("a remote op's target is not a window"); one the
+                # callee reads only here would work: a warning, at the call
+                self.add(
+                    D.warning(
+                        arg.span,
+                        "argument-window",
+                        f"'{e.func}' takes a window (pld.DistributedTensor) as {param.name}, got '{name}', a tensor of this rank only",
+                        "a remote op (remote_load, put, notify) on it reaches no other rank",
+                    )
+                )
             if (dims := self.argument_dims(param.type, arg)) is not None:
                 want, got = dims
-                name = arg.id if isinstance(arg, Name) else "?"
                 if len(want) != len(got):
                     self.add(
                         D.error(

@@ -1005,8 +1005,17 @@ def test_a_yield_of_other_dims_and_an_argument_of_another_dtype_or_no_window() -
     assert findings(fence.replace(call, "flag, flag, device=r)")) == [
         ("wrong-argument", at, "'per_rank' takes a tensor of FP32 as inbox, got 'flag', a tensor of INT32")
     ]
-    assert findings(fence.replace(call, "y, flag, device=r)")) == [
-        ("wrong-argument", at, "'per_rank' takes a window (pld.DistributedTensor) as inbox, got 'y', a tensor of this rank only")
+    # a rank's own tensor for a window: a warning (a remote op on it fails; one read only here would work)
+    local = parse_text(fence.replace(call, "x, flag, device=r)"), "sample.py").program
+    assert local is not None
+    assert [(d.severity, d.code, d.span.line, d.message) for d in check_program(local)] == [
+        (
+            "warning",
+            "argument-window",
+            at,
+            "'per_rank' takes a window (pld.DistributedTensor) as inbox, got 'x', a tensor of this rank only",
+        ),
+        ("error", "wrong-argument", at, "'per_rank' takes a 2-D [1, 64] array as inbox, got 'x', a 3-D [4, 1, 64] one"),
     ]
 
 
