@@ -209,10 +209,13 @@ class _FunctionChecker(KindChecks):
             if not loop:
                 self.bound.update(t.name for t in stmt_targets(s))
 
-    def _own_dep(self, e: Name) -> bool:
-        """``e`` is in a ``deps=`` of the statement being checked: a task waiting on its own id reads
-        it above its assignment too, which the dependency check (ir.depcheck) says in the runtime's
-        words; asked only of a name read above its assignment."""
+    def _own_dep(self, e: Name, stmt: Stmt) -> bool:
+        """``e`` is in a ``deps=`` of the statement being checked, which assigns it: a task waiting
+        on its own id reads it above its assignment too, which the dependency check (ir.depcheck)
+        says in the runtime's words; asked only of a name read above its assignment. An id a later
+        statement assigns (two statements swapped) is read before it is assigned, as any name."""
+        if e.id not in {t.name for t in stmt_targets(stmt)}:
+            return False
         return any(x is e for c in self.subs if isinstance(c, OpCall | FuncCall) for x in _dep_items(c))
 
     def add(self, d: D.Diagnostic) -> None:
@@ -231,7 +234,7 @@ class _FunctionChecker(KindChecks):
                 )
             elif e.id not in self.defined:
                 self.add(D.error(e.span, "undefined-name", f"undefined name '{e.id}' in function '{self.fn.name}'"))
-            elif e.id not in self.bound and not self._own_dep(e):
+            elif e.id not in self.bound and not self._own_dep(e, stmt):
                 # the DSL binds a name where it is assigned, as pypto's parser reads it (top to
                 # bottom): a read above every statement that assigns it can never run
                 first = self.first_binding[e.id]

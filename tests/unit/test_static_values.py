@@ -1146,3 +1146,25 @@ def test_the_editor_gets_a_findings_related_lines() -> None:
     (rel,) = lsp.related_information
     assert (rel.location.uri, rel.location.range.start.line) == ("file:///sample.py", line_of(text, "init_values=(x,)") - 1)
     assert rel.message == "'a' is a tensor from its first value here"
+
+
+def test_a_task_id_in_deps_read_before_the_statement_that_assigns_it() -> None:
+    """Two statements swapped: a launch waits on an id the next line assigns. Only a task waiting
+    on its own id (the same statement assigns it) is left to the dependency check; before, this
+    one was too, and the run said ``UnboundLocalError`` in Python's words."""
+    launch = f"pl.Tuple[{T}, pl.Scalar[pl.TASK_ID]]"
+    body = (
+        f"        r1: {launch} = pl.submit(self.k, x, r, out)\n"
+        + "        t1: pl.Scalar[pl.TASK_ID] = r1[1]\n"
+        + f"        r2: {launch} = pl.submit(self.k, x, r, out, deps=[t1])\n"
+    )
+    assert findings(_two_functions("r2[0]", body)) == []
+    lines = body.split("\n")
+    swapped = _two_functions("r2[0]", "\n".join([lines[0], lines[2], lines[1], ""]))
+    assert findings(swapped) == [
+        (
+            "used-before-assigned",
+            line_of(swapped, "deps=[t1]"),
+            f"'t1' is read before it is assigned: the first statement that assigns it is on line {line_of(swapped, 't1: pl.Scalar')}",
+        )
+    ]
