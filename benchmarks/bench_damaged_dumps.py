@@ -17,7 +17,9 @@ FOLDER holds cases (a ``passes_dump`` folder beside ``tensors.pt``/``expected.pt
 * ``number``: an integer inside an op call's operands set to n+1, n-1, 2n, 0, -1, n+64 or 2**20;
 * ``name``: a name an op call reads swapped for another name of the same function;
 * ``drop``: a statement of a function body left out (a pass that lost one);
-* ``swap``: a statement swapped with the next one at its depth (a pass that reordered two).
+* ``swap``: a statement swapped with the next one at its depth (a pass that reordered two);
+* ``type``: one dim of a tensor's or tile's annotation changed (n+1, n-1, 2n, 1), or its dtype
+  (a pass that typed a value wrong).
 
 Per kind it prints how the runs ended: a static finding, a pass or a fail (the numbers changed, or
 did not), an error of the run in our words, an error in Python's or torch's words (recognised by
@@ -127,6 +129,8 @@ def edit(kind: str, text: str, rnd: random.Random, ops: tuple[str, ...]) -> tupl
         return text[:a] + str(new) + text[z:], f"{n} -> {new} on line {line}", line
     if kind in ("drop", "swap"):
         return _statement_edit(kind, text, rnd)
+    if kind == "type":
+        return _type_edit(text, rnd)
     spots = _operand_spots(text, _NAME)
     if not spots:
         return None
@@ -162,6 +166,29 @@ def _statement_edit(kind: str, text: str, rnd: random.Random) -> tuple[str, str,
         return "\n".join(lines), f"line {i + 1} dropped: {what[:60]}", i + 1
     lines[i], lines[i + 1] = lines[i + 1], lines[i]
     return "\n".join(lines), f"lines {i + 1} and {i + 2} swapped", i + 1
+
+
+_ANNOTATION = re.compile(r"pl\.(?:Tensor|Tile)\[\[([0-9, ]+)\], pl\.([A-Z0-9]+)")
+_DTYPES = ("FP32", "FP16", "BF16", "INT32", "INT8")
+
+
+def _type_edit(text: str, rnd: random.Random) -> tuple[str, str, int] | None:
+    """``text`` with one annotation's dim or dtype changed (statements' annotations, not a
+    signature's: a parameter's type is what the inputs are checked against)."""
+    spots = [m for m in _ANNOTATION.finditer(text) if not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].lstrip().startswith("def ")]
+    if not spots:
+        return None
+    m = rnd.choice(spots)
+    line = text.count("\n", 0, m.start()) + 1
+    if rnd.random() < 0.5:
+        dims = [int(d) for d in m.group(1).split(",")]
+        i = rnd.randrange(len(dims))
+        old = dims[i]
+        dims[i] = rnd.choice([old + 1, max(1, old - 1), old * 2, 1])
+        new = ", ".join(map(str, dims))
+        return text[: m.start(1)] + new + text[m.end(1) :], f"[{m.group(1)}] -> [{new}] on line {line}", line
+    dt = rnd.choice([d for d in _DTYPES if d != m.group(2)])
+    return text[: m.start(2)] + dt + text[m.end(2) :], f"{m.group(2)} -> {dt} on line {line}", line
 
 
 def _indent(line: str) -> int:

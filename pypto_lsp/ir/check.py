@@ -55,7 +55,7 @@ from .value_kinds import ADDRESS_OPS, KIND_WORDS, NOT_A_NUMBER, KindChecks
 FREE_VAR_MARK = "__FREE_VAR"
 
 # result rules whose shape/dtype we can compare with an annotation
-_RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast", "load", "slice", "create", "reshape"}
+_RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast", "load", "slice", "create", "reshape", "store"}
 
 
 def check_program(program: Program, entry: str | None = None) -> list[D.Diagnostic]:
@@ -410,6 +410,8 @@ class _FunctionChecker(KindChecks):
         v = s.value
         if isinstance(t, TensorType | TileType):
             self.annotation_dims(s.target.name, t)
+        if isinstance(v, FuncCall) and isinstance(t, TensorType | TileType):
+            self.call_result(s, t, v)
         if not isinstance(v, OpCall):
             return
         made = self.value_kind(v)
@@ -456,6 +458,13 @@ class _FunctionChecker(KindChecks):
             shape = fold_ints(v.args[0].items)
             dk = v.kwargs.get("dtype")
             dtype = dk.name if isinstance(dk, DTypeRef) else None
+        elif rule == "store":
+            # a store or an assemble gives back its destination (tile.store's output tensor, an
+            # assemble's target), of its shape and dtype: an annotation of another made the run
+            # convert or fail where the value is next read (a yield, the output's compare)
+            at = spec.params.index("output_tensor") if "output_tensor" in spec.params else 0
+            if len(v.args) > at:
+                shape, dtype = self._shape_of(v.args[at])
         elif rule == "matmul" and len(v.args) >= 2:
             b_shape, b_dtype = self._shape_of(v.args[1])
             if a0_shape and b_shape and len(a0_shape) >= 2 and len(b_shape) >= 2:
@@ -476,7 +485,7 @@ class _FunctionChecker(KindChecks):
                 self._mismatch(s, "shape", declared, shape, v.op)
             elif shape != declared and rule == "load" and math.prod(shape) != math.prod(declared):
                 self._mismatch(s, "shape", declared, shape, v.op)
-        if dtype is not None and t.dtype != dtype and rule in ("cast", "create") and not _dtype_compatible(rule, dtype, t.dtype):
+        if dtype is not None and t.dtype != dtype and rule in ("cast", "create", "store") and not _dtype_compatible(rule, dtype, t.dtype):
             self._mismatch(s, "dtype", t.dtype, dtype, v.op)
 
     def annotation_dims(self, name: str, t: TensorType | TileType) -> None:
@@ -501,6 +510,16 @@ class _FunctionChecker(KindChecks):
                 "the annotation and the op disagree: one of them is wrong in this pass",
             )
         )
+
+    def call_result(self, s: Assign, t: TensorType | TileType, v: FuncCall) -> None:
+        """A call's result annotated with another dtype than the callee returns (one array): the run
+        converted it or failed where it was next read (a call taking it, the output's compare)."""
+        callee = self.program.function(v.func)
+        if callee is None or len(callee.returns) != 1:
+            return
+        r = callee.returns[0]
+        if isinstance(r, TensorType | TileType) and r.dtype != t.dtype and not _dtype_compatible("call", r.dtype, t.dtype):
+            self._mismatch(s, "dtype", t.dtype, r.dtype, v.func)
 
     def _mismatch(self, s: Assign, what: str, declared: object, computed: object, op: str) -> None:
         self.add(

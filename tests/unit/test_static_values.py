@@ -1168,3 +1168,22 @@ def test_a_task_id_in_deps_read_before_the_statement_that_assigns_it() -> None:
             f"'t1' is read before it is assigned: the first statement that assigns it is on line {line_of(swapped, 't1: pl.Scalar')}",
         )
     ]
+
+
+def test_a_store_and_a_call_annotated_with_another_type_than_they_give() -> None:
+    """A store or an assemble gives back its destination, a call what its callee returns: an
+    annotation of other dims or another dtype made the run convert or fail later, where the value
+    was next read (a yield, a call taking it, the output's compare with no line)."""
+    returns = (ROOT / "examples" / "returns" / "passes_dump" / "00_frontend.py").read_text(encoding="utf-8")
+    good = "y_next: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.assemble"
+    at = line_of(returns, good)
+    assert findings(returns.replace(good, good.replace("pl.FP32", "pl.FP16"))) == [
+        ("dtype-mismatch", at, "'y_next' is annotated with dtype FP16 but 'tensor.assemble' produces FP32")
+    ]
+    assert findings(returns.replace(good, good.replace("[32, 64]", "[32, 128]")))[0] == (
+        "shape-mismatch",
+        at,
+        "'y_next' is annotated with shape [32, 128] but 'tensor.assemble' produces [32, 64]",
+    )  # (and the yield of it, on the next line)
+    call = _two_functions("self.k(x, r, out)").replace(f"        y: {T} = self.k", "        y: pl.Tensor[[4, 8], pl.BF16] = self.k")
+    assert findings(call) == [("dtype-mismatch", line_of(call, "= self.k("), "'y' is annotated with dtype BF16 but 'k' produces FP32")]
