@@ -32,9 +32,11 @@ from .model import (
     Scope,
     Span,
     Stmt,
+    Subscript,
     TensorType,
     TileType,
     TupleExpr,
+    TupleType,
     Type,
     UnaryOp,
     While,
@@ -412,6 +414,8 @@ class _FunctionChecker(KindChecks):
             self.annotation_dims(s.target.name, t)
         if isinstance(v, FuncCall) and isinstance(t, TensorType | TileType):
             self.call_result(s, t, v)
+        if isinstance(v, Subscript) and isinstance(t, TensorType | TileType):
+            self.tuple_item(s, t, v)
         if not isinstance(v, OpCall):
             return
         made = self.value_kind(v)
@@ -485,7 +489,12 @@ class _FunctionChecker(KindChecks):
                 self._mismatch(s, "shape", declared, shape, v.op)
             elif shape != declared and rule == "load" and math.prod(shape) != math.prod(declared):
                 self._mismatch(s, "shape", declared, shape, v.op)
-        if dtype is not None and t.dtype != dtype and rule in ("cast", "create", "store") and not _dtype_compatible(rule, dtype, t.dtype):
+        # (the other rules' dtypes: PyPTO promotes where torch does not, see runtime.check_value;
+        # a view's or a load's is its input's, when that is an array: a scalar there is said above)
+        if rule in ("slice", "reshape", "load") and a0_shape is None:
+            dtype = None
+        exact_dtype = ("cast", "create", "store", "slice", "reshape", "load")
+        if dtype is not None and t.dtype != dtype and rule in exact_dtype and not _dtype_compatible(rule, dtype, t.dtype):
             self._mismatch(s, "dtype", t.dtype, dtype, v.op)
 
     def annotation_dims(self, name: str, t: TensorType | TileType) -> None:
@@ -510,6 +519,23 @@ class _FunctionChecker(KindChecks):
                 "the annotation and the op disagree: one of them is wrong in this pass",
             )
         )
+
+    def tuple_item(self, s: Assign, t: TensorType | TileType, v: Subscript) -> None:
+        """An item of a tuple (a launch's result, gather_compare's pair) annotated with other dims or
+        another dtype than the tuple's own annotation gives it."""
+        if not isinstance(v.value, Name):
+            return
+        name, tup, i = v.value.id, self.types.get(v.value.id), fold_int(v.index)
+        if not isinstance(tup, TupleType) or i is None or not 0 <= i < len(tup.items):
+            return
+        item = tup.items[i]
+        if not isinstance(item, TensorType | TileType):
+            return
+        want, got = fold_ints(t.shape), fold_ints(item.shape)
+        if want is not None and got is not None and want != got:
+            self._mismatch(s, "shape", want, got, f"{name}[{i}]")
+        elif item.dtype != t.dtype and not _dtype_compatible("item", item.dtype, t.dtype):
+            self._mismatch(s, "dtype", t.dtype, item.dtype, f"{name}[{i}]")
 
     def call_result(self, s: Assign, t: TensorType | TileType, v: FuncCall) -> None:
         """A call's result annotated with another dtype than the callee returns (one array): the run

@@ -1117,7 +1117,9 @@ def test_a_tuple_result_is_checked_item_by_item_on_its_line() -> None:
     text = _two_functions(
         "pr[0]",
         "        pr: pl.Tuple[pl.Tensor[[4, ROWS], pl.FP32], pl.Scalar[pl.TASK_ID]] = pl.submit(self.k, x, r, out)\n",
-    )
+    ).replace(
+        "        y: pl.Tensor[[4, 8], pl.FP32] = pr[0]", "        y: pl.Tensor[[4, ROWS], pl.FP32] = pr[0]"
+    )  # (as the tuple says: only the run sees it)
     x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
     ok = run_text(text.replace("ROWS", "8"), {"x": x, "out": torch.zeros(4, 8)}, {"out": x})
     assert ok.error is None and ok.status == "pass", ok.error
@@ -1187,3 +1189,23 @@ def test_a_store_and_a_call_annotated_with_another_type_than_they_give() -> None
     )  # (and the yield of it, on the next line)
     call = _two_functions("self.k(x, r, out)").replace(f"        y: {T} = self.k", "        y: pl.Tensor[[4, 8], pl.BF16] = self.k")
     assert findings(call) == [("dtype-mismatch", line_of(call, "= self.k("), "'y' is annotated with dtype BF16 but 'k' produces FP32")]
+
+
+def test_a_slice_and_a_tuple_item_annotated_with_another_type_than_they_give() -> None:
+    """A slice is a view of its input, of its dtype; an item of a tuple is what the tuple's own
+    annotation says. Another dtype or other dims made the run fail where the value was passed on
+    (``'k' takes a tensor of FP32 as x``, a yield one line later)."""
+    sliced = _two_functions("self.k(part, r, out)", "        part: pl.Tensor[[4, 8], pl.DT] = pl.tensor.slice(x, [4, 8], [0, 0])\n")
+    assert findings(sliced.replace("pl.DT", "pl.FP32")) == []
+    at = line_of(sliced, "pl.tensor.slice(")
+    assert findings(sliced.replace("pl.DT", "pl.FP16"))[0] == (
+        "dtype-mismatch",
+        at,
+        "'part' is annotated with dtype FP16 but 'tensor.slice' produces FP32",
+    )
+    launch = f"pl.Tuple[{T}, pl.Scalar[pl.TASK_ID]]"
+    item = _two_functions("res", f"        r1: {launch} = pl.submit(self.k, x, r, out)\n        res: pl.Tensor[[DIMS], pl.FP32] = r1[0]\n")
+    assert findings(item.replace("DIMS", "4, 8")) == []
+    assert findings(item.replace("DIMS", "4, 7")) == [
+        ("shape-mismatch", line_of(item, "= r1[0]"), "'res' is annotated with shape [4, 7] but 'r1[0]' produces [4, 8]")
+    ]
