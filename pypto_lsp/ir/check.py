@@ -489,8 +489,11 @@ class _FunctionChecker(KindChecks):
                 self._mismatch(s, "shape", declared, shape, v.op)
             elif shape != declared and rule == "load" and math.prod(shape) != math.prod(declared):
                 self._mismatch(s, "shape", declared, shape, v.op)
-        # (the other rules' dtypes: PyPTO promotes where torch does not, see runtime.check_value;
-        # a view's or a load's is its input's, when that is an array: a scalar there is said above)
+        # PyPTO's parser holds every annotated assignment to the inferred type's kind, dtype, rank
+        # and static dims (language/parser/type_resolver.py, validate_annotation_consistency).
+        # The dtypes here are the rules' whose result dtype is certain (the others': PyPTO
+        # promotes where torch does not, see runtime.check_value); a view's or a load's is its
+        # input's, when that is an array (a scalar there is said above)
         if rule in ("slice", "reshape", "load") and a0_shape is None:
             dtype = None
         exact_dtype = ("cast", "create", "store", "slice", "reshape", "load")
