@@ -57,6 +57,22 @@ from .value_kinds import ADDRESS_OPS, KIND_WORDS, NOT_A_NUMBER, KindChecks
 FREE_VAR_MARK = "__FREE_VAR"
 
 # result rules whose shape/dtype we can compare with an annotation
+# ops of no result rule that make an array of their ``shape`` operand (a remote load's tile, a
+# window, an extract, a fill-padded expansion, an iota, a triangle, random bits)
+_SHAPED = frozenset(
+    {
+        "pld.tile.remote_load",
+        "pld.tensor.window",
+        "tile.extract",
+        "tile.fillpad_expand",
+        "tensor.fillpad_expand",
+        "tile.ci",
+        "tensor.ci",
+        "tile.tri",
+        "tile.random",
+        "tensor.random",
+    }
+)
 _RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast", "load", "slice", "create", "reshape", "store"}
 
 
@@ -433,14 +449,18 @@ class _FunctionChecker(KindChecks):
             self._kind_mismatch(s, KIND_WORDS["tile" if isinstance(t, TileType) else "tensor"], "scalar")
             return
         spec = catalogue.lookup(v.op)
-        if spec is None or spec.result not in _RULES_CHECKED:
+        if spec is None or (spec.result not in _RULES_CHECKED and v.op not in _SHAPED):
             return
         declared = fold_ints(t.shape)
         shape: list[int] | None = None
         dtype: str | None = None
         a0_shape, a0_dtype = self._shape_of(v.args[0]) if v.args else (None, None)
-        rule = spec.result
-        if rule in ("same", "binary"):
+        rule = "shaped" if v.op in _SHAPED else spec.result
+        if rule == "shaped":  # an array of its shape operand, held as a load is (its element count)
+            at = spec.params.index("shape")
+            dims = v.args[at] if len(v.args) > at else None
+            shape = fold_ints(dims.items) if isinstance(dims, ListExpr) else None
+        elif rule in ("same", "binary"):
             shape, dtype = a0_shape, a0_dtype
             if rule == "binary" and len(v.args) > 1:
                 a1_shape, _ = self._shape_of(v.args[1])
@@ -485,9 +505,9 @@ class _FunctionChecker(KindChecks):
             if len(shape) != len(declared):
                 if math.prod(shape) != math.prod(declared) and rule in ("same", "binary", "cast"):
                     self._mismatch(s, "shape", declared, shape, v.op)
-            elif shape != declared and rule not in ("load",):
+            elif shape != declared and rule not in ("load", "shaped"):
                 self._mismatch(s, "shape", declared, shape, v.op)
-            elif shape != declared and rule == "load" and math.prod(shape) != math.prod(declared):
+            elif shape != declared and rule in ("load", "shaped") and math.prod(shape) != math.prod(declared):
                 self._mismatch(s, "shape", declared, shape, v.op)
         # PyPTO's parser holds every annotated assignment to the inferred type's kind, dtype, rank
         # and static dims (language/parser/type_resolver.py, validate_annotation_consistency).

@@ -1209,3 +1209,18 @@ def test_a_slice_and_a_tuple_item_annotated_with_another_type_than_they_give() -
     assert findings(item.replace("DIMS", "4, 7")) == [
         ("shape-mismatch", line_of(item, "= r1[0]"), "'res' is annotated with shape [4, 7] but 'r1[0]' produces [4, 8]")
     ]
+
+
+def test_a_remote_load_annotated_with_another_element_count_than_its_shape() -> None:
+    """Ops of no result rule that make an array of their ``shape`` operand (a remote load, a
+    window, an extract ...) are held as a load is: the same element count. An edited annotation was
+    met by the add that read it, three lines later."""
+    dump = (ALLREDUCE / "passes_dump" / "11_after_ConvertTensorToTileOps.py").read_text(encoding="utf-8")
+    good = "r1: pl.Tile[[1, 64], pl.FP32] = pld.tile.remote_load(data_v1, p1, [0, 0], [1, 64])"
+    assert good in dump and findings(dump) == []
+    bad = dump.replace(good, good.replace("r1: pl.Tile[[1, 64]", "r1: pl.Tile[[1, 65]"))
+    assert findings(bad)[0] == (
+        "shape-mismatch",
+        line_of(dump, good),
+        "'r1' is annotated with shape [1, 65] but 'pld.tile.remote_load' produces [1, 64]",
+    )
