@@ -49,7 +49,7 @@ from .model import (
     trailing_yield,
     walk_expr,
 )
-from .names import CROSS_CORE_OPS
+from .names import CROSS_CORE_OPS, SPLIT_MODE_CODE
 from .printer import expr_str
 from .scope_keywords import check_scope
 from .value_kinds import ADDRESS_OPS, KIND_WORDS, NOT_A_NUMBER, KindChecks
@@ -73,6 +73,7 @@ _SHAPED = frozenset(
         "tensor.random",
     }
 )
+_SHARDS = frozenset({"tile.aiv_shard", "tensor.aiv_shard"})
 _RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast", "load", "slice", "create", "reshape", "store"}
 
 
@@ -154,6 +155,7 @@ class _FunctionChecker(KindChecks):
         self.addresses = {}
         self.type_source = {}
         self._dims = dims  # (one per program: a callee's parameters are asked at every call)
+        self._split_modes: dict[int, int | None] | None = None  # statement -> its split_aiv's mode (made when asked)
         for s in fn.statements():
             if type(s) is Assign and type(s.value) is OpCall and s.value.op in ADDRESS_OPS:
                 self.addresses[s.target.name] = s.value.op
@@ -449,13 +451,25 @@ class _FunctionChecker(KindChecks):
             self._kind_mismatch(s, KIND_WORDS["tile" if isinstance(t, TileType) else "tensor"], "scalar")
             return
         spec = catalogue.lookup(v.op)
-        if spec is None or (spec.result not in _RULES_CHECKED and v.op not in _SHAPED):
+        if spec is None or (spec.result not in _RULES_CHECKED and v.op not in _SHAPED and v.op not in _SHARDS):
             return
         declared = fold_ints(t.shape)
         shape: list[int] | None = None
         dtype: str | None = None
         a0_shape, a0_dtype = self._shape_of(v.args[0]) if v.args else (None, None)
         rule = "shaped" if v.op in _SHAPED else spec.result
+        if v.op in _SHARDS and a0_shape is not None and len(a0_shape) == 2:
+            # this lane's part of the cube's tile: the ceil half along the split axis (rows for
+            # UP_DOWN, columns for LEFT_RIGHT), the whole tile with no split (PyPTO's
+            # DeduceSplitReshape); the run fits the part to the annotation, so only here is a
+            # wrong one seen
+            code = self._split_code(v, s)
+            if code is not None:
+                axis = {1: 0, 3: 0, 2: 1, 4: 1}.get(code)
+                shape = list(a0_shape)
+                if axis is not None:
+                    shape[axis] = (shape[axis] + 1) // 2
+                rule = "shard"
         if rule == "shaped":  # an array of its shape operand, held as a load is (its element count)
             at = spec.params.index("shape")
             dims = v.args[at] if len(v.args) > at else None
@@ -543,6 +557,17 @@ class _FunctionChecker(KindChecks):
             )
         )
 
+    def _split_code(self, v: OpCall, s: Assign) -> int | None:
+        """The split mode of an ``aiv_shard``: its ``split=``, else its ``pl.split_aiv`` loop's
+        ``mode=`` (0 none, 1 rows, 2 columns, 3 and 4 their odd forms); None when neither says."""
+        kw = v.kwargs.get("split")
+        if kw is not None:
+            return fold_int(kw)
+        if self._split_modes is None:
+            self._split_modes = {}
+            _enclosing_splits(self.fn.body, None, self._split_modes)
+        return self._split_modes.get(id(s))
+
     def tuple_item(self, s: Assign, t: TensorType | TileType, v: Subscript) -> None:
         """An item of a tuple (a launch's result, gather_compare's pair) annotated with other dims or
         another dtype than the tuple's own annotation gives it."""
@@ -623,6 +648,24 @@ def _truthy(e: Expr | None) -> bool:
 def _broadcast(a: list[int], b: list[int]) -> list[int]:
     """The shape a binary elementwise op makes of two of one rank: a 1 takes the other's extent."""
     return [max(x, y) if 1 in (x, y) else x for x, y in zip(a, b, strict=True)]
+
+
+def _enclosing_splits(body: list[Stmt], code: int | None, out: dict[int, int | None]) -> None:
+    """Each statement of ``body`` (by identity) -> the mode of the innermost ``pl.split_aiv`` loop
+    around it (``SPLIT_MODE_CODE``; None outside one, or a mode the dump does not spell)."""
+    for st in body:
+        out[id(st)] = code
+        if isinstance(st, For):
+            inner = code
+            if st.kind == "split_aiv":
+                mode = st.kwargs.get("mode")
+                inner = SPLIT_MODE_CODE.get(mode.member) if isinstance(mode, EnumRef) else None
+            _enclosing_splits(st.body, inner, out)
+        elif isinstance(st, While | Scope):
+            _enclosing_splits(st.body, code, out)
+        elif isinstance(st, If):
+            _enclosing_splits(st.then, code, out)
+            _enclosing_splits(st.orelse, code, out)
 
 
 def _dtype_compatible(rule: str, computed: str, declared: str) -> bool:

@@ -1224,3 +1224,21 @@ def test_a_remote_load_annotated_with_another_element_count_than_its_shape() -> 
         line_of(dump, good),
         "'r1' is annotated with shape [1, 65] but 'pld.tile.remote_load' produces [1, 64]",
     )
+
+
+def test_an_aiv_shard_is_the_ceil_half_along_its_split_axis() -> None:
+    """A lane's part of the cube's tile: half the rows under ``pl.split_aiv(2, mode=UP_DOWN)`` or
+    ``split=1``, half the columns under ``split=2`` (PyPTO's DeduceSplitReshape). The run fits the
+    part to the annotation, so a wrong one was met a line later, by the op that read it."""
+    dump = (ROOT / "examples" / "split_rows" / "passes_dump" / "00_frontend.py").read_text(encoding="utf-8")
+    good = "shard: pl.Tensor[[8, 32], pl.FP32] = pl.tensor.aiv_shard(acc)"
+    assert good in dump and findings(dump) == []
+    bad = dump.replace(good, good.replace("[[8, 32]", "[[16, 32]"))
+    assert findings(bad)[0] == (
+        "shape-mismatch",
+        line_of(dump, good),
+        "'shard' is annotated with shape [16, 32] but 'tensor.aiv_shard' produces [8, 32]",
+    )
+    # split=2 halves the columns
+    cols = dump.replace(good, "shard: pl.Tensor[[16, 16], pl.FP32] = pl.tensor.aiv_shard(acc, split=2)")
+    assert [c for c, line, _ in findings(cols) if line == line_of(dump, good)] == []
