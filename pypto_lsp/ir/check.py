@@ -74,6 +74,8 @@ _SHAPED = frozenset(
     }
 )
 _SHARDS = frozenset({"tile.aiv_shard", "tensor.aiv_shard"})
+# the rules whose result dtype is certain (see annotation)
+_EXACT_DTYPE = frozenset({"cast", "create", "store", "slice", "reshape", "load"})
 _RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast", "load", "slice", "create", "reshape", "store"}
 
 
@@ -530,8 +532,7 @@ class _FunctionChecker(KindChecks):
         # input's, when that is an array (a scalar there is said above)
         if rule in ("slice", "reshape", "load") and a0_shape is None:
             dtype = None
-        exact_dtype = ("cast", "create", "store", "slice", "reshape", "load")
-        if dtype is not None and t.dtype != dtype and rule in exact_dtype and not _dtype_compatible(rule, dtype, t.dtype):
+        if dtype is not None and t.dtype != dtype and rule in _EXACT_DTYPE and not _dtype_compatible(rule, dtype, t.dtype):
             self._mismatch(s, "dtype", t.dtype, dtype, v.op)
 
     def annotation_dims(self, name: str, t: TensorType | TileType) -> None:

@@ -404,27 +404,21 @@ class KindChecks:
                     )
                 )
             elif want == "tuple" and isinstance(arg, ListExpr | TupleExpr):
-                for item in arg.items:
-                    k = self.value_kind(item)
-                    if k is not None and k not in ACCEPTS["scalar"]:
-                        self.add(
-                            D.error(
-                                item.span,
-                                "wrong-operand",
-                                f"'{e.op}' takes a list of scalars as {where}, got {self.describe(item, k)} in it",
-                            )
-                        )
+                self.scalar_items(arg, f"'{e.op}' takes a list of scalars as {where}, got {{}} in it")
         if known < len(spec.params) and _lists_of_scalars(spec, known):
             # the optional operands left unplaced: a list can only be one of them that takes a
             # list of scalars (pld.tile.put's offsets and shape)
             for arg in e.args[known:]:
                 if isinstance(arg, ListExpr | TupleExpr):
-                    for item in arg.items:
-                        k = self.value_kind(item)
-                        if k is not None and k not in ACCEPTS["scalar"]:
-                            self.add(
-                                D.error(item.span, "wrong-operand", f"'{e.op}' takes lists of scalars, got {self.describe(item, k)} in one")
-                            )
+                    self.scalar_items(arg, f"'{e.op}' takes lists of scalars, got {{}} in one")
+
+    def scalar_items(self, items: ListExpr | TupleExpr, message: str) -> None:
+        """Each item of a list that takes scalars: one of another kind is said with ``message``
+        (its ``{}`` the item in words)."""
+        for item in items.items:
+            k = self.value_kind(item)
+            if k is not None and k not in ACCEPTS["scalar"]:
+                self.add(D.error(item.span, "wrong-operand", message.format(self.describe(item, k))))
 
     def keyword_kinds(self, e: OpCall, spec: catalogue.OpSpec) -> None:
         """Each keyword attribute against the type PyPTO declares it with: a dtype where a dtype
@@ -455,12 +449,8 @@ class KindChecks:
                 # pl.UnknownType is what PyPTO gives the result of an op with no value
                 # (pld.system.notify, wait, pld.tile.put; DeduceUnknownType): no real dump reads one
                 return "none" if t.name == "UnknownType" else "handle"
-            if t is None:
-                return None
-            kind = TYPE_KINDS.get(type(t))
-            if kind == "scalar":
-                return "task_id" if t.dtype == "TASK_ID" else "address" if e.id in self.addresses else kind  # type: ignore[union-attr]
-            return kind
+            kind = type_kind(t)
+            return "address" if kind == "scalar" and e.id in self.addresses else kind
         if isinstance(e, Const):
             v = e.value
             return "string" if isinstance(v, str) else None if v is None else "scalar"
