@@ -10,13 +10,13 @@ so another name bound to the original object keeps its own metadata.
 
 from __future__ import annotations
 
-import os
-import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+
+from .side_threads import helper_threads, side_by_side
 
 __all__ = ["DTYPES", "torch_dtype", "get_valid", "with_valid", "valid_or_shape", "valid_box", "register_input", "as_f32"]
 
@@ -121,15 +121,7 @@ _F32: dict[int, tuple[int, torch.Tensor]] = {}
 _HALF = (torch.bfloat16, torch.float16)
 _MIN_ELEMENTS = 1 << 16  # weights, not tiles
 _WINDOW_PART = 8  # a view of at most 1/8 of its input is converted on its own (see as_f32)
-_WIDE_ELEMENTS = 1 << 22  # a conversion this big uses the machine's cores (see convert_threads)
-_CONVERT_THREADS = [min(4, os.cpu_count() or 1)]
-
-
-def convert_threads(n: int) -> None:
-    """How many parts of one big weight conversion of :func:`as_f32` run side by side (the engine
-    runs on one intra-op thread: dump tensors are small). A process among several running dumps
-    side by side (the CLI's worker pool) sets 1."""
-    _CONVERT_THREADS[0] = max(1, n)
+_WIDE_ELEMENTS = 1 << 22  # a conversion this big uses helper threads (exec.side_threads)
 
 
 def version_of(t: torch.Tensor) -> int | None:
@@ -150,33 +142,18 @@ def register_input(t: torch.Tensor) -> None:
 
 
 def _float_in_parts(flat: torch.Tensor, threads: int) -> torch.Tensor:
-    """``flat.float()`` converted in ``threads`` parts side by side, one Python thread each (torch
-    lets go of the GIL while it copies). Not by raising torch's thread count: that count is the
-    process's, and a long matmul running meanwhile in another thread (the debug adapter's run of
-    the previous pass, a Dask worker's other file) would take it up and give other bits."""
+    """``flat.float()`` converted in ``threads`` parts side by side (:mod:`pypto_lsp.exec.side_threads`).
+    Not by raising torch's thread count: that count is the process's, and a long matmul running
+    meanwhile in another thread (the debug adapter's run of the previous pass, a Dask worker's other
+    file) would take it up and give other bits."""
     out = torch.empty(flat.shape, dtype=torch.float32)
     n = flat.numel()
     step = -(-n // threads)
-    parts = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
-    failed: list[BaseException] = []
-    inference = torch.is_inference_mode_enabled()  # thread-local: a run's (validate.engine.run)
+    def part(lo: int, hi: int) -> Callable[[], object]:
+        return lambda: out[lo:hi].copy_(flat[lo:hi])
 
-    def convert(lo: int, hi: int) -> None:
-        try:
-            with torch.inference_mode(inference):
-                out[lo:hi].copy_(flat[lo:hi])
-        except BaseException as exc:  # raised below, in the caller's thread
-            failed.append(exc)
-
-    helpers = [threading.Thread(target=convert, args=part, name="pypto-lsp-f32", daemon=True) for part in parts[1:]]
-    for h in helpers:
-        h.start()
-    convert(*parts[0])
-    for h in helpers:
-        h.join()
-    if failed:  # a part not converted: no half-filled copy is kept
-        raise failed[0]
+    side_by_side([part(lo, min(n, lo + step)) for lo in range(0, n, step)])  # a part not converted raises: nothing kept
     return out
 
 
@@ -207,7 +184,7 @@ def as_f32(t: torch.Tensor) -> torch.Tensor:
             return t.float()  # a window: on its own (a whole copy made for a bigger part is used while it lasts)
         storage = owner.untyped_storage()
         flat = torch.empty(0, dtype=owner.dtype).set_(storage, 0, (storage.nbytes() // owner.element_size(),), (1,))
-        threads = _CONVERT_THREADS[0]
+        threads = helper_threads()
         if threads > 1 and flat.numel() >= _WIDE_ELEMENTS:
             hit = (version, _float_in_parts(flat, threads))  # 117 M weight elements at hidden 4096: ~0.17 s on one core
         else:

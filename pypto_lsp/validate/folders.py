@@ -440,11 +440,11 @@ def _child_run(item: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
 def _child_init() -> None:
     import signal
 
-    from ..exec.values import convert_threads
+    from ..exec.side_threads import set_helper_threads
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it ends the pool)
     torch.set_num_threads(1)
-    convert_threads(1)  # the pool's processes share the cores already
+    set_helper_threads(1)  # the pool's processes share the cores already
     collect_less()  # a forked child keeps the parent's thresholds only if the parent set them
 
 

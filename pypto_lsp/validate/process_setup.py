@@ -30,7 +30,7 @@ def one_intra_op_thread() -> None:
     (``TimeoutError ... stopped in pypto_lsp/exec/kernels/matmul.py in _mm``: one fork in ~400 on a
     loaded 2-core machine, a matmul of the hung child seen in gdb inside ``mkl_serv_allocate``).
     With one thread no team is started; the run thread itself is waited for
-    (``run_thread._wait_gone``). A process that set a count of its own has it set to one here:
+    (``exec.side_threads.wait_gone``). A process that set a count of its own has it set to one here:
     runs compute on one intra-op thread in every process, so their bits do not depend on who ran them."""
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)

@@ -11,16 +11,15 @@ then all cloned, and the process leaves with ``os._exit``.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..exec.codegen import GeneratedCode
+from ..exec.side_threads import wait_gone
 from ..ir.model import For, Program, Span, fold_int
 from .config import time_limit
 
@@ -53,7 +52,7 @@ def run_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
         exc.stuck_frames = where  # type: ignore[attr-defined]
         exc.stuck_counters = counters  # type: ignore[attr-defined]
         raise exc
-    _wait_gone(t)
+    wait_gone(t)  # MKL frees its per-thread buffers as the OS thread ends (exec.side_threads)
     if "exc" in box:
         raise box["exc"]
     return box.get("value")
@@ -90,21 +89,6 @@ def stuck_where(exc: BaseException, gen: GeneratedCode) -> tuple[Span | None, st
     file = inner[0]
     here = file.find("pypto_lsp")
     return span, f"{file[here:] if here >= 0 else Path(file).name}:{inner[1]} in {inner[2]}"
-
-
-def _wait_gone(t: threading.Thread, limit: float = 1.0) -> None:
-    """Until the run's OS thread has ended (Linux; elsewhere nothing). ``join`` returns once the
-    thread's Python state is gone, before the thread runs its native exit handlers: MKL frees its
-    per-thread buffers there, under a lock, and a process forked in that window (the CLI's worker
-    pool, right after the no-goldens reference run) inherits the lock held and spins on it forever
-    at its first matmul. Usually already gone; a few hundred microseconds at most."""
-    tid = getattr(t, "native_id", None)
-    task = f"/proc/self/task/{tid}"
-    if tid is None or not os.path.isdir("/proc/self/task"):
-        return
-    deadline = time.monotonic() + limit
-    while os.path.exists(task) and time.monotonic() < deadline:
-        time.sleep(0.0002)
 
 
 class _RunAbandoned(BaseException):

@@ -93,18 +93,19 @@ def test_a_big_weight_converts_in_helper_threads_inside_a_run() -> None:
     a run (inference mode) its buffer is an inference tensor, which a thread outside the mode may
     not write ("Inplace update to inference tensor outside InferenceMode")."""
     from pypto_lsp.exec import values
-    from pypto_lsp.exec.values import as_f32, convert_threads, register_input
+    from pypto_lsp.exec.side_threads import set_helper_threads
+    from pypto_lsp.exec.values import as_f32, register_input
 
     w = torch.randn(2048, 2048 + 64).bfloat16()
     register_input(w)
-    convert_threads(2)
+    set_helper_threads(2)
     try:
         with torch.inference_mode():
             got = as_f32(w[:, 64:])
         assert torch.equal(got, w[:, 64:].float())
         assert w.untyped_storage().data_ptr() in values._F32  # kept: the weight was made outside a run
     finally:
-        convert_threads(min(4, os.cpu_count() or 1))
+        set_helper_threads(min(4, os.cpu_count() or 1))
 
 
 def test_products_across_tasks_are_made_once_in_a_run_with_a_created_buffer_operand() -> None:

@@ -108,7 +108,8 @@ def test_a_big_weight_converts_on_the_machines_cores_without_raising_torchs_thre
     threads (K = 4096 here)."""
     import threading
 
-    from pypto_lsp.exec.values import as_f32, convert_threads, register_input
+    from pypto_lsp.exec.side_threads import set_helper_threads
+    from pypto_lsp.exec.values import as_f32, register_input
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -126,14 +127,14 @@ def test_a_big_weight_converts_on_the_machines_cores_without_raising_torchs_thre
     try:
         w = torch.randn(2048, 2048 + 64).bfloat16()
         register_input(w)
-        convert_threads(2)
+        set_helper_threads(2)
         got = as_f32(w[:, 64:])
         assert counts == [] and torch.get_num_threads() == 1
         assert len(threads_seen) == 2  # two parts, side by side
         assert torch.equal(got, w[:, 64:].float())
     finally:
         monkeypatch.undo()
-        convert_threads(min(4, os.cpu_count() or 1))
+        set_helper_threads(min(4, os.cpu_count() or 1))
         torch.set_num_threads(before)
 
 
@@ -184,19 +185,20 @@ def test_a_conversion_part_that_fails_fails_the_conversion(monkeypatch) -> None:
     import threading
 
     from pypto_lsp.exec import values
-    from pypto_lsp.exec.values import as_f32, convert_threads, register_input
+    from pypto_lsp.exec.side_threads import set_helper_threads
+    from pypto_lsp.exec.values import as_f32, register_input
 
     real_copy = torch.Tensor.copy_
 
     def copy_(self, src, *a, **kw):  # type: ignore[no-untyped-def]
-        if threading.current_thread().name == "pypto-lsp-f32":
+        if threading.current_thread().name == "pypto-lsp-part":
             raise MemoryError("no room for this part")
         return real_copy(self, src, *a, **kw)
 
     monkeypatch.setattr(torch.Tensor, "copy_", copy_)
     w = torch.randn(2048, 2048 + 64).bfloat16()
     register_input(w)
-    convert_threads(2)
+    set_helper_threads(2)
     try:
         with pytest.raises(MemoryError):
             as_f32(w[:, 64:])
@@ -204,7 +206,7 @@ def test_a_conversion_part_that_fails_fails_the_conversion(monkeypatch) -> None:
         monkeypatch.undo()
         assert torch.equal(as_f32(w[:, 64:]), w[:, 64:].float())  # converted whole the next time
     finally:
-        convert_threads(min(4, os.cpu_count() or 1))
+        set_helper_threads(min(4, os.cpu_count() or 1))
 
 
 def test_an_input_lent_to_a_run_still_going_is_copied_for_the_next_not_lent_twice() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from pypto_lsp.validate.engine import compile_text, run_text
@@ -178,6 +180,64 @@ def test_a_tasks_stripe_of_the_products_across_tasks_is_its_own_products_bit_for
     pipebatch._STRIPES_EXACT.clear()
     context.reset()
     assert context.run_memo() == {}
+
+
+def test_products_across_tasks_made_in_parts_side_by_side_are_each_tasks_own(monkeypatch: Any) -> None:
+    """A big weight's products across tasks are made in parts of whole stripes, one helper thread
+    each (exec.side_threads): every task's stripe is still its own products bit for bit, each part
+    ran in its own thread, and a part that fails raises in the run's thread with nothing kept."""
+    import threading
+
+    import pytest
+
+    from pypto_lsp.exec import context, pipebatch, side_threads
+    from pypto_lsp.exec.batching import chunk_products, chunk_window
+
+    g = torch.Generator().manual_seed(11)
+    a = (torch.randn(16, 256, generator=g) * 3).bfloat16()
+    w = (torch.randn(256, 512, generator=g) / 7).bfloat16()
+    stripe = (64, 0, 8, 4)
+    threads: set[str] = set()
+    real = torch.matmul
+
+    def matmul(*args: Any, **kw: Any) -> Any:
+        threads.add(threading.current_thread().name)
+        return real(*args, **kw)
+
+    def products(task: int) -> tuple[torch.Tensor | None, torch.Tensor]:
+        lhs = chunk_window(a, (0, 0), (16, 64), 1, 4)
+        rhs = chunk_window(w, (0, 64 * task), (64, 64), 0, 4)
+        got = pipebatch._across_tasks(lhs, rhs, (a, (0, 0), (16, 64)), (w, (0, 64 * task), (64, 64)), 0, 4, stripe)
+        return got, chunk_products(lhs.float(), rhs.float(), 4)
+
+    monkeypatch.setattr(pipebatch, "_SPLIT_ELEMENTS", 0)  # this small weight counts as big
+    monkeypatch.setattr(torch, "matmul", matmul)
+    before = side_threads.helper_threads()
+    side_threads.set_helper_threads(3)  # parts of 3, 3 and 2 stripes
+    try:
+        context.reset()
+        pipebatch._STRIPES_EXACT.clear()
+        for task in (0, 2, 3, 5, 6, 7, 1, 4):
+            got, own = products(task)
+            assert got is not None and torch.equal(got, own), task
+        assert len(context.run_memo()) == 1
+        assert len([n for n in threads if n == "pypto-lsp-part"]) == 1 and len(threads) == 2  # the run's thread and helpers
+        # a part that fails: raised in the run's thread, no products kept for later tasks
+        context.reset()
+
+        def failing(*args: Any, **kw: Any) -> Any:
+            if threading.current_thread().name == "pypto-lsp-part":
+                raise MemoryError("no room for this part")
+            return real(*args, **kw)
+
+        monkeypatch.setattr(torch, "matmul", failing)
+        with pytest.raises(MemoryError):
+            products(0)
+        assert context.run_memo() == {}
+    finally:
+        side_threads.set_helper_threads(before)
+        pipebatch._STRIPES_EXACT.clear()
+        context.reset()
 
 
 def test_the_across_stripe_reaches_the_generated_push_loop() -> None:
