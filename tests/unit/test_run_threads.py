@@ -79,3 +79,47 @@ def test_a_matmul_in_a_run_starts_no_thread_team(timeout: float | None) -> None:
         torch.set_num_threads(was)
     assert "seen" in box
     assert not any(box["seen"].new_threads), box["seen"].new_threads
+
+
+def test_a_forked_child_starts_helpers_of_its_own() -> None:
+    """The helper threads a run's big products use (exec.side_threads) are kept for the process's
+    life; a process forked after they started (the CLI's pool after a run in the parent) has none
+    of them: its own parts go to helpers it starts, and they are done (a child that handed a part
+    to its parent's helper would wait for it forever; the test's time limit says so)."""
+    import multiprocessing
+
+    from pypto_lsp.exec import side_threads
+
+    before, was = side_threads.helper_threads(), torch.get_num_threads()
+    side_threads.set_helper_threads(2)
+    torch.set_num_threads(1)  # as every process that validates runs (process_setup): no OpenMP team to fork
+    try:
+        out = torch.empty(2, 64, 64)
+        a = torch.randn(64, 64)
+        parts = [lambda i=i: torch.matmul(a, a, out=out[i]) for i in range(2)]
+        side_threads.side_by_side(parts)  # the parent's helper, started here (or kept from before)
+        assert any(t.name == "pypto-lsp-part" for t in threading.enumerate())
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(1) as pool:
+            names, equal = pool.apply_async(_child_parts).get(timeout=60)
+        assert equal
+        assert names == ["MainThread", "pypto-lsp-part"]  # the child's own helper took the second part
+    finally:
+        side_threads.set_helper_threads(before)
+        torch.set_num_threads(was)
+
+
+def _child_parts() -> tuple[list[str], bool]:
+    from pypto_lsp.exec import side_threads
+
+    a = torch.randn(64, 64)
+    out = torch.empty(2, 64, 64)
+    names: list[str] = []
+
+    def part(i: int) -> None:
+        names.append(threading.current_thread().name)
+        torch.matmul(a, a, out=out[i])
+
+    side_threads.set_helper_threads(2)
+    side_threads.side_by_side([lambda: part(0), lambda: part(1)])
+    return sorted(names), bool(torch.equal(out[0], out[1]))
