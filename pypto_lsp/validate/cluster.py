@@ -289,9 +289,11 @@ def _goldens(token: str, blob: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
 
         import torch
 
+        from ..exec.side_threads import set_helper_threads
         from .process_setup import configure_process
 
         configure_process()
+        set_helper_threads(1)  # workers run one per core (docs/cluster.md): as the local pool's processes
         d = torch.load(io.BytesIO(blob), weights_only=True)
         _LOADED.clear()  # one run's goldens at a time: a long-lived worker does not keep them all
         hit = _LOADED[token] = (d["inputs"], d["expected"])

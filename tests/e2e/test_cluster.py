@@ -173,6 +173,22 @@ def test_same_verdicts_as_local(cluster: LocalCluster, tmp_path: Path, example: 
     assert all("worker" not in f for f in local["files"])
 
 
+def test_a_worker_makes_big_products_on_one_thread(cluster: LocalCluster, tmp_path: Path) -> None:
+    """Workers run one per core (docs/cluster.md), as the local pool's processes do: once a worker
+    has served a file, a big weight's products across tasks take no helper thread there (the cores
+    are the other workers')."""
+    from pypto_lsp.exec.side_threads import helper_threads
+
+    code, _doc, err = _validate(tmp_path, EXAMPLES / "softmax" / "passes_dump", "--cluster", cluster.address)
+    assert code == 0, err
+    client = distributed.Client(cluster.address, timeout=f"{START_S}s")
+    try:
+        counts = client.run(helper_threads)  # (pickled by name: the workers import it)
+    finally:
+        client.close()
+    assert set(counts) == set(cluster.workers) and set(counts.values()) == {1}, counts
+
+
 def test_no_scheduler_exits_2_within_seconds(tmp_path: Path) -> None:
     t0 = time.monotonic()
     code, _, err = _validate(tmp_path, EXAMPLES / "softmax" / "passes_dump", "--cluster", f"tcp://127.0.0.1:{_free_port()}")
