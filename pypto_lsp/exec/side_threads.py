@@ -7,8 +7,10 @@ is shared by everything it runs), so torch's own threads never help with these. 
 plain Python thread that runs torch calls on one intra-op thread itself: torch lets go of the GIL
 while it copies or multiplies, so the parts run side by side on the machine's cores, and every
 element is computed by the same one-thread call as it would be in the run's own thread (the same
-bits). How many threads: :func:`helper_threads` (the CLI's worker processes share the cores
-already and set 1).
+bits). How many threads: :func:`helper_threads` (the CLI's pool processes and Dask workers share
+the cores already and set 1). Work beside the run's Python does not pay: a helper needs the GIL
+between its torch calls, which the run's Python holds nearly all the time (docs/speed.md,
+twenty-second pass); only long native calls on every side do.
 """
 
 from __future__ import annotations
