@@ -13,7 +13,7 @@ from .crosscore import parts_view
 from .definedness import fit
 from .lane_tiles import fit_shape
 from .runtime import check_value, kernel
-from .side_threads import helper_threads, side_by_side
+from .side_threads import side_by_side, spans
 from .values import as_f32, get_valid, version_of
 
 __all__ = ["Peel", "pop_accumulate", "push_loop"]
@@ -120,8 +120,6 @@ def push_loop(
 # (M, C, P, stripes, chunks, dtypes) -> whether a stripe of the products over every task's columns is
 # that task's own products bit for bit (found on the first task of each layout)
 _STRIPES_EXACT: dict[tuple[Any, ...], bool] = {}
-# products over this many weight elements are made in parts side by side (see _across_tasks)
-_SPLIT_ELEMENTS = 1 << 22
 
 
 def _across_tasks(
@@ -193,9 +191,7 @@ def _across_tasks(
         # whole stripes, each chunk's product a one-thread matmul of those columns as the narrow
         # one is (checked below, as for the wider matmul); 45-54 ms -> 27-32 ms for hidden 4096's
         # gate and up weights on two cores
-        parts = min(helper_threads(), tasks) if loop_chunks * c * step * tasks >= _SPLIT_ELEMENTS else 1
-        per = -(-tasks // parts)
-        side_by_side([columns(k * step, min(tasks, k + per) * step) for k in range(0, tasks, per)])
+        side_by_side([columns(lo * step, hi * step) for lo, hi in spans(tasks, loop_chunks * c * step * tasks)])
         # the operands are held with their products: their storages cannot be freed and their
         # addresses reused by other tensors while the key names them
         memo[key] = kept = (a, b, wide)

@@ -23,9 +23,12 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["helper_threads", "set_helper_threads", "side_by_side", "wait_gone"]
+__all__ = ["WORTH_SPLITTING", "helper_threads", "set_helper_threads", "side_by_side", "spans", "wait_gone"]
 
 _THREADS = [min(4, os.cpu_count() or 1)]
+# a piece of work over fewer elements than this is done by the run's own thread (a helper's turn
+# would cost more than it saves)
+WORTH_SPLITTING = 1 << 22
 
 
 def set_helper_threads(n: int) -> None:
@@ -35,6 +38,14 @@ def set_helper_threads(n: int) -> None:
 
 def helper_threads() -> int:
     return _THREADS[0]
+
+
+def spans(n: int, elements: int) -> list[tuple[int, int]]:
+    """``[0, n)`` cut into one run per thread that may work on it, for a piece of work over
+    ``elements`` elements (one run when that is below :data:`WORTH_SPLITTING`)."""
+    parts = min(helper_threads(), n) if elements >= WORTH_SPLITTING else 1
+    per = max(1, -(-n // max(1, parts)))
+    return [(lo, min(n, lo + per)) for lo in range(0, n, per)]
 
 
 def side_by_side(parts: list[Callable[[], object]]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from .side_threads import helper_threads, side_by_side
+from .side_threads import side_by_side, spans
 
 __all__ = ["DTYPES", "torch_dtype", "get_valid", "with_valid", "valid_or_shape", "valid_box", "register_input", "as_f32"]
 
@@ -121,7 +121,6 @@ _F32: dict[int, tuple[int, torch.Tensor]] = {}
 _HALF = (torch.bfloat16, torch.float16)
 _MIN_ELEMENTS = 1 << 16  # weights, not tiles
 _WINDOW_PART = 8  # a view of at most 1/8 of its input is converted on its own (see as_f32)
-_WIDE_ELEMENTS = 1 << 22  # a conversion this big uses helper threads (exec.side_threads)
 
 
 def version_of(t: torch.Tensor) -> int | None:
@@ -141,19 +140,17 @@ def register_input(t: torch.Tensor) -> None:
         _INPUTS[t.untyped_storage().data_ptr()] = weakref.ref(t)
 
 
-def _float_in_parts(flat: torch.Tensor, threads: int) -> torch.Tensor:
-    """``flat.float()`` converted in ``threads`` parts side by side (:mod:`pypto_lsp.exec.side_threads`).
+def _float_in_parts(flat: torch.Tensor) -> torch.Tensor:
+    """``flat.float()``, a big one converted in parts side by side (:mod:`pypto_lsp.exec.side_threads`).
     Not by raising torch's thread count: that count is the process's, and a long matmul running
     meanwhile in another thread (the debug adapter's run of the previous pass, a Dask worker's other
     file) would take it up and give other bits."""
     out = torch.empty(flat.shape, dtype=torch.float32)
-    n = flat.numel()
-    step = -(-n // threads)
 
     def part(lo: int, hi: int) -> Callable[[], object]:
         return lambda: out[lo:hi].copy_(flat[lo:hi])
 
-    side_by_side([part(lo, min(n, lo + step)) for lo in range(0, n, step)])  # a part not converted raises: nothing kept
+    side_by_side([part(lo, hi) for lo, hi in spans(flat.numel(), flat.numel())])  # a part not converted raises: nothing kept
     return out
 
 
@@ -184,10 +181,6 @@ def as_f32(t: torch.Tensor) -> torch.Tensor:
             return t.float()  # a window: on its own (a whole copy made for a bigger part is used while it lasts)
         storage = owner.untyped_storage()
         flat = torch.empty(0, dtype=owner.dtype).set_(storage, 0, (storage.nbytes() // owner.element_size(),), (1,))
-        threads = helper_threads()
-        if threads > 1 and flat.numel() >= _WIDE_ELEMENTS:
-            hit = (version, _float_in_parts(flat, threads))  # 117 M weight elements at hidden 4096: ~0.17 s on one core
-        else:
-            hit = (version, flat.float())
+        hit = (version, _float_in_parts(flat))  # 117 M weight elements at hidden 4096: ~0.17 s on one core
         _F32[ptr] = hit
     return hit[1].as_strided(t.shape, t.stride(), t.storage_offset())

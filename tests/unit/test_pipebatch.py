@@ -210,7 +210,7 @@ def test_products_across_tasks_made_in_parts_side_by_side_are_each_tasks_own(mon
         got = pipebatch._across_tasks(lhs, rhs, (a, (0, 0), (16, 64)), (w, (0, 64 * task), (64, 64)), 0, 4, stripe)
         return got, chunk_products(lhs.float(), rhs.float(), 4)
 
-    monkeypatch.setattr(pipebatch, "_SPLIT_ELEMENTS", 0)  # this small weight counts as big
+    monkeypatch.setattr(side_threads, "WORTH_SPLITTING", 0)  # this small weight counts as big
     monkeypatch.setattr(torch, "matmul", matmul)
     before = side_threads.helper_threads()
     side_threads.set_helper_threads(3)  # parts of 3, 3 and 2 stripes
