@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from ..ir.names import SPLIT_ROWS
 from .values import get_valid, valid_box, with_valid
 
 __all__ = ["SPLIT_CODES", "split_code", "split_tile", "merge_tiles", "fit_shape"]
@@ -41,7 +42,7 @@ def split_code(split: Any) -> int:
 def _axis(code: int, rank: int) -> int:
     if rank <= 1:
         return 0
-    return rank - 2 if code in (1, 3) else rank - 1
+    return rank - 2 if code in SPLIT_ROWS else rank - 1
 
 
 # what a dual-dispatch no-split lane 1 queues towards the cube in a bulk push (never read)

@@ -49,7 +49,7 @@ from .model import (
     trailing_yield,
     walk_expr,
 )
-from .names import CROSS_CORE_OPS, SPLIT_MODE_CODE
+from .names import CROSS_CORE_OPS, SPLIT_COLUMNS, SPLIT_MODE_CODE, SPLIT_ROWS
 from .printer import expr_str
 from .scope_keywords import check_scope
 from .value_kinds import ADDRESS_OPS, KIND_WORDS, NOT_A_NUMBER, KindChecks
@@ -467,7 +467,7 @@ class _FunctionChecker(KindChecks):
             # wrong one seen
             code = self._split_code(v, s)
             if code is not None:
-                axis = {1: 0, 3: 0, 2: 1, 4: 1}.get(code)
+                axis = 0 if code in SPLIT_ROWS else 1 if code in SPLIT_COLUMNS else None
                 shape = list(a0_shape)
                 if axis is not None:
                     shape[axis] = (shape[axis] + 1) // 2

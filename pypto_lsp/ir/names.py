@@ -70,6 +70,10 @@ SCOPE_KINDS = frozenset({"at", "cluster", "scope", "spmd", "incore", "auto_incor
 DSL_CONSTRUCTS = frozenset({"split", "cross_core_slot", "MemRef", "TileView", "TensorView"})
 
 SPLIT_MODE_CODE = {"NONE": 0, "UP_DOWN": 1, "LEFT_RIGHT": 2}
+# the split codes that halve a tile's rows (UP_DOWN and its odd form) and its columns (LEFT_RIGHT and
+# its odd form); 0 splits nothing
+SPLIT_ROWS = frozenset({1, 3})
+SPLIT_COLUMNS = frozenset({2, 4})
 
 # the transport ops whose split= code a Group's pairing is derived from (reference §2.3)
 CROSS_CORE_OPS = ("tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv")
