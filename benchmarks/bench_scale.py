@@ -12,9 +12,10 @@ Per size:
   allocator), best of ``--repeat`` calls: the figure issue 16's table gives (1.3 / 12.7 / 44.6 /
   182 ms there). Read in one process before the case's CLI runs and in another after each mode's,
   the best of those so far on each line (all of them in the JSON): a single child can land in a
-  slow minute of the host. From hidden 2048 on every call pays the page faults of its FP32 weight copies
-  (glibc maps blocks that big afresh each time); the engine keeps freed heap (``mallopt``), which
-  is what makes the first column's calls after the first cheaper;
+  slow minute of the host (one read 725 ms against 142-144 ms a minute later). From hidden 2048 on
+  every call pays the page faults of its FP32 weight copies (glibc maps blocks that big afresh each
+  time); the engine keeps freed heap (``mallopt``), which is what makes the first column's calls
+  after the first cheaper;
 * folder cold: ``pypto-lsp validate passes_dump --no-cache --no-localize`` in a fresh process
   (``summary.seconds``, 2 worker processes by default);
 * last dump cold: the same for ``49_after_...`` alone (``summary.seconds``: parse, checks,
@@ -247,9 +248,7 @@ def main() -> int:
                 ins, exp = out_dir / "tensors.pt", out_dir / "expected.pt"
             inputs, expected = load_bundle(ins), load_bundle(exp)
             gold_wall, _ = best_of(lambda inputs=inputs: golden_math(inputs), args.repeat)
-            # the plain golden in a fresh process, read again after each mode's CLI runs and the best
-            # taken: one child can land in a slow minute (the first case after ``make_goldens.py`` wrote
-            # its weights once read 725 ms against 142-144 ms a minute later, docs/speed.md)
+            # read again after each mode's CLI runs, the best taken (see the module docstring)
             plain_readings = [golden_plain(ins, args.repeat)]
             files = sorted((case / "passes_dump").glob("*.py"))
             last = files[-1]
