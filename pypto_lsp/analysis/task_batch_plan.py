@@ -65,6 +65,7 @@ from ..ir.model import (
     ScalarType,
     Scope,
     Stmt,
+    TensorType,
     TileType,
     TupleExpr,
     UnaryOp,
@@ -87,12 +88,18 @@ SCRATCH = "scratch"
 SCALAR = "scalar"
 
 _TASK = "\x00task"  # the task index's symbol in the kernels' affine offsets (no IR name can be it)
-_READS = frozenset({"tile.load"})
-_WRITES = frozenset({"tile.store"})
+# a window read and a window written: per op, the argument positions of (the buffer, the offsets, the
+# window's shape; for a write, the value written, whose shape is the window's)
+_READS = {"tile.load": (0, 1, 2), "tensor.slice": (0, 2, 1)}
+_WRITES = {"tile.store": (2, 1, 0), "tensor.assemble": (0, 2, 1)}
 # ops that take a task's tensor argument without reading or writing its elements (the runtime's
 # pipe set-up names buffers; a tfree hands a slot back)
 _INERT = frozenset({"tensor.dim", "system.reserve_buffer", "system.import_peer_buffer"})
 _LANE_OPS = frozenset({"tile.get_subblock_idx"})
+# elementwise ops: the result has the shape of their array operands (all of one shape)
+_SHAPE_KEEPING = frozenset(
+    {"cast", "add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "neg", "exp", "recip", "maximum", "minimum"}
+)
 
 Affine = dict[str, int]  # symbol -> coefficient; "" -> the constant
 _OUTER = "\x00outer:"  # prefix of a value the loop does not define (an enclosing loop's variable, a parameter)
@@ -465,7 +472,19 @@ def _kernel_accesses(
 
     def shape_of(name: str) -> list[int] | None:
         t = types.get(name)
-        return fold_ints(t.shape) if isinstance(t, TileType) else None
+        return fold_ints(t.shape) if isinstance(t, TileType | TensorType) else None
+
+    def value_shape(e: Expr) -> list[int] | None:
+        """The static shape of a value written: a name's declared shape, or an elementwise op's (a
+        cast, an add of two tiles of one shape, ...: what the compiler nests before ConvertToSSA)."""
+        if isinstance(e, Name):
+            return shape_of(e.id)
+        if not isinstance(e, OpCall) or e.op.split(".", 1)[-1] not in _SHAPE_KEEPING or not e.args:
+            return None
+        shapes = [value_shape(a) for a in e.args if isinstance(a, Name | OpCall)]
+        if not shapes or any(x is None or x != shapes[0] for x in shapes):
+            return None
+        return shapes[0]
 
     def walk(body: list[Stmt]) -> str | None:
         for s in body:
@@ -516,7 +535,7 @@ def _kernel_accesses(
             if isinstance(v, OpCall) and v.op in _LANE_OPS:
                 env[s.target.name] = {s.target.name: 1}  # the AIV lane: 0 or 1
                 ranges[s.target.name] = (0, 1)
-            elif isinstance(v, OpCall) and v.op == "tile.add" and len(v.args) == 2:
+            elif isinstance(v, OpCall) and v.op in ("tile.add", "tensor.add") and len(v.args) == 2:
                 adds[s.target.name] = {loads[x.id][0]: loads[x.id][1].line for x in v.args if isinstance(x, Name) and x.id in loads}
             elif not isinstance(v, OpCall | FuncCall):
                 a = _affine(v, env)
@@ -527,6 +546,8 @@ def _kernel_accesses(
         if isinstance(s, Return):
             returned.update(buffer[v.id] for v in s.values if isinstance(v, Name) and v.id in buffer)
         if isinstance(s, Yield | Unpack):
+            for t in s.targets:
+                types[t.name] = t.type
             for t, v in zip(s.targets, s.values if isinstance(s, Yield) else [], strict=False):
                 if isinstance(v, Name) and v.id in buffer:
                     buffer[t.name] = buffer[v.id]
@@ -535,32 +556,41 @@ def _kernel_accesses(
                 return f"kernel '{k.name}' calls '{sub.func}' (line {sub.span.line})"
             if not isinstance(sub, OpCall):
                 continue
-            windowed = sub.op in _READS | _WRITES and len(sub.args) >= 3
-            if any(moving(x) for i, x in enumerate(sub.args) if not (windowed and i == 1)) or any(moving(x) for x in sub.kwargs.values()):
+            spec = _READS.get(sub.op) or _WRITES.get(sub.op) if len(sub.args) >= 3 else None
+            at = spec[1] if spec is not None else -1  # the offsets: a scalar moving with the task may be one
+            # (an op nested as an argument is a subexpression of its own, looked at by itself)
+            if any(moving(x) for i, x in enumerate(sub.args) if i != at and not isinstance(x, OpCall)) or any(
+                moving(x) for x in sub.kwargs.values() if not isinstance(x, OpCall)
+            ):
                 uses.append(sub.span.line)
             touched = [x.id for x in sub.args if isinstance(x, Name) and x.id in buffer]
             touched += [x.id for x in sub.kwargs.values() if isinstance(x, Name) and x.id in buffer]
             if not touched or sub.op in _INERT:
                 continue
             line = sub.span.line
-            if sub.op in _READS and len(sub.args) >= 3 and isinstance(sub.args[0], Name) and sub.args[0].id in buffer:
-                offs = offsets_of(sub.args[1])
+            rd = _READS.get(sub.op) if len(sub.args) >= 3 else None
+            wr = _WRITES.get(sub.op) if len(sub.args) >= 3 else None
+            src_name = sub.args[rd[0]] if rd is not None else None
+            dst_name = sub.args[wr[0]] if wr is not None else None
+            if rd is not None and isinstance(src_name, Name) and src_name.id in buffer:
+                offs = offsets_of(sub.args[rd[1]])
                 if offs is None:
                     return f"the window of {sub.op} (line {line}) is not affine in the task's scalars and the kernel's loops"
-                extent = fold_ints(sub.args[2].items) if isinstance(sub.args[2], ListExpr | TupleExpr) else None
+                window = sub.args[rd[2]]
+                extent = fold_ints(window.items) if isinstance(window, ListExpr | TupleExpr) else None
                 acc = _Access(k.name, line, "r", offs, extent, dict(ranges))
-                out.setdefault(buffer[sub.args[0].id], []).append(acc)
+                out.setdefault(buffer[src_name.id], []).append(acc)
                 if isinstance(s, Assign) and s.value is sub:
-                    loads[s.target.name] = (buffer[sub.args[0].id], acc)
-            elif sub.op in _WRITES and len(sub.args) >= 3 and isinstance(sub.args[2], Name) and sub.args[2].id in buffer:
+                    loads[s.target.name] = (buffer[src_name.id], acc)
+            elif wr is not None and isinstance(dst_name, Name) and dst_name.id in buffer:
                 if "atomic" in sub.kwargs:
                     return f"{sub.op} (line {line}) is atomic"
-                offs = offsets_of(sub.args[1])
+                offs = offsets_of(sub.args[wr[1]])
                 if offs is None:
                     return f"the window of {sub.op} (line {line}) is not affine in the task's scalars and the kernel's loops"
-                src = sub.args[0]
-                extent = shape_of(src.id) if isinstance(src, Name) else None
-                dest = buffer[sub.args[2].id]
+                src = sub.args[wr[2]]
+                extent = value_shape(src)
+                dest = buffer[dst_name.id]
                 summed = adds.get(src.id, {}).get(dest) if isinstance(src, Name) else None
                 acc = _Access(k.name, line, "w", offs, extent, dict(ranges), summed)
                 out.setdefault(dest, []).append(acc)
