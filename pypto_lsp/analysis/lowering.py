@@ -27,8 +27,8 @@ from ..ir.invariance import same_path_every_call
 from ..ir.memory import FunctionPlan as FunctionMemory
 from ..ir.memory import MemoryPlan
 from ..ir.model import For, FuncCall, Function, Name, Program, Scope, Type, stmt_exprs, stmt_targets, walk_expr
-from ..ir.tasks import reaches_syncall, skipped_results
-from . import batching_plan, pipebatch_plan, sweep_plan
+from ..ir.tasks import reaches_syncall, sites_by_call, skipped_results
+from . import batching_plan, pipebatch_plan, sweep_plan, task_sweep_plan
 from .groups import split_aiv_function
 from .task_batch_plan import task_scalars
 
@@ -103,6 +103,8 @@ class Sweep:
 
 LoopStrategy = AsWritten | KChunk | PipePush | PipePop | Sweep
 AS_WRITTEN = AsWritten()
+# orchestrator loops whose tasks run as one sweep (analysis.task_sweep_plan); tests turn it off to compare
+TASK_SWEEPS = True
 
 
 @dataclass(slots=True)
@@ -128,6 +130,8 @@ class Lowering:
     barrier: frozenset[str] = frozenset()
     # per function launched with ``predicate=``: the arguments a launch left undispatched returns
     skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # orchestrator loops whose tasks run as one sweep, and the kernels printed for them (task_sweep_plan)
+    task_sweeps: task_sweep_plan.TaskSweeps = task_sweep_plan.NONE
 
     def strategies(self) -> dict[str, int]:
         """How many loops take each strategy (by class name): for tests and the bench."""
@@ -224,7 +228,12 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
     with batching_plan.reads_kept():
         for fn in program.functions:
             functions[fn.name] = _lower_function(fn, program, options, placed, batching, sweeps, scalars)
-    return Lowering(options, placed, functions, reaches_syncall(program), _skipped(program))
+    tasks = task_sweep_plan.NONE
+    if batching and options.check_shapes and TASK_SWEEPS:
+        # with the sanitizer on, a call with arg_directions is left to exec.task_watch
+        directions = {k: site.directions is not None for k, site in sites_by_call(program).items()} if options.sanitize else None
+        tasks = task_sweep_plan.plan_task_sweeps(program, directions)
+    return Lowering(options, placed, functions, reaches_syncall(program), _skipped(program), tasks)
 
 
 def _lower_function(

@@ -58,7 +58,6 @@ from ..ir.model import (
     TensorType,
     TileType,
     TupleExpr,
-    TupleType,
     Type,
     UnaryOp,
     Unpack,
@@ -71,11 +70,12 @@ from ..ir.model import (
 )
 from ..ir.names import SPLIT_MODE_CODE
 from ..ir.tasks import sites_by_call
+from .codegen_checks import CheckLowering
 from .codegen_loops import LoopLowering
 from .codegen_memory import MemoryLowering, site_literal
 from .codegen_ranks import host_wrapper, is_host, is_multi_rank, named_operand, task_scope
 from .codegen_tasks import TaskLowering
-from .codegen_text import RESERVED, CodegenError, Frame, code_key, is_static, literal, op_symbol, py_name, same_dims, stop_lines
+from .codegen_text import RESERVED, CodegenError, Frame, code_key, is_static, literal, op_symbol, py_name, stop_lines
 
 RUNTIME_MODULE = "pypto_lsp.exec.runtime"
 _IMPORT = re.compile(r"^import (pypto_lsp(?:\.\w+)+) as (_pl_\w+)$")
@@ -117,9 +117,12 @@ class GeneratedCode:
 
 
 class _FunctionGen:
-    def __init__(self, gen: _ProgramGen, fn: Function) -> None:
+    def __init__(self, gen: _ProgramGen, fn: Function, task_adds: dict[int, bool] | None = None) -> None:
         self.gen = gen
         self.fn = fn
+        # the kernel's ``__tasks`` variant: its body over every task of a loop at once (exec.sweep's task
+        # sweep; analysis.task_sweep_plan), its ordered adds (ids) printed as Sweep.ordered_add
+        self.task_adds = task_adds
         self.low = gen.lowering.functions[fn.name]  # what runs and how (analysis.lowering): printed here
         self.names: dict[str, str] = {}
         self.types: dict[str, Type] = dict(self.low.types)
@@ -135,6 +138,7 @@ class _FunctionGen:
         self.loops = LoopLowering(self)  # batched loops, pipe loops, sweeps (exec.codegen_loops)
         self.memory = MemoryLowering(self)  # memory sites, allocation guards (exec.codegen_memory)
         self.tasks = TaskLowering(self)  # task launches: groups, SPMD, the sanitizer, predicates (exec.codegen_tasks)
+        self.checks = CheckLowering(self)  # the annotation checks of assignments, result types (exec.codegen_checks)
         self.mem_site_of: dict[int, int] = {}  # id(statement or op) -> its site (a body emitted twice shares them)
         for p in fn.params:
             self.defined.add(p.name)
@@ -176,10 +180,15 @@ class _FunctionGen:
         if is_host(fn):  # a multi-rank program's host: every rank joined at its end (exec.ranks)
             self.gen.py_functions[pyname] = fn.name
             pyname = host_wrapper(self, pyname, fn)
+        if self.task_adds is not None:
+            pyname += "__tasks"
+            params.insert(0, "_pl_sweep")
+            self.sweep_mode = True  # every statement over all tasks; its loops as written (for_stmt)
         self.gen.py_functions[pyname] = fn.name
         self.gen.local_names[pyname] = self.names  # filled as the body is printed
         self.emit(0, f"def {pyname}({', '.join(params)}):", fn.name_span)
-        self.emit(1, f"_pl_calls[{literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
+        if self.task_adds is None:  # (a task sweep counts its tasks once it ran: exec.codegen_loops)
+            self.emit(1, f"_pl_calls[{literal(fn.name)}] += 1", fn.name_span)  # for the per-function lens
         if self.cube:
             self.emit(1, "_pl_cube = _pl_rt.runs_cube()", fn.name_span)
         plan_at = self.loops.placeholder(1, fn.name_span) if self.mem is not None else -1  # the frame line: once the sites are known
@@ -238,7 +247,11 @@ class _FunctionGen:
         if self.sweep_mode:
             self.sweep_dead = id(s) in self.sweep_dead_ids
         if isinstance(s, Assign):
-            value = self.checked(self.expr(s.value, s.target.type), s.target)
+            if self.task_adds is not None and id(s) in self.task_adds:
+                value = self.checks.checked(self.loops.ordered_add(s), s.target)
+                self.emit(ind, f"{self.py(s.target.name)} = {value}", s.span)
+                return
+            value = self.checks.checked(self.expr(s.value, s.target.type), s.target)
             if self.gen.sanitize and isinstance(s.value, OpCall) and s.value.op == "tensor.create":
                 value = self.memory.fresh_tensor(s.value, value, s.target.name, s.span.line)
             # see validate.localize: every assigned value, with its IR name and line -- except a
@@ -386,8 +399,13 @@ class _FunctionGen:
         var = self.py(s.var.name) if s.var is not None else "_pl_unused"
         outer = ind
         peel: bool | tuple[str, list[tuple[int, str]]] = False
-        strategy = self.low.loop(s)  # decided by analysis.lowering; printed here
-        if isinstance(strategy, KChunk):
+        # decided by analysis.lowering; printed here (a task sweep's kernel runs its loops as written)
+        strategy = self.low.loop(s) if self.task_adds is None else None
+        tasks = self.gen.lowering.task_sweeps.loops.get(id(s)) if self.task_adds is None else None
+        if tasks is not None:
+            self.loops.task_sweep_loop(s, tasks, carried, var, ind)
+            ind += 1  # the loop as written runs in the else branch (exec.sweep: Sweep.tasks_ready)
+        elif isinstance(strategy, KChunk):
             self.loops.batched_loop(s, strategy, carried, var, ind)
             ind += 1  # the loop as written runs in the else branch of the batched one
         elif isinstance(strategy, PipePush | PipePop):
@@ -444,13 +462,6 @@ class _FunctionGen:
         start = self.expr(s.start) if s.start is not None else "0"
         step = self.expr(s.step) if s.step is not None else "1"
         return f"range({start}, {self.expr(s.stop)}, {step})"
-
-    def check_args(self, t: TensorType | TileType) -> str:
-        """``shape, dtype, valid`` as :meth:`checked` passes them to ``check_value``."""
-        valid = self.dims(t.valid_shape) if t.valid_shape is not None else "None"
-        if valid is None or (t.valid_shape is not None and same_dims(t.valid_shape, t.shape)):
-            valid = "None"
-        return f"{self.loose_dims(t.shape)}, {self.gen.dtype(t.dtype)}, {valid}"
 
     def while_stmt(self, s: While, ind: int) -> None:
         if not s.ssa:
@@ -527,39 +538,6 @@ class _FunctionGen:
             parts.append(self.expr(d))
         return "(" + "".join(p + ", " for p in parts) + ")"
 
-    def checked(self, value: str, target: Target) -> str:
-        t = target.type
-        if isinstance(t, TupleType) and self.gen.check_shapes and not self.sweep_mode:  # each array item, on this line
-            items = "".join(f"({self.check_args(i)}), " if isinstance(i, TensorType | TileType) else "None, " for i in t.items)
-            return f"_pl_rt.check_items({value}, ({items}), {literal(target.name)})" if "(" in items else value
-        if not isinstance(t, TensorType | TileType):
-            return value
-        if self.gen.check_shapes:
-            return f"{'_pl_sweep.chk' if self.sweep_mode else '_pl_chk'}({value}, {self.check_args(t)}, {literal(target.name)})"
-        valid = self.dims(t.valid_shape) if t.valid_shape is not None and not same_dims(t.valid_shape, t.shape) else None
-        return value if valid is None else f"_pl_rt.with_valid({value}, {valid})"
-
-    def loose_dims(self, dims: list[Expr]) -> str:
-        """Like :meth:`dims` but unbound dims become None (not checked)."""
-        parts = []
-        for d in dims:
-            ok = type(d) is Const or all(
-                not (isinstance(x, Name) and x.id not in self.defined) and not isinstance(x, OpCall | FuncCall) for x in walk_expr(d)
-            )
-            parts.append(self.expr(d) if ok else "None")
-        return "(" + "".join(p + ", " for p in parts) + ")"
-
-    def rtype(self, t: Type | None) -> str:
-        if isinstance(t, TensorType | TileType):
-            shape = self.dims(t.shape) or "None"
-            valid = self.dims(t.valid_shape) if t.valid_shape is not None else None
-            layout = literal(t.layout) if isinstance(t, TensorType) else literal(t.blayout)
-            space = literal(t.memspace) if isinstance(t, TileType) else "'DDR'"
-            return f"_pl_rt.ResultType({shape}, {self.gen.dtype(t.dtype)}, {valid or 'None'}, {layout}, {space})"
-        if isinstance(t, ScalarType):
-            return f"_pl_rt.ResultType(None, {self.gen.dtype(t.dtype)}, None, None, None)"
-        return "None"
-
     # ------------------------------------------------------------------ expressions
 
     def expr(self, e: Expr, target_type: Type | None = None) -> str:
@@ -604,7 +582,7 @@ class _FunctionGen:
         for k, v in e.kwargs.items():
             args.append(f"{py_name(k) if not k.isidentifier() else k}={self.expr(v)}")
         if e.op in self.gen.needs_rtype:
-            rt = self.rtype(target_type)
+            rt = self.checks.rtype(target_type)
             if rt != "None" and is_static(target_type):
                 rt = self.gen.constant(rt)  # built once at module level, not per call
             args.append(f"_rtype={rt}")
@@ -635,6 +613,7 @@ class _ProgramGen:
         self.dtypes: dict[str, str] = {}
         self.sites = 0
         self.constants: dict[str, str] = {}
+        self.check_specs: dict[str, str] = {}  # name -> (shape, dtype, valid) of a static annotation (check_spec)
         self.built: dict[str, tuple[str, dict[str, Any]]] = {}  # GeneratedCode.built
         self.fn_names: dict[str, str] = {}
         self.py_functions: dict[str, str] = {}
@@ -706,12 +685,21 @@ class _ProgramGen:
             _FunctionGen(self, f).generate()
             fn_starts.append(len(body_lines))
             body_lines.extend(self.lines)
+        for name, adds in self.lowering.task_sweeps.kernels.items():  # their __tasks variants
+            kernel = self.program.function(name)
+            assert kernel is not None
+            self.lines = []
+            _FunctionGen(self, kernel, adds).generate()
+            fn_starts.append(len(body_lines))
+            body_lines.extend(self.lines)
+            self.uses_sweep = True
         head: list[tuple[str, Span | None]] = [
             # ascii() escapes every line terminator: a file name can never end the comment
             (f"# generated by pypto-lsp from {ascii(self.program.filename or '<dump>')}", None),
             (f"# program {ascii(self.program.name)}; entry: {ascii(self.entry.name if self.entry else None)}", None),
             (f"import {RUNTIME_MODULE} as _pl_rt", None),  # (see GeneratedCode.modules)
             ("_pl_chk = _pl_rt.check_value", None),
+            ("_pl_chs = _pl_rt.check_spec", None),
             ("_pl_calls = _pl_rt.call_counter()", None),
         ]
         if self.memory_plan is not None:
@@ -730,6 +718,8 @@ class _ProgramGen:
             head.append((f"{sym} = _pl_rt.dtype({literal(name)})", None))
         for op, sym in sorted(self.ops.items()):
             head.append((f"{sym} = _pl_rt.kernel({literal(op)})", None))
+        for sym, spec in sorted(self.check_specs.items()):
+            head.append((f"{sym} = {spec}", None))
         for expr, sym in self.constants.items():
             head.append((f"{sym} = {expr}", None))
         built = {f"{sym} = {expr}" for expr, sym in self.constants.items() if sym in self.built}

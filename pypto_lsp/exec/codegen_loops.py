@@ -10,8 +10,9 @@ from typing import Any
 
 from ..analysis.lowering import KChunk, PipePop, PipePush, Sweep
 from ..analysis.sweep_plan import SweepPlan
-from ..ir.model import For, Span, Stmt
-from .codegen_text import literal
+from ..analysis.task_sweep_plan import TaskSweep
+from ..ir.model import Assign, ExprStmt, For, FuncCall, OpCall, Scope, Span, Stmt, Yield
+from .codegen_text import Frame, literal
 
 __all__ = ["LoopLowering"]
 
@@ -86,8 +87,8 @@ class LoopLowering:
             pop = st.plan
             steps = ""
             for slot, p_name, p_type, op, a_name, a_type, first_, line in pop.steps:
-                steps += f"({slot}, {self.f.check_args(p_type)}, {literal(p_name)}, {literal(op)}, "
-                steps += f"{self.f.check_args(a_type)}, {literal(a_name)}, {first_}, {line}), "
+                steps += f"({slot}, {self.f.checks.args(p_type)}, {literal(p_name)}, {literal(op)}, "
+                steps += f"{self.f.checks.args(a_type)}, {literal(a_name)}, {first_}, {line}), "
             inits = "".join(c + ", " for c in carried)
             call = [
                 (0, f"_pl_b = _pl_pipebatch.pop_accumulate(({inits}), {chunks}, ({steps}), {pop.split}, {pop.pid})"),
@@ -140,6 +141,64 @@ class LoopLowering:
         self.f.emit(ind, "else:", s.header_span)
         self.f.gen.uses_sweep = True
 
+    def task_sweep_loop(self, s: For, ts: TaskSweep, carried: list[str], var: str, ind: int) -> None:
+        """An orchestrator loop whose tasks run as one sweep (:mod:`pypto_lsp.analysis.task_sweep_plan`):
+        its scalars over all tasks, one call of the kernel's ``__tasks`` variant, with the sanitizer
+        each task then submitted as done (its dependencies and place in the task graph); the loop
+        itself emitted by the caller in its ``else:``."""
+        f = self.f
+        r = ts.trips
+        f.emit(ind, f"_pl_ts = _pl_sweeps.Sweep((({r.start}, {r.stop}, {r.step}), ), None)", s.header_span)
+        f.emit(ind, f"{var} = _pl_ts.var(0)", s.header_span)
+        body = list(_flat(s.body))
+        scalars = [b for b in body if isinstance(b, Assign) and not isinstance(b.value, FuncCall)]
+        for sc in scalars:
+            f.stmt(sc, ind)
+        reads = "".join(f.py(n) + ", " for n in ts.reads)
+        writes = "".join(f.py(n) + ", " for n in ts.writes)
+        args = [f.expr(a) for a in ts.call.args]
+        variant = f"{f.gen.fn_names[ts.kernel]}__tasks"
+        f.emit(
+            ind,
+            f"if _pl_ts.tasks_ready(({reads}), ({writes})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",
+            s.header_span,
+        )
+        f.emit(ind + 1, f"_pl_calls[{literal(ts.kernel)}] += _pl_ts.n", s.header_span)
+        f.frames.append(Frame("loop", carried, s.iter_args))
+        try:
+            for b in body:
+                if isinstance(b, Yield):
+                    f.yield_stmt(b, ind + 1)
+                    continue
+                if not isinstance(b, Assign | ExprStmt) or b.value is not ts.call:
+                    continue  # (a scalar: above)
+                result = "None"
+                if isinstance(b, Assign):
+                    result = f.py(b.target.name)
+                    f.emit(ind + 1, f"{result} = {f.checks.checked('_pl_r', b.target)}", b.span)
+                site = f.gen.task_sites.get(id(ts.call)) if f.gen.sanitize else None
+                if site is not None:  # each task, run already, through the sanitizer in its order
+                    tuple_args = "(" + "".join(a + ", " for a in args) + ")"
+                    f.emit(ind + 1, "for _pl_i in range(_pl_ts.n):", b.span)
+                    f.emit(ind + 2, f"_pl_san.task({site.index}, _pl_ts.task_args({tuple_args}, _pl_i), lambda *_pl_a: {result})", b.span)
+        finally:
+            f.frames.pop()
+        for sc in scalars:
+            name = f.py(sc.target.name)
+            f.emit(ind + 1, f"{name} = _pl_ts.last_value({name})", sc.span)
+        f.emit(ind + 1, f"{var} = {r[-1]}", s.header_span)
+        f.emit(ind, "else:", s.header_span)
+        f.gen.uses_sweep = True
+
+    def ordered_add(self, s: Assign) -> str:
+        """A task sweep's ordered add (analysis.task_sweep_plan): the window's value plus every
+        task's term, one at a time in task order (exec.sweep.Sweep.ordered_add)."""
+        f = self.f
+        e = s.value
+        assert isinstance(e, OpCall) and len(e.args) == 2 and f.task_adds is not None
+        a, b = e.args
+        return f"_pl_sweep.ordered_add({f.gen.use_op(e.op)}, {f.expr(a)}, {f.expr(b)}, {f.task_adds[id(s)]})"
+
     def _sweep_head(self, plan: SweepPlan, ind: int, per_item: str | None) -> None:
         """A sweep's loop variables (all iterations, or one: ``per_item`` names the tuple of its
         values), each inner level's carried values handed on from its outer level, the scalars."""
@@ -173,3 +232,14 @@ class LoopLowering:
         assert isinstance(w, Window)
         offs = "".join((literal(o) if isinstance(o, int) else self.f.expr(o)) + ", " for o in w.offsets)
         return f"{self.f.py(w.source)}, ({offs}), {w.shape!r}, {self.f.gen.dtype(dtype)}"
+
+
+def _flat(body: list[Stmt]) -> list[Stmt]:
+    """``body`` with plain ``with pl.scope()`` blocks opened (as analysis.task_sweep_plan reads it)."""
+    out: list[Stmt] = []
+    for b in body:
+        if isinstance(b, Scope) and b.kind == "scope" and not b.kwargs and b.as_name is None:
+            out.extend(_flat(b.body))
+        else:
+            out.append(b)
+    return out

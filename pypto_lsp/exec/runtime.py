@@ -123,6 +123,15 @@ def check_value(value: Any, shape: tuple[Any, ...], dt: torch.dtype, valid: tupl
     return value
 
 
+def check_spec(value: Any, spec: tuple[tuple[int, ...], torch.dtype, tuple[int, ...] | None], name: str) -> Any:
+    """:func:`check_value` of a static annotation, its ``(shape, dtype, valid)`` one constant of the
+    script (``exec.codegen``: ``check_spec``)."""
+    shape, dt, valid = spec
+    if type(value) is torch.Tensor and value.dtype == dt and value.shape == shape:
+        return value if valid is None else with_valid(value, valid)
+    return check_value(value, shape, dt, valid, name)
+
+
 def check_items(value: Any, items: tuple[tuple[tuple[Any, ...], torch.dtype, Any] | None, ...], name: str) -> Any:
     """After an assignment to a name of tuple type: each array item's shape and dtype as annotated
     (``check_value`` of ``name[i]``, its valid region left to where it is read; None: an item of

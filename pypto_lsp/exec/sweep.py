@@ -15,12 +15,14 @@ import torch
 
 from ..analysis.sweep_plan import FREES, MAX_BATCH_BYTES, POPS, PUSHES, WINDOWS, WRITES
 from . import context, sanitizer
+from .batching import add_in_order
 from .crosscore import get_runtime, parts_view
 from .lane_tiles import fit_shape, split_code
+from .ranks import current_rank
 from .runtime import check_value
 from .values import get_valid, with_valid
 
-__all__ = ["Batch", "Ix", "Sweep"]
+__all__ = ["FAILED", "Batch", "Ix", "Sweep"]
 
 
 class Ix:
@@ -144,6 +146,9 @@ def _layout(ranges: tuple[tuple[int, int, int], ...]) -> tuple[int, list[tuple[i
     return n, values, [t[-1] for t in trips]
 
 
+FAILED = object()  # Sweep.run_tasks: the task sweep raised and left its buffers as they were
+
+
 class Sweep:
     """The run of one sweep: its iterations, the current chunk and the batched ops."""
 
@@ -153,6 +158,7 @@ class Sweep:
         self.paced = paced
         self.lo = self.hi = 0
         self.end = self.n  # the batched chunks stop here (the iterations after it run one by one)
+        self.written: tuple[Any, ...] = ()  # a task sweep: the buffers its tasks write (tasks_ready)
 
     def var(self, level: int) -> Ix:
         return Ix(self.values[level])
@@ -190,6 +196,73 @@ class Sweep:
             if isinstance(r, torch.Tensor) and r.untyped_storage().data_ptr() in ptrs:
                 return False
         return True
+
+    # -- a task sweep: every task of an orchestrator loop at once (analysis.task_sweep_plan) ------
+
+    def tasks_ready(self, reads: tuple[Any, ...], writes: tuple[Any, ...]) -> bool:
+        """The loop's tasks may run as one sweep now (else the caller runs them one by one): no
+        buffer the tasks read holds an undefined element (the sanitizer follows those kernel by
+        kernel), no buffer they write shares storage with another one they touch, and the run is
+        not the sanitizer's other-order run, a multi-rank run or inside a cross-core lane."""
+        san = sanitizer.active()
+        if san is not None and san.reorder is not None:
+            return False
+        if context.lane_count() > 1 or context.role() is not None or current_rank() is not None:
+            return False
+        if sanitizer.undefined_in(reads):
+            return False
+        if not all(isinstance(t, torch.Tensor) for t in (*reads, *writes)):
+            return False
+        ptrs = [t.untyped_storage().data_ptr() for t in writes]
+        if len(set(ptrs)) != len(ptrs) or any(t.untyped_storage().data_ptr() in ptrs for t in reads if not any(t is w for w in writes)):
+            return False
+        self.lo, self.hi = 0, self.n
+        self.written = writes
+        return True
+
+    def run_tasks(self, variant: Callable[..., Any], *args: Any) -> Any:
+        """The kernel's ``__tasks`` variant over all tasks, or :data:`FAILED` when it raised: the
+        buffers it writes are then as they were before it (copied first), and the caller runs the
+        tasks one by one, so an error stops the run where and as the tasks would have met it."""
+        kept = [(t, t.clone()) for t in self.written]
+        try:
+            return variant(self, *args)
+        except Exception:  # (a run stopped from outside raises a BaseException: not caught here)
+            for t, c in kept:
+                t.copy_(c)
+            return FAILED
+
+    def ordered_add(self, kernel: Callable[..., Any], a: Any, b: Any, loaded_first: bool) -> Any:
+        """An ordered sum's add over all tasks: the window's value (``a`` when ``loaded_first``, else
+        ``b``; the same for every task) with every task's term added one at a time in task order,
+        the operands in the IR's order: what the window holds after the last task."""
+        acc, term = (a, b) if loaded_first else (b, a)
+        if isinstance(acc, Batch):
+            raise RuntimeError("internal: an ordered sum's window differs between tasks")
+        n = self.hi - self.lo
+        stacked = term.stacked() if isinstance(term, Batch) else None
+        if (
+            loaded_first
+            and stacked is not None
+            and isinstance(acc, torch.Tensor)
+            and acc.dtype == torch.float32 == stacked.dtype
+            and tuple(stacked.shape[1:]) == tuple(acc.shape)
+            and get_valid(acc) is None
+            and _following() is None
+        ):
+            return add_in_order(acc, stacked)  # (index_add_ in order: exec.batching)
+        items = term.all() if isinstance(term, Batch) else [term] * n
+        for x in items:
+            acc = kernel(acc, x) if loaded_first else kernel(x, acc)
+        return acc
+
+    def task_args(self, args: tuple[Any, ...], i: int) -> tuple[Any, ...]:
+        """Task ``i``'s arguments (an :class:`Ix` its value in that task)."""
+        return tuple(a.v[i] if isinstance(a, Ix) else a for a in args)
+
+    def last_value(self, v: Any) -> Any:
+        """A scalar of the loop's body as it is after the last task."""
+        return v.v[-1] if isinstance(v, Ix) else v
 
     def peeled(self, session: Any, frame: Any, pops: tuple[int, ...]) -> Iterable[tuple[int, ...] | None]:
         """With the memory model on placed tiles: the iterations to run one by one in the arenas
@@ -292,6 +365,10 @@ class Sweep:
                 region = None  # (the whole tile: stored as none, as with_valid does)
             return value if region == value.valid else Batch(t=t, valid=region)
         return Batch(items=[check_value(x, shape, dt, valid, name) for x in value.all()], undefined=value.undefined)
+
+    def chs(self, value: Any, spec: tuple[Any, Any, Any], name: str) -> Any:
+        """:meth:`chk` of a static annotation given as one constant (``runtime.check_spec``)."""
+        return self.chk(value, spec[0], spec[1], spec[2], name)
 
     # -- pipes ----------------------------------------------------------------
 
@@ -530,7 +607,34 @@ _ELEMENTWISE = {
     for p in ("tile", "tensor")
     for o in ("add", "sub", "mul", "div", "maximum", "minimum", "adds", "subs", "muls", "divs", "maximums", "minimums")
 }
+# one value in, one value out, element by element (exec.kernels.elementwise's unary kernels and the
+# cast): the same on a stacked batch as on each tile
+_UNARY = {
+    f"{p}.{o}"
+    for p in ("tile", "tensor")
+    for o in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not", "sin", "cos", "cast")
+}
+# a tile and a per-row ([M, 1]) or per-column ([1, N]) vector: broadcast over the batch only when the
+# vector is spelt that way (the kernel reshapes other spellings from the tile's own shape)
+_EXPANDS = {
+    f"{p}.{side}_expand_{o}": side
+    for p in ("tile", "tensor")
+    for side in ("row", "col")
+    for o in ("add", "sub", "mul", "div", "max", "min")
+}
 _MATMULS = {"tile.matmul", "tensor.matmul"}
+
+
+def _fast_expand(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
+    if len(args) != 2 or kw:
+        return None
+    vec = args[1].stacked() if isinstance(args[1], Batch) else args[1]
+    if not isinstance(vec, torch.Tensor):
+        return None
+    shape = vec.shape[1:] if isinstance(args[1], Batch) else vec.shape
+    if len(shape) != 2 or (shape[1] != 1 if _EXPANDS[name] == "row" else shape[0] != 1):
+        return None
+    return _fast_stacked(sw, kernel, name, count, args, kw)
 
 
 def _fast_stacked(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, args: tuple[Any, ...], kw: dict[str, Any]) -> Batch | None:
@@ -605,7 +709,8 @@ def _fast_move(sw: Sweep, kernel: Callable[..., Any], name: str, count: int, arg
 _FAST: dict[str, Callable[[Sweep, Callable[..., Any], str, int, tuple[Any, ...], dict[str, Any]], Any]] = {
     **{op: _fast_window for op in WINDOWS},
     **{op: _fast_write for op in WRITES},
-    **{op: _fast_stacked for op in _ELEMENTWISE},
+    **{op: _fast_stacked for op in _ELEMENTWISE | _UNARY},
+    **{op: _fast_expand for op in _EXPANDS},
     **{op: _fast_matmul for op in _MATMULS},
     "tile.move": _fast_move,
 }

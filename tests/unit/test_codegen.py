@@ -120,9 +120,10 @@ def test_script_imports_its_runtime_instead_of_a_preamble() -> None:
 def test_check_shapes_false_omits_the_checks() -> None:
     dump = EXAMPLES / "elementwise" / "passes_dump" / "11_after_ConvertTensorToTileOps.py"
     prog = load(dump)
-    assert "_pl_chk(" in torch_codegen(prog, check_shapes=True)
+    checked = torch_codegen(prog, check_shapes=True)
+    assert "_pl_chs(" in checked  # (static annotations: one constant names each; see the next test)
     code = torch_codegen(prog, check_shapes=False)
-    assert "_pl_chk(" not in code
+    assert "_pl_chk(" not in code and "_pl_chs(" not in code
     inputs, expected = _goldens(dump)
     tensors = {k: v.clone() for k, v in inputs.items()}
     ns: dict[str, object] = {}
@@ -353,6 +354,39 @@ def test_harmless_function_names(name: str) -> None:
     y = torch.zeros(8, 8)
     ns["main"](x, y)  # type: ignore[operator]
     assert torch.allclose(y, torch.exp(x))
+
+
+def test_static_annotations_are_named_by_what_they_hold() -> None:
+    """A static annotation's (shape, dtype, valid) is one module constant named by its content: the
+    same name in every script, so a function left as it was prints (and compiles) as it did; a
+    valid region that names a scalar keeps the check spelt out on its line."""
+    sig = "x: pl.Tensor[[16, 8], pl.FP32], k: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]"
+    text = program(
+        "Specs",
+        fn(
+            INCORE_DECO,
+            f"kern({sig}) -> pl.Tensor[[16, 8], pl.FP32]",
+            "a: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 8], [16, 8], target_memory=pl.Mem.Vec)",
+            "b: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[16, 4])] = pl.tile.exp(a)",
+            "c: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[16, k])] = pl.tile.exp(a)",
+            "y__ssa_v1: pl.Tensor[[16, 8], pl.FP32] = pl.tile.store(a, [0, 0], y)",
+            "return y__ssa_v1",
+        ),
+        fn(
+            ORCH_DECO,
+            "main(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]",
+            "y__ssa_v1: pl.Tensor[[16, 8], pl.FP32] = self.kern(x, 4, y)",
+            "return y__ssa_v1",
+        ),
+    )
+    code = torch_codegen(loads(text))
+    assert "_pl_c_16x8_FP32 = ((16, 8, ), _pl_dt_FP32, None)" in code
+    assert "_pl_c_16x8_FP32, 'a')" in code
+    assert "_pl_c_16x8_FP32_v16x4 = ((16, 8, ), _pl_dt_FP32, (16, 4, ))" in code
+    assert "_pl_chk(" in code and "'c')" in code  # c's valid region names k: spelt out
+    x = torch.randn(16, 8)
+    r = run_text(text, {"x": x, "y": torch.zeros(16, 8)}, {"y": x})
+    assert r.status == "pass", (r.error.kind, r.error.message) if r.error else r.status
 
 
 @pytest.mark.parametrize("name", ["range", "min", "_pl_rt", "_pl_chk", "_pl_op_tile_exp"])

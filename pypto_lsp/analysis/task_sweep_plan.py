@@ -1,0 +1,448 @@
+"""Orchestrator loops whose tasks run as one sweep: every task of the loop at once, the task index the
+sweep's iteration axis (the second step of the task batching laid out in ``docs/speed.md``).
+
+:mod:`.task_batch_plan` says which loops' tasks could run as one batch and the role of every buffer
+a task touches. This module takes the loops among them whose task is one InCore kernel that a sweep
+can run whole, and says how its body is printed over all tasks (``exec.codegen``: the kernel's
+``__tasks`` variant; ``exec.sweep``: the run)::
+
+    for ob, (acc,) in pl.range(16, init_values=(acc0,)):        # the orchestrator
+        o0 = ob * 64
+        acc1 = self.mlp_block(x, w, o0, acc)                      # one InCore task a trip
+        pl.yield_(acc1)
+
+runs as ``o0 = Ix(0, 64, ..., 960)`` and one call of ``mlp_block__tasks`` whose statements act on
+``[tasks, ...]`` batches (:class:`pypto_lsp.exec.sweep.Sweep`), its own loops run as written (the
+same trips in every task: the plan's same-path proof).
+
+Why the buffers end as the tasks leave them, one after another:
+
+* an ``input`` is written by no task: every task reads what the first read;
+* an ``own-window`` buffer is read by no task and each element is written by one task only: the
+  order of the tasks' writes cannot show; within a task the kernel's writes keep their order (its
+  loops run as written, each statement over all tasks before the next);
+* an ``ordered-sum`` buffer is loaded, added to and stored back at the same window by every task,
+  nothing else: the store of each window gets the first value plus every task's term added one by
+  one in task order (``Sweep.ordered_add``), as the tasks would leave it. Required here: the load's
+  value goes only into the add and the add's only into the store, and no two of a task's stores of
+  that buffer meet (else the device's order would interleave tasks within a window);
+* a task writes nothing else: no buffer it creates, no pipe, no scalar written back.
+
+Not planned (the loop runs as written): a placed program (the memory model follows tiles in their
+bytes), traced or exact runs, a Group or SPMD task, a loop with a per-task scratch buffer, a kernel
+with a branch, a ``while``, a call, a pipe, a ``system.`` op, a scalar read back, a write of any
+other kind; with the sanitizer on, a call with ``arg_directions`` (the sanitizer then keeps every
+task's accesses: ``exec.task_watch`` runs those loops). No torch here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..ir.model import (
+    Assign,
+    BinOp,
+    Const,
+    Expr,
+    ExprStmt,
+    For,
+    FuncAttr,
+    FuncCall,
+    Function,
+    ListExpr,
+    Name,
+    OpCall,
+    Pass,
+    Program,
+    Return,
+    Scope,
+    Stmt,
+    TupleExpr,
+    UnaryOp,
+    Yield,
+    fold_int,
+    fold_ints,
+    walk_expr,
+)
+from .sweep_plan import FREES, POPS, PUSHES, WRITES
+from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, TaskLoopPlan, plan_task_loops
+
+__all__ = ["TaskSweep", "TaskSweeps", "plan_task_sweeps"]
+
+# ops a task sweep never runs: state across tasks or cores, buffers made per task, values read back
+_NEVER = ("system.", "tile.aic_gather", "tile.aiv_shard", "tensor.aic_gather", "tensor.aiv_shard", "tile.get_subblock_idx")
+_NOT_SWEPT = frozenset(
+    {
+        "tensor.create",
+        "tile.create",
+        "tile.alloc",
+        "tensor.read",
+        "tile.read",
+        "tensor.write",
+        "tile.write",
+        "tile.scatter_update",
+        "tensor.scatter_update",
+        "tensor.dim",
+    }
+)
+_LOOPS = ("range", "parallel", "unroll", "pipeline")
+_ADDS = frozenset({"tile.add", "tensor.add"})
+# a window read: the positions of its buffer, its offsets and its shape
+_LOADS = {"tile.load": (0, 1, 2), "tensor.slice": (0, 2, 1)}
+MAX_KERNEL_ITERATIONS = 4096  # the kernel's own loop nest, walked to check an ordered sum's windows
+MAX_SUM_WINDOWS = 512
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSweep:
+    """One orchestrator loop run as a task sweep."""
+
+    kernel: str  # the InCore kernel every task runs
+    trips: range
+    call: FuncCall  # the task call in the loop's body
+    reads: tuple[str, ...]  # the orchestrator's names of the buffers the tasks read
+    writes: tuple[str, ...]  # ... and of those they write
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSweeps:
+    """A program's task sweeps: by ``id`` of the orchestrator ``for``, and per kernel that needs a
+    ``__tasks`` variant its ordered adds (printed as ``Sweep.ordered_add``): ``id`` of the add's
+    statement -> whether the window's value is its first operand."""
+
+    loops: dict[int, TaskSweep]
+    kernels: dict[str, dict[int, bool]]
+
+
+NONE = TaskSweeps({}, {})
+
+
+def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None) -> TaskSweeps:
+    """The loops of ``program`` whose tasks run as one sweep. ``directions``: with the sanitizer on,
+    ``id`` of each task call -> whether its site carries ``arg_directions`` (such loops are left to
+    ``exec.task_watch``); None with the sanitizer off."""
+    plans = [p for p in plan_task_loops(program) if p.declined is None and not p.scalar_uses and p.trips >= 2]
+    if not plans:
+        return NONE
+    by_line = {p.line: p for p in plans}
+    loops: dict[int, TaskSweep] = {}
+    kernels: dict[str, dict[int, bool]] = {}
+    for fn in program.functions:
+        if fn.kind != "Orchestration":
+            continue
+        for s in fn.statements():
+            p = by_line.get(s.span.line) if isinstance(s, For) else None
+            if p is None or not isinstance(s, For):
+                continue
+            found = _loop(program, s, p, directions)
+            if found is None:
+                continue
+            sweep, adds = found
+            if sweep.kernel in kernels and kernels[sweep.kernel] != adds:
+                continue
+            kernels[sweep.kernel] = adds
+            loops[id(s)] = sweep
+    return TaskSweeps(loops, kernels) if loops else NONE
+
+
+def _flat(body: list[Stmt]) -> Iterator[Stmt]:
+    for s in body:
+        if isinstance(s, Scope) and s.kind == "scope" and not s.kwargs and s.as_name is None:
+            yield from _flat(s.body)
+        else:
+            yield s
+
+
+def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bool] | None) -> tuple[TaskSweep, dict[int, bool]] | None:
+    if loop.kind not in _LOOPS or p.kernels != (p.callee,):
+        return None
+    kernel = program.function(p.callee)
+    if kernel is None or kernel.kind != "InCore":
+        return None
+    if any(a.role not in (SCALAR, INPUT, OWN_WINDOW, ORDERED_SUM) for a in p.args):
+        return None  # a scratch buffer per task
+    if any(isinstance(s, Scope) for s in loop.body):
+        return None  # (a scope of the runtime: its task ids, its fences)
+    call = None
+    for s in _flat(loop.body):
+        for e in (s.value,) if isinstance(s, Assign | ExprStmt) else ():
+            if isinstance(e, FuncCall):
+                call = e
+    if call is None or call.func != p.callee or call.submit is not None:
+        return None
+    if set(call.kwargs) - {"attrs"} or _has_core_num(call):
+        return None
+    if directions is not None and directions.get(id(call), True):
+        return None
+    rng = _range(loop)
+    if rng is None:
+        return None
+    params = dict(p.kernel_args).get(kernel.name, ())
+    role_of = {a.index: a.role for a in p.args}
+    roles = {prm.name: role_of.get(arg, "") for prm, arg in zip(kernel.params, params, strict=False) if arg is not None}
+    adds = _kernel(kernel, roles)
+    if adds is None:
+        return None
+    reads = tuple(a.name for a in p.args if a.name and a.role in (INPUT, ORDERED_SUM))
+    writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
+    return TaskSweep(kernel.name, rng, call, reads, writes), adds
+
+
+def _has_core_num(call: FuncCall) -> bool:
+    attrs = call.kwargs.get("attrs")
+    return attrs is not None and any(isinstance(k, Const) and k.value == "core_num" for k in getattr(attrs, "keys", ()))
+
+
+def _range(loop: For) -> range | None:
+    start = 0 if loop.start is None else fold_int(loop.start)
+    step = 1 if loop.step is None else fold_int(loop.step)
+    stop = fold_int(loop.stop)
+    return None if start is None or stop is None or not step else range(start, stop, step)
+
+
+def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
+    """``k``'s ordered adds (see :class:`TaskSweeps`) when a sweep over tasks can run its body whole,
+    else None."""
+    buffer: dict[str, str] = {name: name for name, role in roles.items() if role in (INPUT, OWN_WINDOW, ORDERED_SUM)}
+    defs: dict[str, Assign] = {}
+    uses: dict[str, int] = {}
+    stores: list[tuple[Assign | ExprStmt, OpCall]] = []  # writes into an ordered-sum buffer
+
+    def count(e: Expr) -> None:
+        for x in walk_expr(e):
+            if isinstance(x, Name):
+                uses[x.id] = uses.get(x.id, 0) + 1
+
+    def op_ok(e: Expr, top: Assign | ExprStmt) -> bool:
+        for x in walk_expr(e):
+            if isinstance(x, FuncCall):
+                return False
+            if not isinstance(x, OpCall):
+                continue
+            if x.op.startswith(_NEVER) or x.op in _NOT_SWEPT or x.op in PUSHES or x.op in POPS or x.op in FREES:
+                return False
+            if x.op.endswith((".write", ".read", "scatter_update")):
+                return False
+            if x.op in WRITES:
+                pos = WRITES[x.op]
+                if x is not e or len(x.args) != 3:
+                    return False  # a write nested in an expression, or of another form
+                dst = x.args[pos]
+                if not isinstance(dst, Name) or roles.get(buffer.get(dst.id, ""), "") not in (OWN_WINDOW, ORDERED_SUM):
+                    return False  # only the task's own windows and ordered sums are written
+                if roles[buffer[dst.id]] == ORDERED_SUM:
+                    stores.append((top, x))
+        return True
+
+    def walk(body: list[Stmt], top: bool) -> bool:
+        for s in body:
+            if isinstance(s, FuncAttr | Pass):
+                continue
+            if isinstance(s, For):
+                if s.kind not in _LOOPS or _range(s) is None:
+                    return False
+                for t, init in zip(s.iter_args, s.init_values, strict=False):
+                    count(init)
+                    if isinstance(init, Name) and init.id in buffer:
+                        buffer[t.name] = buffer[init.id]
+                if not walk(s.body, False):
+                    return False
+                continue
+            if isinstance(s, Assign):
+                count(s.value)
+                defs[s.target.name] = s
+                v = s.value
+                if isinstance(v, Name) and v.id in buffer:
+                    buffer[s.target.name] = buffer[v.id]
+                elif isinstance(v, OpCall):
+                    if not op_ok(v, s):
+                        return False
+                    if v.op in WRITES:
+                        dst = v.args[WRITES[v.op]]
+                        assert isinstance(dst, Name)
+                        buffer[s.target.name] = buffer[dst.id]
+                elif not _scalar_expr(v):
+                    return False
+                continue
+            if isinstance(s, ExprStmt):
+                count(s.value)
+                if not isinstance(s.value, OpCall) or not op_ok(s.value, s):
+                    return False
+                continue
+            if isinstance(s, Yield):
+                for v in s.values:
+                    count(v)
+                for t, v in zip(s.targets, s.values, strict=False):
+                    if isinstance(v, Name) and v.id in buffer:
+                        buffer[t.name] = buffer[v.id]
+                continue
+            if isinstance(s, Return) and top:
+                for v in s.values:
+                    count(v)
+                continue
+            return False  # a branch, a while, a scope, a tuple unpacking, a break
+        return True
+
+    if not walk(k.body, True):
+        return None
+    adds: dict[int, bool] = {}
+    for _top, store in stores:
+        found = _ordered_add(store, defs, uses, buffer)
+        if found is None:
+            return None
+        adds[id(found[0])] = found[1]
+    if stores and not _sum_windows_apart(k, {id(st) for _, st in stores}):
+        return None
+    return adds
+
+
+def _scalar_expr(e: Expr) -> bool:
+    """A scalar computed from names and constants (no op, no call)."""
+    return all(isinstance(x, Name | Const | BinOp | UnaryOp) for x in walk_expr(e))
+
+
+def _ordered_add(store: OpCall, defs: dict[str, Assign], uses: dict[str, int], buffer: dict[str, str]) -> tuple[Assign, bool] | None:
+    """The add whose value ``store`` writes back and whether the load is its first operand, when it
+    adds a term to a load of the same window of the same buffer and both values go nowhere else;
+    else None."""
+    value, offsets, dst = store.args if store.op == "tile.store" else (store.args[1], store.args[2], store.args[0])
+    if not isinstance(value, Name) or not isinstance(dst, Name) or uses.get(value.id) != 1:
+        return None
+    add = defs.get(value.id)
+    if add is None or not isinstance(add.value, OpCall) or add.value.op not in _ADDS or len(add.value.args) != 2 or add.value.kwargs:
+        return None
+    a, b = add.value.args
+    if isinstance(a, Name) and isinstance(b, Name) and a.id == b.id:
+        return None
+    for first, loaded in ((True, a), (False, b)):
+        if not isinstance(loaded, Name):
+            continue  # (the term: any expression, a nested product before FlattenCallExpr)
+        ld = defs.get(loaded.id)
+        if ld is None or not isinstance(ld.value, OpCall) or ld.value.op not in _LOADS or uses.get(loaded.id) != 1:
+            continue
+        at_src, at_offs, at_shape = _LOADS[ld.value.op]
+        if len(ld.value.args) < 3:
+            continue
+        src = ld.value.args[at_src]
+        if not isinstance(src, Name) or buffer.get(src.id) != buffer.get(dst.id):
+            continue
+        if not _same_expr(ld.value.args[at_offs], offsets) or _ints(ld.value.args[at_shape]) is None:
+            continue
+        return add, first
+    return None
+
+
+def _same_expr(a: Expr, b: Expr) -> bool:
+    """Two offset lists that are the same expressions (names and constants)."""
+    if isinstance(a, ListExpr | TupleExpr) and isinstance(b, ListExpr | TupleExpr):
+        return len(a.items) == len(b.items) and all(_same_expr(x, y) for x, y in zip(a.items, b.items, strict=True))
+    if isinstance(a, Name) and isinstance(b, Name):
+        return a.id == b.id
+    if isinstance(a, Const) and isinstance(b, Const):
+        return a.value == b.value and type(a.value) is type(b.value)
+    if isinstance(a, BinOp) and isinstance(b, BinOp):
+        return a.op == b.op and _same_expr(a.left, b.left) and _same_expr(a.right, b.right)
+    return False
+
+
+def _ints(e: Expr) -> list[int] | None:
+    return fold_ints(e.items) if isinstance(e, ListExpr | TupleExpr) else None
+
+
+def _sum_windows_apart(k: Function, store_ids: set[int]) -> bool:
+    """No two windows the kernel's ordered-sum stores write in one task meet (walking its loops, a
+    scalar the kernel does not compute taken as 0: the same in every window of a task)."""
+    boxes: list[tuple[tuple[int, int], ...]] = []
+    budget = [MAX_KERNEL_ITERATIONS]
+
+    def value(e: Expr, env: dict[str, int]) -> int | None:
+        if isinstance(e, Const):
+            return e.value if type(e.value) is int else None
+        if isinstance(e, Name):
+            return env.get(e.id, 0)
+        if isinstance(e, UnaryOp) and e.op in ("-", "USub"):
+            v = value(e.operand, env)
+            return None if v is None else -v
+        if isinstance(e, BinOp) and e.op in ("+", "-", "*", "//"):
+            x, y = value(e.left, env), value(e.right, env)
+            if x is None or y is None or (e.op == "//" and y == 0):
+                return None
+            return x + y if e.op == "+" else x - y if e.op == "-" else x * y if e.op == "*" else x // y
+        return None
+
+    def walk(body: list[Stmt], env: dict[str, int]) -> bool:
+        for s in body:
+            if isinstance(s, For):
+                rng = _range(s)
+                assert rng is not None
+                for v in rng:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        return False
+                    inner = dict(env)
+                    if s.var is not None:
+                        inner[s.var.name] = v
+                    if not walk(s.body, inner):
+                        return False
+                continue
+            if isinstance(s, Assign) and not isinstance(s.value, OpCall) and _scalar_expr(s.value):
+                got = value(s.value, env)
+                if got is not None:
+                    env[s.target.name] = got
+                else:
+                    env.pop(s.target.name, None)
+                continue
+            op = s.value if isinstance(s, Assign | ExprStmt) else None
+            if isinstance(op, OpCall) and id(op) in store_ids:
+                offsets, value_name = (op.args[1], op.args[0]) if op.op == "tile.store" else (op.args[2], op.args[1])
+                if not isinstance(offsets, ListExpr | TupleExpr) or not isinstance(value_name, Name):
+                    return False
+                offs = [value(o, env) for o in offsets.items]
+                if any(o is None for o in offs):
+                    return False
+                boxes.append(tuple((o, o) for o in offs if o is not None))  # extents added below
+                if len(boxes) > MAX_SUM_WINDOWS:
+                    return False
+        return True
+
+    if not walk(k.body, {}):
+        return False
+    # the extents: every ordered-sum store writes the tile its add made, as big as the load's window
+    extents = _store_extents(k, store_ids)
+    if extents is None or len(extents) != 1:
+        return False  # (one shape for all of them keeps the check simple)
+    ext = next(iter(extents))
+    spans = [tuple((lo, lo + n) for (lo, _), n in zip(b, ext, strict=False)) for b in boxes]
+    if any(len(sp) != len(ext) for sp in spans):
+        return False
+    for x, y in itertools.combinations(spans, 2):
+        if all(a0 < b1 and b0 < a1 for (a0, a1), (b0, b1) in zip(x, y, strict=True)):
+            return False
+    return True
+
+
+def _store_extents(k: Function, store_ids: set[int]) -> set[tuple[int, ...]] | None:
+    """The window shapes of the ordered-sum stores (each the shape of the load its add reads)."""
+    loads: dict[str, tuple[int, ...]] = {}
+    adds: dict[str, tuple[int, ...]] = {}
+    out: set[tuple[int, ...]] = set()
+    for s in k.statements():
+        if not isinstance(s, Assign | ExprStmt) or not isinstance(s.value, OpCall):
+            continue
+        v = s.value
+        if isinstance(s, Assign) and v.op in _LOADS and len(v.args) >= 3:
+            shape = _ints(v.args[_LOADS[v.op][2]])
+            if shape is not None:
+                loads[s.target.name] = tuple(shape)
+        elif isinstance(s, Assign) and v.op in _ADDS:
+            for a in v.args:
+                if isinstance(a, Name) and a.id in loads:
+                    adds[s.target.name] = loads[a.id]
+        elif id(v) in store_ids:
+            val = v.args[0] if v.op == "tile.store" else v.args[1]
+            if not isinstance(val, Name) or val.id not in adds:
+                return None
+            out.add(adds[val.id])
+    return out
