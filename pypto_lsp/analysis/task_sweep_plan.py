@@ -102,8 +102,9 @@ class TaskSweep:
     kernel: str  # the InCore kernel every task runs
     trips: range
     call: FuncCall  # the task call in the loop's body
-    reads: tuple[str, ...]  # the orchestrator's names of the buffers the tasks read
-    writes: tuple[str, ...]  # ... and of those they write
+    reads: tuple[str, ...]  # the orchestrator's names of the buffers the tasks only read (inputs)
+    writes: tuple[str, ...]  # ... of those they write (their own windows and the ordered sums)
+    sums: tuple[str, ...] = ()  # ... of the ordered sums (read too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +186,10 @@ def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bo
     adds = _kernel(kernel, roles)
     if adds is None:
         return None
-    reads = tuple(a.name for a in p.args if a.name and a.role in (INPUT, ORDERED_SUM))
+    reads = tuple(a.name for a in p.args if a.name and a.role == INPUT)
     writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
-    return TaskSweep(kernel.name, rng, call, reads, writes), adds
+    sums = tuple(a.name for a in p.args if a.name and a.role == ORDERED_SUM)
+    return TaskSweep(kernel.name, rng, call, reads, writes, sums), adds
 
 
 def _has_core_num(call: FuncCall) -> bool:

@@ -154,13 +154,12 @@ class LoopLowering:
         scalars = [b for b in body if isinstance(b, Assign) and not isinstance(b.value, FuncCall)]
         for sc in scalars:
             f.stmt(sc, ind)
-        reads = "".join(f.py(n) + ", " for n in ts.reads)
-        writes = "".join(f.py(n) + ", " for n in ts.writes)
+        reads, writes, sums = ("".join(f.py(n) + ", " for n in names) for names in (ts.reads, ts.writes, ts.sums))
         args = [f.expr(a) for a in ts.call.args]
         variant = f"{f.gen.fn_names[ts.kernel]}__tasks"
         f.emit(
             ind,
-            f"if _pl_ts.tasks_ready(({reads}), ({writes})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",
+            f"if _pl_ts.tasks_ready(({reads}), ({writes}), ({sums})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",
             s.header_span,
         )
         f.emit(ind + 1, f"_pl_calls[{literal(ts.kernel)}] += _pl_ts.n", s.header_span)

@@ -199,23 +199,24 @@ class Sweep:
 
     # -- a task sweep: every task of an orchestrator loop at once (analysis.task_sweep_plan) ------
 
-    def tasks_ready(self, reads: tuple[Any, ...], writes: tuple[Any, ...]) -> bool:
+    def tasks_ready(self, reads: tuple[Any, ...], writes: tuple[Any, ...], sums: tuple[Any, ...] = ()) -> bool:
         """The loop's tasks may run as one sweep now (else the caller runs them one by one): no
-        buffer the tasks read holds an undefined element (the sanitizer follows those kernel by
-        kernel), no buffer they write shares storage with another one they touch, and the run is
-        not the sanitizer's other-order run, a multi-rank run or inside a cross-core lane."""
+        buffer the tasks read (``reads``, the inputs, and ``sums``, the ordered sums, which are among
+        ``writes`` too) holds an undefined element (the sanitizer follows those kernel by kernel), no
+        buffer they write shares storage with another one they touch, and the run is not the
+        sanitizer's other-order run, a multi-rank run or inside a cross-core lane."""
         san = sanitizer.active()
         if san is not None and san.reorder is not None:
             return False
         if context.lane_count() > 1 or context.role() is not None or current_rank() is not None:
             return False
-        if sanitizer.undefined_in(reads):
+        if not all(isinstance(t, torch.Tensor) for t in (*reads, *writes, *sums)):
             return False
-        if not all(isinstance(t, torch.Tensor) for t in (*reads, *writes)):
+        if sanitizer.undefined_in((*reads, *sums)):
             return False
-        ptrs = [t.untyped_storage().data_ptr() for t in writes]
-        if len(set(ptrs)) != len(ptrs) or any(t.untyped_storage().data_ptr() in ptrs for t in reads if not any(t is w for w in writes)):
-            return False
+        ptrs = {t.untyped_storage().data_ptr() for t in writes}
+        if len(ptrs) != len(writes) or any(t.untyped_storage().data_ptr() in ptrs for t in reads):
+            return False  # (an input that is a written buffer too, under another name or the same)
         self.lo, self.hi = 0, self.n
         self.written = writes
         return True

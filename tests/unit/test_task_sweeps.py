@@ -233,3 +233,15 @@ def test_an_undefined_input_runs_the_tasks_one_by_one(monkeypatch) -> None:
     assert ran == ["_pl_fn_own__tasks"]  # (summed's tasks read y: one by one)
     assert r.status == r2.status == "fail"
     assert r.memory == r2.memory and [h["kind"] for h in r.memory["hazards"]] == ["uninitialised"]
+
+
+def test_a_buffer_passed_as_an_input_and_as_the_output_runs_the_tasks_one_by_one(monkeypatch) -> None:
+    """``own(out, o0, out)``: each task reads windows of the buffer the tasks write (under another
+    parameter, so the plan sees an input and an output); task 1 would read what task 0 wrote.
+    At run time the two are one buffer: the loop runs as written."""
+    text = program().replace("self.own(x, o0, out_i)", "self.own(out_i, o0, out_i)")
+    ran = sweeps_run(monkeypatch)
+    r, got = run(text, exact=False)
+    r2, want = run(text, exact=True)
+    assert "_pl_fn_own__tasks" not in ran and "_pl_fn_summed__tasks" in ran
+    assert r.status == r2.status and torch.equal(got["out"], want["out"])
