@@ -227,11 +227,16 @@ class Sweep:
         tasks one by one, so an error stops the run where and as the tasks would have met it."""
         kept = [(t, t.clone()) for t in self.written]
         try:
-            return variant(self, *args)
+            out = variant(self, *args)
+            if not _varies(out if isinstance(out, tuple | list) else (out,)):
+                return out
         except Exception:  # (a run stopped from outside raises a BaseException: not caught here)
-            for t, c in kept:
-                t.copy_(c)
-            return FAILED
+            pass
+        # it raised, or it returns a value of each task's own (which the loop's last task leaves):
+        # the buffers as they were, and the tasks one by one
+        for t, c in kept:
+            t.copy_(c)
+        return FAILED
 
     def ordered_add(self, kernel: Callable[..., Any], a: Any, b: Any, loaded_first: bool) -> Any:
         """An ordered sum's add over all tasks: the window's value (``a`` when ``loaded_first``, else

@@ -245,3 +245,30 @@ def test_a_buffer_passed_as_an_input_and_as_the_output_runs_the_tasks_one_by_one
     r2, want = run(text, exact=True)
     assert "_pl_fn_own__tasks" not in ran and "_pl_fn_summed__tasks" in ran
     assert r.status == r2.status and torch.equal(got["out"], want["out"])
+
+
+def test_a_task_whose_result_is_its_own_runs_the_tasks_one_by_one(monkeypatch) -> None:
+    """A kernel that returns a tile of its own (not the buffer it wrote): the value the loop leaves
+    is the last task's, which a sweep's batch is not; the tasks run as written."""
+    text = (
+        program()
+        .replace(
+            "def own(x: pl.Tensor[[16, 256], pl.FP32], o0: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]) -> pl.Tensor[[16, 256], pl.FP32]:",
+            "def own(x: pl.Tensor[[16, 256], pl.FP32], o0: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]) -> pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]:",
+        )
+        .replace("        return out_1\n", "        return u\n", 1)
+        .replace(
+            "            out_n: pl.Tensor[[16, 256], pl.FP32] = self.own(x, o0, out_i)\n",
+            "            last: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = self.own(x, o0, out_i)\n",
+        )
+        .replace(
+            "            out_r: pl.Tensor[[16, 256], pl.FP32] = pl.yield_(out_n)",
+            "            out_r: pl.Tensor[[16, 256], pl.FP32] = pl.yield_(out_i)",
+        )
+    )
+    ran = sweeps_run(monkeypatch)
+    r, got = run(text, exact=False)
+    r2, want = run(text, exact=True)
+    assert r.status == r2.status == "pass", (r.error, r2.error)
+    assert torch.equal(got["out"], want["out"])
+    assert ran == ["_pl_fn_own__tasks", "_pl_fn_summed__tasks"]  # (own's tried, given up, run as written)
