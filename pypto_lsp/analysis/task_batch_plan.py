@@ -79,7 +79,7 @@ from ..ir.model import (
 )
 from ..ir.tasks import directions_of, is_task_call, returned_params
 
-__all__ = ["TaskArg", "TaskLoopPlan", "plan_task_loops", "task_scalars"]
+__all__ = ["TaskArg", "TaskLoopPlan", "loop_trips", "plan_task_loops", "task_scalars"]
 
 INPUT = "input"
 OWN_WINDOW = "own-window"
@@ -181,7 +181,7 @@ def _affine(e: Expr | None, env: dict[str, Affine]) -> Affine | None:
     return None
 
 
-def _range(loop: For) -> range | None:
+def loop_trips(loop: For) -> range | None:
     """The values of a loop's variable when its bounds fold to constants (any step but 0)."""
     start = 0 if loop.start is None else fold_int(loop.start)
     step = 1 if loop.step is None else fold_int(loop.step)
@@ -214,7 +214,7 @@ def plan_task_loops(program: Program, calls: set[int] | None = None, min_trips: 
                 call = _task_call(program, fn, s)
                 if call is None or (calls is not None and call.span.line not in calls):
                     continue
-                if min_trips and len(_range(s) or ()) < min_trips:
+                if min_trips and len(loop_trips(s) or ()) < min_trips:
                     continue
                 plans.append(_plan_loop(program, fn, s, call))
     if calls is None and not min_trips:
@@ -278,7 +278,7 @@ def _scalar_names(fn: Function) -> set[str]:
 
 def _plan_loop(program: Program, orchestrator: Function, loop: For, call: FuncCall) -> TaskLoopPlan:
     var = loop.var.name if loop.var is not None else ""
-    rng = _range(loop)
+    rng = loop_trips(loop)
     kernels = _kernels(program, call.func)
 
     uses: list[int] = []
@@ -489,7 +489,7 @@ def _kernel_accesses(
     def walk(body: list[Stmt]) -> str | None:
         for s in body:
             if isinstance(s, For):
-                rng = _range(s)
+                rng = loop_trips(s)
                 if rng is None:
                     return f"a loop of kernel '{k.name}' (line {s.span.line}) has bounds that are not constants"
                 if s.var is not None:

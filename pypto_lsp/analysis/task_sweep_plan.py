@@ -38,7 +38,6 @@ task's accesses: ``exec.task_watch`` runs those loops). No torch here.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..ir.model import (
@@ -62,12 +61,11 @@ from ..ir.model import (
     TupleExpr,
     UnaryOp,
     Yield,
-    fold_int,
     fold_ints,
     walk_expr,
 )
 from .sweep_plan import FREES, POPS, PUSHES, WRITES
-from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, TaskLoopPlan, plan_task_loops
+from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, TaskLoopPlan, loop_trips, plan_task_loops
 
 __all__ = ["TaskSweep", "TaskSweeps", "plan_task_sweeps"]
 
@@ -148,14 +146,6 @@ def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None
     return TaskSweeps(loops, kernels) if loops else NONE
 
 
-def _flat(body: list[Stmt]) -> Iterator[Stmt]:
-    for s in body:
-        if isinstance(s, Scope) and s.kind == "scope" and not s.kwargs and s.as_name is None:
-            yield from _flat(s.body)
-        else:
-            yield s
-
-
 def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bool] | None) -> tuple[TaskSweep, dict[int, bool]] | None:
     if loop.kind not in _LOOPS or p.kernels != (p.callee,):
         return None
@@ -165,9 +155,9 @@ def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bo
     if any(a.role not in (SCALAR, INPUT, OWN_WINDOW, ORDERED_SUM) for a in p.args):
         return None  # a scratch buffer per task
     if any(isinstance(s, Scope) for s in loop.body):
-        return None  # (a scope of the runtime: its task ids, its fences)
+        return None  # (a scope of the runtime: its task ids, its fences; so the body is flat)
     call = None
-    for s in _flat(loop.body):
+    for s in loop.body:
         for e in (s.value,) if isinstance(s, Assign | ExprStmt) else ():
             if isinstance(e, FuncCall):
                 call = e
@@ -177,7 +167,7 @@ def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bo
         return None
     if directions is not None and directions.get(id(call), True):
         return None
-    rng = _range(loop)
+    rng = loop_trips(loop)
     if rng is None:
         return None
     params = dict(p.kernel_args).get(kernel.name, ())
@@ -195,13 +185,6 @@ def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bo
 def _has_core_num(call: FuncCall) -> bool:
     attrs = call.kwargs.get("attrs")
     return attrs is not None and any(isinstance(k, Const) and k.value == "core_num" for k in getattr(attrs, "keys", ()))
-
-
-def _range(loop: For) -> range | None:
-    start = 0 if loop.start is None else fold_int(loop.start)
-    step = 1 if loop.step is None else fold_int(loop.step)
-    stop = fold_int(loop.stop)
-    return None if start is None or stop is None or not step else range(start, stop, step)
 
 
 def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
@@ -243,7 +226,7 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
             if isinstance(s, FuncAttr | Pass):
                 continue
             if isinstance(s, For):
-                if s.kind not in _LOOPS or _range(s) is None:
+                if s.kind not in _LOOPS or loop_trips(s) is None:
                     return False
                 for t, init in zip(s.iter_args, s.init_values, strict=False):
                     count(init)
@@ -290,12 +273,15 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
     if not walk(k.body, True):
         return None
     adds: dict[int, bool] = {}
+    shapes: set[tuple[int, ...]] = set()
     for _top, store in stores:
         found = _ordered_add(store, defs, uses, buffer)
         if found is None:
             return None
         adds[id(found[0])] = found[1]
-    if stores and not _sum_windows_apart(k, {id(st) for _, st in stores}):
+        shapes.add(found[2])
+    # (one window shape for all of a kernel's ordered sums keeps the check of their windows simple)
+    if stores and (len(shapes) != 1 or not _sum_windows_apart(k, {id(st) for _, st in stores}, next(iter(shapes)))):
         return None
     return adds
 
@@ -305,10 +291,12 @@ def _scalar_expr(e: Expr) -> bool:
     return all(isinstance(x, Name | Const | BinOp | UnaryOp) for x in walk_expr(e))
 
 
-def _ordered_add(store: OpCall, defs: dict[str, Assign], uses: dict[str, int], buffer: dict[str, str]) -> tuple[Assign, bool] | None:
-    """The add whose value ``store`` writes back and whether the load is its first operand, when it
-    adds a term to a load of the same window of the same buffer and both values go nowhere else;
-    else None."""
+def _ordered_add(
+    store: OpCall, defs: dict[str, Assign], uses: dict[str, int], buffer: dict[str, str]
+) -> tuple[Assign, bool, tuple[int, ...]] | None:
+    """The add whose value ``store`` writes back, whether the load is its first operand and the
+    window's shape, when it adds a term to a load of the same window of the same buffer and both
+    values go nowhere else; else None."""
     value, offsets, dst = store.args if store.op == "tile.store" else (store.args[1], store.args[2], store.args[0])
     if not isinstance(value, Name) or not isinstance(dst, Name) or uses.get(value.id) != 1:
         return None
@@ -330,9 +318,10 @@ def _ordered_add(store: OpCall, defs: dict[str, Assign], uses: dict[str, int], b
         src = ld.value.args[at_src]
         if not isinstance(src, Name) or buffer.get(src.id) != buffer.get(dst.id):
             continue
-        if not _same_expr(ld.value.args[at_offs], offsets) or _ints(ld.value.args[at_shape]) is None:
+        shape = _ints(ld.value.args[at_shape])
+        if not _same_expr(ld.value.args[at_offs], offsets) or shape is None:
             continue
-        return add, first
+        return add, first, tuple(shape)
     return None
 
 
@@ -353,7 +342,7 @@ def _ints(e: Expr) -> list[int] | None:
     return fold_ints(e.items) if isinstance(e, ListExpr | TupleExpr) else None
 
 
-def _sum_windows_apart(k: Function, store_ids: set[int]) -> bool:
+def _sum_windows_apart(k: Function, store_ids: set[int], ext: tuple[int, ...]) -> bool:
     """No two windows the kernel's ordered-sum stores write in one task meet (walking its loops, a
     scalar the kernel does not compute taken as 0: the same in every window of a task)."""
     boxes: list[tuple[tuple[int, int], ...]] = []
@@ -377,7 +366,7 @@ def _sum_windows_apart(k: Function, store_ids: set[int]) -> bool:
     def walk(body: list[Stmt], env: dict[str, int]) -> bool:
         for s in body:
             if isinstance(s, For):
-                rng = _range(s)
+                rng = loop_trips(s)
                 assert rng is not None
                 for v in rng:
                     budget[0] -= 1
@@ -411,11 +400,7 @@ def _sum_windows_apart(k: Function, store_ids: set[int]) -> bool:
 
     if not walk(k.body, {}):
         return False
-    # the extents: every ordered-sum store writes the tile its add made, as big as the load's window
-    extents = _store_extents(k, store_ids)
-    if extents is None or len(extents) != 1:
-        return False  # (one shape for all of them keeps the check simple)
-    ext = next(iter(extents))
+    # every ordered-sum store writes the tile its add made, as big as the load's window (``ext``)
     spans = [tuple((lo, lo + n) for (lo, _), n in zip(b, ext, strict=False)) for b in boxes]
     if any(len(sp) != len(ext) for sp in spans):
         return False
@@ -423,28 +408,3 @@ def _sum_windows_apart(k: Function, store_ids: set[int]) -> bool:
         if all(a0 < b1 and b0 < a1 for (a0, a1), (b0, b1) in zip(x, y, strict=True)):
             return False
     return True
-
-
-def _store_extents(k: Function, store_ids: set[int]) -> set[tuple[int, ...]] | None:
-    """The window shapes of the ordered-sum stores (each the shape of the load its add reads)."""
-    loads: dict[str, tuple[int, ...]] = {}
-    adds: dict[str, tuple[int, ...]] = {}
-    out: set[tuple[int, ...]] = set()
-    for s in k.statements():
-        if not isinstance(s, Assign | ExprStmt) or not isinstance(s.value, OpCall):
-            continue
-        v = s.value
-        if isinstance(s, Assign) and v.op in _LOADS and len(v.args) >= 3:
-            shape = _ints(v.args[_LOADS[v.op][2]])
-            if shape is not None:
-                loads[s.target.name] = tuple(shape)
-        elif isinstance(s, Assign) and v.op in _ADDS:
-            for a in v.args:
-                if isinstance(a, Name) and a.id in loads:
-                    adds[s.target.name] = loads[a.id]
-        elif id(v) in store_ids:
-            val = v.args[0] if v.op == "tile.store" else v.args[1]
-            if not isinstance(val, Name) or val.id not in adds:
-                return None
-            out.add(adds[val.id])
-    return out

@@ -11,7 +11,7 @@ from typing import Any
 from ..analysis.lowering import KChunk, PipePop, PipePush, Sweep
 from ..analysis.sweep_plan import SweepPlan
 from ..analysis.task_sweep_plan import TaskSweep
-from ..ir.model import Assign, ExprStmt, For, FuncCall, OpCall, Scope, Span, Stmt, Yield
+from ..ir.model import Assign, ExprStmt, For, FuncCall, OpCall, Span, Stmt, Yield
 from .codegen_text import Frame, literal
 
 __all__ = ["LoopLowering"]
@@ -150,7 +150,7 @@ class LoopLowering:
         r = ts.trips
         f.emit(ind, f"_pl_ts = _pl_sweeps.Sweep((({r.start}, {r.stop}, {r.step}), ), None)", s.header_span)
         f.emit(ind, f"{var} = _pl_ts.var(0)", s.header_span)
-        body = list(_flat(s.body))
+        body = s.body  # (flat: the plan takes no loop with a scope in it)
         scalars = [b for b in body if isinstance(b, Assign) and not isinstance(b.value, FuncCall)]
         for sc in scalars:
             f.stmt(sc, ind)
@@ -231,14 +231,3 @@ class LoopLowering:
         assert isinstance(w, Window)
         offs = "".join((literal(o) if isinstance(o, int) else self.f.expr(o)) + ", " for o in w.offsets)
         return f"{self.f.py(w.source)}, ({offs}), {w.shape!r}, {self.f.gen.dtype(dtype)}"
-
-
-def _flat(body: list[Stmt]) -> list[Stmt]:
-    """``body`` with plain ``with pl.scope()`` blocks opened (as analysis.task_sweep_plan reads it)."""
-    out: list[Stmt] = []
-    for b in body:
-        if isinstance(b, Scope) and b.kind == "scope" and not b.kwargs and b.as_name is None:
-            out.extend(_flat(b.body))
-        else:
-            out.append(b)
-    return out
