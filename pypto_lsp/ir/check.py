@@ -10,6 +10,7 @@ import math
 
 from . import catalogue, operand_types
 from . import diagnostics as D
+from .check_reuse import CLEAN, function_check_keys, remember_clean
 from .model import (
     Assign,
     BinOp,
@@ -79,15 +80,18 @@ _EXACT_DTYPE = frozenset({"cast", "create", "store", "slice", "reshape", "load"}
 _RULES_CHECKED = {"same", "binary", "row_reduce", "col_reduce", "matmul", "cast", "load", "slice", "create", "reshape", "store"}
 
 
-def check_program(program: Program, entry: str | None = None) -> list[D.Diagnostic]:
-    """All static diagnostics for ``program`` (parse diagnostics are not repeated here)."""
+def check_program(program: Program, entry: str | None = None, *, reuse: bool = True) -> list[D.Diagnostic]:
+    """All static diagnostics for ``program`` (parse diagnostics are not repeated here).
+
+    ``reuse``: a function found clean before, word for word with the same callees' signatures, is
+    not read again (see :func:`function_check_keys`); False reads every function (the same result)."""
     from .parser import gc_paused
 
     with gc_paused():
-        return _check_program(program, entry)
+        return _check_program(program, entry, reuse)
 
 
-def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
+def _check_program(program: Program, entry: str | None, reuse: bool) -> list[D.Diagnostic]:
     out: list[D.Diagnostic] = []
     if not program.functions:
         out.append(D.error(program.span, "no-functions", "the dump defines no function"))
@@ -105,13 +109,20 @@ def _check_program(program: Program, entry: str | None) -> list[D.Diagnostic]:
             )
         )
     dims: dict[int, list[int] | None] = {}
-    for fn in program.functions:
+    keys = function_check_keys(program) if reuse else None
+    for i, fn in enumerate(program.functions):
         seen: set[str] = set()
         for p in fn.params:
             if p.name in seen:  # Python's compile: "duplicate argument ... in function definition"
                 out.append(D.error(p.span, "duplicate-param", f"'{fn.name}' has two parameters named '{p.name}'"))
             seen.add(p.name)
+        key = keys[i] if keys is not None else None
+        if key is not None and key in CLEAN:
+            continue  # checked before, word for word with the same callees' signatures: found nothing
+        before = len(out)
         _FunctionChecker(program, fn, out, dims).run()
+        if key is not None and len(out) == before:
+            remember_clean(key)
     _check_groups(program, out)
     from .depcheck import check_deps
     from .pipecheck import check_pipes

@@ -385,6 +385,7 @@ class Function:
     attrs: dict[str, Expr] = field(default_factory=dict)
     has_self: bool = True
     abstract: bool = False  # body is ``...``
+    first_line: int = 0  # the line of its first decorator, else of its ``def`` (0: not known)
     # every statement of the body, walked once (the IR is never changed once parsed): see statements()
     _walked: tuple[Stmt, ...] | None = field(default=None, init=False, repr=False, compare=False)
 

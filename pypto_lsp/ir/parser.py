@@ -266,6 +266,7 @@ class _Parser(TypeParser):
             attrs=attrs,
             has_self=has_self,
             abstract=abstract,
+            first_line=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
         )
 
     def _known_signature(self, node: ast.FunctionDef) -> line_reuse.Signature | None:

@@ -651,7 +651,7 @@ def test_return_values(flow: Program) -> None:
 # ---------------------------------------------------------------------- formatting does not matter
 
 
-SPAN_FIELDS = {"span", "name_span", "header_span", "cond_span"}
+SPAN_FIELDS = {"span", "name_span", "header_span", "cond_span", "first_line"}
 
 
 def structure(obj: Any) -> Any:
