@@ -2,8 +2,8 @@
 sweep's iteration axis (the second step of the task batching laid out in ``docs/speed.md``).
 
 :mod:`.task_batch_plan` says which loops' tasks could run as one batch and the role of every buffer
-a task touches. This module takes the loops among them whose task is one InCore kernel that a sweep
-can run whole, and says how its body is printed over all tasks (``exec.codegen``: the kernel's
+a task touches. This module takes the loops among them whose task is one InCore kernel or one Group
+that a sweep can run whole, and says how its body is printed over all tasks (``exec.codegen``: the kernel's
 ``__tasks`` variant; ``exec.sweep``: the run)::
 
     for ob, (acc,) in pl.range(16, init_values=(acc0,)):        # the orchestrator
@@ -28,11 +28,28 @@ Why the buffers end as the tasks leave them, one after another:
   that buffer meet (else the device's order would interleave tasks within a window);
 * a task writes nothing else: no buffer it creates, no pipe, no scalar written back.
 
+A Group task (ExpandMixedKernel on) is its AIC kernel and its AIV kernel run by
+``exec.crosscore.run_group``; both get a ``__tasks`` variant and one cross-core run of the two
+carries every task (``Sweep.group``). Why that run is each task's own run, in order:
+
+* the pipes are no-split (a lane split would cut each task's tile in halves) and each push and pop
+  statement moves one tile per task, in task order (the sweep's bulk pushes and pops), so the
+  n-th pop of task t takes the n-th push of task t, as in the task's own fresh pipe; the pipe's
+  set-up (``system.reserve_buffer`` ...) is made once for the run, as each task's run makes it once;
+* the AIV kernel may branch on the lane's index (``tile.get_subblock_idx``): the same path in every
+  task of a lane. With two lanes (dual dispatch) a buffer is written only where that branch says
+  lane 0, else the lanes would race on it in the scheduler's order (qwen3 after ExpandMixedKernel:
+  declined); where lane 1 touches no buffer and pushes only to the cube, which keeps lane 0's tile
+  of each pair, it is left out of the run (``_lane1_idle``), as ``exec.task_watch`` leaves it out of
+  a watched loop's middle tasks;
+* a scratch buffer made per task (InjectGMPipeBuffer's GM pipe buffer) is taken when no kernel
+  reads or writes it: one for all tasks is then the same.
+
 Not planned (the loop runs as written): a placed program (the memory model follows tiles in their
-bytes), traced or exact runs, a Group or SPMD task, a loop with a per-task scratch buffer, a kernel
-with a branch, a ``while``, a call, a pipe, a ``system.`` op, a scalar read back, a write of any
-other kind; with the sanitizer on, a call with ``arg_directions`` (the sanitizer then keeps every
-task's accesses: ``exec.task_watch`` runs those loops). No torch here.
+bytes), traced or exact runs, an SPMD task, a scratch buffer a kernel touches, a branch on anything
+but the lane's index, a ``while``, a call, a split pipe, another ``system.`` op, a scalar read back,
+a write of any other kind; with the sanitizer on, a call with ``arg_directions`` (the sanitizer then
+keeps every task's accesses: ``exec.task_watch`` runs those loops). No torch here.
 """
 
 from __future__ import annotations
@@ -50,6 +67,7 @@ from ..ir.model import (
     FuncAttr,
     FuncCall,
     Function,
+    If,
     ListExpr,
     Name,
     OpCall,
@@ -64,8 +82,9 @@ from ..ir.model import (
     fold_ints,
     walk_expr,
 )
+from .groups import group_metadata
 from .sweep_plan import FREES, POPS, PUSHES, WRITES
-from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, TaskLoopPlan, loop_trips, plan_task_loops
+from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, SCRATCH, TaskLoopPlan, loop_trips, plan_task_loops
 
 __all__ = ["TaskSweep", "TaskSweeps", "plan_task_sweeps"]
 
@@ -86,6 +105,10 @@ _NOT_SWEPT = frozenset(
     }
 )
 _LOOPS = ("range", "parallel", "unroll", "pipeline")
+# a Group's kernels: the pipe's set-up (once per run: every task's pipe is a fresh one, and the sweep's
+# tasks share one run) and the lane's index (the same in every task), besides the pushes and pops
+_PIPE_SETUP = frozenset({"system.reserve_buffer", "system.import_peer_buffer", "system.aic_initialize_pipe", "system.aiv_initialize_pipe"})
+_LANE = "tile.get_subblock_idx"
 _ADDS = frozenset({"tile.add", "tensor.add"})
 # a window read: the positions of its buffer, its offsets and its shape
 _LOADS = {"tile.load": (0, 1, 2), "tensor.slice": (0, 2, 1)}
@@ -97,12 +120,16 @@ MAX_SUM_WINDOWS = 512
 class TaskSweep:
     """One orchestrator loop run as a task sweep."""
 
-    kernel: str  # the InCore kernel every task runs
+    kernel: str  # the InCore kernel or the Group every task runs
     trips: range
     call: FuncCall  # the task call in the loop's body
     reads: tuple[str, ...]  # the orchestrator's names of the buffers the tasks only read (inputs)
     writes: tuple[str, ...]  # ... of those they write (their own windows and the ordered sums)
     sums: tuple[str, ...] = ()  # ... of the ordered sums (read too)
+    # a Group: (its AIC kernel, its AIV kernel, its AIV lanes: 1, or 2 with dual dispatch, whether
+    # lane 1 of two is idle: see _lane1_idle); both kernels get a ``__tasks`` variant, and one
+    # cross-core run carries every task's tiles
+    group: tuple[str, str, int, bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,22 +165,36 @@ def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None
             found = _loop(program, s, p, directions)
             if found is None:
                 continue
-            sweep, adds = found
-            if sweep.kernel in kernels and kernels[sweep.kernel] != adds:
+            sweep, variants = found
+            if any(k in kernels and kernels[k] != adds for k, adds in variants.items()):
                 continue
-            kernels[sweep.kernel] = adds
+            kernels.update(variants)
             loops[id(s)] = sweep
     return TaskSweeps(loops, kernels) if loops else NONE
 
 
-def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bool] | None) -> tuple[TaskSweep, dict[int, bool]] | None:
-    if loop.kind not in _LOOPS or p.kernels != (p.callee,):
+def _loop(
+    program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bool] | None
+) -> tuple[TaskSweep, dict[str, dict[int, bool]]] | None:
+    """The loop's sweep and its kernels' ``__tasks`` variants (name -> ordered adds), or None."""
+    if loop.kind not in _LOOPS:
         return None
-    kernel = program.function(p.callee)
-    if kernel is None or kernel.kind != "InCore":
+    callee = program.function(p.callee)
+    if callee is None:
         return None
-    if any(a.role not in (SCALAR, INPUT, OWN_WINDOW, ORDERED_SUM) for a in p.args):
-        return None  # a scratch buffer per task
+    group: tuple[str, str, int, bool] | None = None
+    if callee.kind == "Group":
+        found = _group(program, callee)
+        if found is None or p.kernels != found[:2]:
+            return None
+        group = (*found, False)
+        sides = {found[0]: "aic", found[1]: "aiv" if found[2] == 1 else "aiv2"}
+    elif callee.kind == "InCore" and p.kernels == (p.callee,):
+        sides = {callee.name: ""}
+    else:
+        return None
+    if any(a.role not in (SCALAR, INPUT, OWN_WINDOW, ORDERED_SUM, SCRATCH) for a in p.args):
+        return None
     if any(isinstance(s, Scope) for s in loop.body):
         return None  # (a scope of the runtime: its task ids, its fences; so the body is flat)
     call = None
@@ -170,16 +211,69 @@ def _loop(program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bo
     rng = loop_trips(loop)
     if rng is None:
         return None
-    params = dict(p.kernel_args).get(kernel.name, ())
-    role_of = {a.index: a.role for a in p.args}
-    roles = {prm.name: role_of.get(arg, "") for prm, arg in zip(kernel.params, params, strict=False) if arg is not None}
-    adds = _kernel(kernel, roles)
-    if adds is None:
+    if not _scratch_made_here(loop, call, p):
         return None
+    role_of = {a.index: a.role for a in p.args}
+    kernel_args = dict(p.kernel_args)
+    variants: dict[str, dict[int, bool]] = {}
+    for name, side in sides.items():
+        kernel = program.function(name)
+        if kernel is None:
+            return None
+        params = kernel_args.get(name, ())
+        roles = {prm.name: role_of.get(arg, "") for prm, arg in zip(kernel.params, params, strict=False) if arg is not None}
+        names: set[str] = set()
+        adds = _kernel(kernel, roles, side, names)
+        if adds is None:
+            return None
+        variants[name] = adds
+        if side == "aiv2" and group is not None and _lane1_idle(kernel, names):
+            group = (*group[:3], True)
     reads = tuple(a.name for a in p.args if a.name and a.role == INPUT)
     writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
     sums = tuple(a.name for a in p.args if a.name and a.role == ORDERED_SUM)
-    return TaskSweep(kernel.name, rng, call, reads, writes, sums), adds
+    return TaskSweep(callee.name, rng, call, reads, writes, sums, group), variants
+
+
+def _group(program: Program, g: Function) -> tuple[str, str, int] | None:
+    """A Group a sweep can run: (its AIC kernel, its AIV kernel, its AIV lanes), when its body
+    calls the AIC kernel and then the AIV kernel with its own parameters in order (what
+    ``exec.crosscore.run_group`` runs), its pipes are no-split and its lanes 1, or 2 by dual dispatch."""
+    meta = group_metadata(program).get(g.name)
+    if meta is None:
+        return None
+    aic, aiv, split, dual = meta
+    if split != 0:
+        return None
+    names = [prm.name for prm in g.params]
+    calls = [s.value for s in g.body if isinstance(s, ExprStmt | Assign) and isinstance(s.value, FuncCall)]
+    if [c.func for c in calls] != [aic, aiv]:
+        return None
+    for c in calls:
+        if c.kwargs or [a.id if isinstance(a, Name) else None for a in c.args] != names:
+            return None
+    return aic, aiv, 2 if dual else 1
+
+
+def _scratch_made_here(loop: For, call: FuncCall, p: TaskLoopPlan) -> bool:
+    """Every scratch argument of the task (a buffer made per task, e.g. InjectGMPipeBuffer's GM pipe
+    buffer) is a ``tensor.create`` of the loop's body, used by nothing but the call: the sweep makes
+    one for all tasks, which no kernel touches (``_kernel`` requires it)."""
+    scratch = {a.name for a in p.args if a.role == SCRATCH}
+    if not scratch:
+        return True
+    if None in scratch:
+        return False
+    made = {s.target.name for s in loop.body if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "tensor.create"}
+    if not scratch <= made:
+        return False
+    for s in loop.body:
+        if isinstance(s, Assign | ExprStmt) and s.value is call:
+            continue
+        for e in (s.value,) if isinstance(s, Assign | ExprStmt) else getattr(s, "values", ()):
+            if any(isinstance(x, Name) and x.id in scratch for x in walk_expr(e)):
+                return False
+    return True
 
 
 def _has_core_num(call: FuncCall) -> bool:
@@ -187,26 +281,38 @@ def _has_core_num(call: FuncCall) -> bool:
     return attrs is not None and any(isinstance(k, Const) and k.value == "core_num" for k in getattr(attrs, "keys", ()))
 
 
-def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
+def _kernel(k: Function, roles: dict[str, str], side: str = "", buffers: set[str] | None = None) -> dict[int, bool] | None:
     """``k``'s ordered adds (see :class:`TaskSweeps`) when a sweep over tasks can run its body whole,
-    else None."""
+    else None. ``side``: ``""`` an InCore kernel; a Group's ``"aic"``, ``"aiv"`` (one lane) or
+    ``"aiv2"`` (two lanes by dual dispatch: a global buffer is written only where the lane's index
+    says lane 0, else the lanes would race on it, and their order is the scheduler's). ``buffers``:
+    filled with the names the kernel gives its buffers (parameters, loop-carried, yielded)."""
+    group = bool(side)
+    vector = side.startswith("aiv")
     buffer: dict[str, str] = {name: name for name, role in roles.items() if role in (INPUT, OWN_WINDOW, ORDERED_SUM)}
     defs: dict[str, Assign] = {}
     uses: dict[str, int] = {}
     stores: list[tuple[Assign | ExprStmt, OpCall]] = []  # writes into an ordered-sum buffer
+    lanes: set[str] = set()  # names holding the lane's index (tile.get_subblock_idx)
 
     def count(e: Expr) -> None:
         for x in walk_expr(e):
             if isinstance(x, Name):
                 uses[x.id] = uses.get(x.id, 0) + 1
 
-    def op_ok(e: Expr, top: Assign | ExprStmt) -> bool:
+    def op_ok(e: Expr, top: Assign | ExprStmt, lane0: bool) -> bool:
         for x in walk_expr(e):
             if isinstance(x, FuncCall):
                 return False
             if not isinstance(x, OpCall):
                 continue
-            if x.op.startswith(_NEVER) or x.op in _NOT_SWEPT or x.op in PUSHES or x.op in POPS or x.op in FREES:
+            if group and (x.op in _PIPE_SETUP or x.op in PUSHES or x.op in POPS or x.op in FREES):
+                if x is not e or not _no_split(x):
+                    return False  # (a pipe op inside an expression, or a split one: lane halves)
+                continue
+            if x.op.startswith(_NEVER) or (x.op in _NOT_SWEPT and not (group and x.op == "tile.create")):
+                return False  # (a Group's tile.create: a value, never a write's destination, see below)
+            if x.op in PUSHES or x.op in POPS or x.op in FREES:
                 return False
             if x.op.endswith((".write", ".read", "scatter_update")):
                 return False
@@ -217,11 +323,13 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
                 dst = x.args[pos]
                 if not isinstance(dst, Name) or roles.get(buffer.get(dst.id, ""), "") not in (OWN_WINDOW, ORDERED_SUM):
                     return False  # only the task's own windows and ordered sums are written
+                if side == "aiv2" and not lane0:
+                    return False  # both lanes would write it
                 if roles[buffer[dst.id]] == ORDERED_SUM:
                     stores.append((top, x))
         return True
 
-    def walk(body: list[Stmt], top: bool) -> bool:
+    def walk(body: list[Stmt], top: bool, lane0: bool) -> bool:
         for s in body:
             if isinstance(s, FuncAttr | Pass):
                 continue
@@ -232,7 +340,7 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
                     count(init)
                     if isinstance(init, Name) and init.id in buffer:
                         buffer[t.name] = buffer[init.id]
-                if not walk(s.body, False):
+                if not walk(s.body, False, lane0):
                     return False
                 continue
             if isinstance(s, Assign):
@@ -241,8 +349,10 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
                 v = s.value
                 if isinstance(v, Name) and v.id in buffer:
                     buffer[s.target.name] = buffer[v.id]
+                elif vector and top and isinstance(v, OpCall) and v.op == _LANE and not v.args and not v.kwargs:
+                    lanes.add(s.target.name)  # the same in every task of a lane
                 elif isinstance(v, OpCall):
-                    if not op_ok(v, s):
+                    if not op_ok(v, s, lane0):
                         return False
                     if v.op in WRITES:
                         dst = v.args[WRITES[v.op]]
@@ -253,7 +363,7 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
                 continue
             if isinstance(s, ExprStmt):
                 count(s.value)
-                if not isinstance(s.value, OpCall) or not op_ok(s.value, s):
+                if not isinstance(s.value, OpCall) or not op_ok(s.value, s, lane0):
                     return False
                 continue
             if isinstance(s, Yield):
@@ -267,11 +377,24 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
                 for v in s.values:
                     count(v)
                 continue
+            if isinstance(s, If) and top and vector:
+                # a branch on the lane's index: the same path in every task of a lane
+                then_lane0 = _lane_test(s.cond, lanes)
+                if then_lane0 is None or any(isinstance(b, Yield) for b in (*s.then, *s.orelse)):
+                    return False
+                count(s.cond)
+                if not walk(s.then, True, lane0 or then_lane0) or not walk(s.orelse, True, lane0 or not then_lane0):
+                    return False
+                continue
             return False  # a branch, a while, a scope, a tuple unpacking, a break
         return True
 
-    if not walk(k.body, True):
+    if not walk(k.body, True, side != "aiv2"):  # (two lanes: lane 0 alone only where a branch says so)
         return None
+    if any(uses.get(name) for name, role in roles.items() if role == SCRATCH):
+        return None  # a buffer of each task's own, read or written: not one for all tasks
+    if buffers is not None:
+        buffers.update(buffer)
     adds: dict[int, bool] = {}
     shapes: set[tuple[int, ...]] = set()
     for _top, store in stores:
@@ -284,6 +407,71 @@ def _kernel(k: Function, roles: dict[str, str]) -> dict[int, bool] | None:
     if stores and (len(shapes) != 1 or not _sum_windows_apart(k, {id(st) for _, st in stores}, next(iter(shapes)))):
         return None
     return adds
+
+
+def _lane1_idle(k: Function, buffers: set[str]) -> bool:
+    """Lane 1 of a dual-dispatch AIV kernel can be left out of the run (``exec.crosscore``'s
+    ``lane1_absent``, as ``exec.task_watch`` leaves it out of a watched loop's middle tasks): what it
+    runs (every statement outside a branch the lane's index gives to lane 0) touches no buffer
+    (no op takes one), meets no other lane and pushes only to the cube, whose no-split pop of a
+    dual-dispatch pair keeps lane 0's tile."""
+    lanes: set[str] = set()
+
+    def quiet(e: Expr) -> bool:
+        for x in walk_expr(e):
+            if not isinstance(x, OpCall):
+                continue
+            if x.op in PUSHES and x.op != "tile.tpush_to_aic":
+                return False
+            if x.op.startswith(("tile.aic_gather", "tile.aiv_shard", "tensor.aic_gather", "tensor.aiv_shard")):
+                return False
+            for a in (*x.args, *x.kwargs.values()):
+                if any(isinstance(y, Name) and y.id in buffers for y in walk_expr(a)):
+                    return False
+        return True
+
+    def walk(body: list[Stmt]) -> bool:
+        for s in body:
+            if isinstance(s, If):
+                then_lane0 = _lane_test(s.cond, lanes)
+                if then_lane0 is None:
+                    return False
+                if not walk(s.orelse if then_lane0 else s.then):
+                    return False
+                continue
+            if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == _LANE:
+                lanes.add(s.target.name)
+                continue
+            if isinstance(s, For):
+                if not all(quiet(v) for v in s.init_values) or not walk(s.body):
+                    return False
+                continue
+            for e in (s.value,) if isinstance(s, Assign | ExprStmt) else getattr(s, "values", ()):
+                if not quiet(e):
+                    return False
+        return True
+
+    return walk(k.body)
+
+
+def _no_split(op: OpCall) -> bool:
+    """A pipe op of no lane split (``split=0`` or none) on a fixed pipe (``id=`` a constant or none)."""
+    split = op.kwargs.get("split")
+    pid = op.kwargs.get("id")
+    return (split is None or (isinstance(split, Const) and split.value == 0)) and (pid is None or isinstance(pid, Const))
+
+
+def _lane_test(cond: Expr, lanes: set[str]) -> bool | None:
+    """Whether ``lane == 0`` (or ``!= 1``, ...) holds on the branch's ``then`` side for lane 0, when the
+    condition compares a lane's index with 0 or 1; else None."""
+    if not isinstance(cond, BinOp) or cond.op not in ("==", "!="):
+        return None
+    lane, other = (cond.left, cond.right) if isinstance(cond.left, Name) else (cond.right, cond.left)
+    if not isinstance(lane, Name) or lane.id not in lanes or not isinstance(other, Const) or other.value not in (0, 1):
+        return None
+    if type(other.value) is not int:
+        return None
+    return (other.value == 0) == (cond.op == "==")
 
 
 def _scalar_expr(e: Expr) -> bool:
@@ -384,6 +572,10 @@ def _sum_windows_apart(k: Function, store_ids: set[int], ext: tuple[int, ...]) -
                     env[s.target.name] = got
                 else:
                     env.pop(s.target.name, None)
+                continue
+            if isinstance(s, If):
+                if not walk(s.then, dict(env)) or not walk(s.orelse, dict(env)):
+                    return False
                 continue
             op = s.value if isinstance(s, Assign | ExprStmt) else None
             if isinstance(op, OpCall) and id(op) in store_ids:

@@ -156,13 +156,22 @@ class LoopLowering:
             f.stmt(sc, ind)
         reads, writes, sums = ("".join(f.py(n) + ", " for n in names) for names in (ts.reads, ts.writes, ts.sums))
         args = [f.expr(a) for a in ts.call.args]
-        variant = f"{f.gen.fn_names[ts.kernel]}__tasks"
+        if ts.group is None:
+            variant = f"{f.gen.fn_names[ts.kernel]}__tasks"
+            counts = [(ts.kernel, "_pl_ts.n")]
+        else:  # a Group: one cross-core run of its kernels' variants carries every task's tiles
+            aic, aiv, lanes, idle = ts.group
+            variant = (
+                f"_pl_ts.group({literal(ts.kernel)}, {f.gen.fn_names[aic]}__tasks, {f.gen.fn_names[aiv]}__tasks, {lanes == 2}, {idle})"
+            )
+            counts = [(aic, "_pl_ts.n"), (aiv, "_pl_ts.n" if lanes == 1 else f"{lanes} * _pl_ts.n")]
         f.emit(
             ind,
             f"if _pl_ts.tasks_ready(({reads}), ({writes}), ({sums})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",
             s.header_span,
         )
-        f.emit(ind + 1, f"_pl_calls[{literal(ts.kernel)}] += _pl_ts.n", s.header_span)
+        for name, n in counts:
+            f.emit(ind + 1, f"_pl_calls[{literal(name)}] += {n}", s.header_span)
         f.frames.append(Frame("loop", carried, s.iter_args))
         try:
             for b in body:

@@ -16,7 +16,7 @@ import torch
 from ..analysis.sweep_plan import FREES, MAX_BATCH_BYTES, POPS, PUSHES, WINDOWS, WRITES
 from . import context, sanitizer
 from .batching import add_in_order
-from .crosscore import get_runtime, parts_view
+from .crosscore import get_runtime, parts_view, run_group
 from .lane_tiles import fit_shape, split_code
 from .ranks import current_rank
 from .runtime import check_value
@@ -114,6 +114,10 @@ class Batch:
                 self.t = torch.stack(self.items)
                 self.items = None
         return self.t
+
+
+def _counted(fn: Any) -> None:
+    """A left-out lane's call, counted by the task sweep's loop instead (exec.codegen_loops)."""
 
 
 def _undefined(args: Iterable[Any]) -> bool:
@@ -237,6 +241,20 @@ class Sweep:
         for t, c in kept:
             t.copy_(c)
         return FAILED
+
+    def group(self, name: str, aic: Callable[..., Any], aiv: Callable[..., Any], dual: bool, idle: bool) -> Callable[..., Any]:
+        """A Group's task variant for :meth:`run_tasks`: one cross-core run (no-split pipes) of its
+        kernels' ``__tasks`` variants, every push and pop carrying each task's tile in task order, so
+        that the n-th pop of a task meets its n-th push as in the task's own run; its value is AIV
+        lane 0's, as a run of one task returns. ``idle``: lane 1 of the dual-dispatch pair is left
+        out (the plan found it touches nothing: ``analysis.task_sweep_plan._lane1_idle``; the loop
+        counts its calls)."""
+
+        def variant(sweep: Sweep, *args: Any) -> Any:
+            with context.lane_skip_offered(_counted if idle else None):
+                return run_group(name, functools.partial(aic, sweep), functools.partial(aiv, sweep), args, split=0, dual_aiv_dispatch=dual)
+
+        return variant
 
     def ordered_add(self, kernel: Callable[..., Any], a: Any, b: Any, loaded_first: bool) -> Any:
         """An ordered sum's add over all tasks: the window's value (``a`` when ``loaded_first``, else

@@ -171,7 +171,12 @@ def test_a_lane_1_that_writes_a_global_buffer_runs_in_every_task(monkeypatch):
 def test_a_loop_without_task_records_leaves_an_idle_lane_out_only_while_nothing_is_undefined(monkeypatch):
     """Before DeriveCallDirections every task runs watched (no records to predict), and only the idle
     lane of the middle ones is left out: not while a buffer holds an undefined element (nothing would
-    check the lane's reads of it first)."""
+    check the lane's reads of it first). (Such a loop now runs as one task sweep of the Group,
+    analysis.task_sweep_plan; with task sweeps off it runs task by task under the watch, as here.)"""
+    from pypto_lsp.analysis import lowering
+
+    monkeypatch.setattr(lowering, "TASK_SWEEPS", False)
+    monkeypatch.setattr(engine, "_COMPILED", {})
     plain = LANES.replace(f', attrs={{"arg_directions": [{D}.input, {D}.scalar, {D}.output_existing, {D}.output_existing]}}', "")
     assert plain != LANES
     (left, counts, got), (_, watched_counts, _) = _lanes("", monkeypatch, plain)

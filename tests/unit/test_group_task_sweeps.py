@@ -1,0 +1,176 @@
+"""Task sweeps of a Group (analysis.task_sweep_plan, exec.sweep.Sweep.group): an orchestrator loop
+whose tasks are one cross-core Group runs every task at once, in one run of its AIC and AIV kernels
+whose no-split pipes carry each task's tiles in task order, and leaves its buffers and the
+sanitizer's task graph as the tasks one by one would (``exact``: every loop as written).
+
+The program is qwen3's MLP block after SplitVectorKernel, small: the cube multiplies each task's
+window of ``x`` by ``w`` and pushes the product; the vector lanes (dual dispatch) pop it, lane 0
+adds it into the window of ``acc`` every task shares (an ordered sum), lane 1 does the same on a
+tile of no valid region and stores nothing; each task gets a GM pipe buffer of its own that no
+kernel touches (InjectGMPipeBuffer)."""
+
+from __future__ import annotations
+
+import torch
+
+import pypto_lsp.exec.sweep as sweep
+from pypto_lsp.analysis.task_sweep_plan import plan_task_sweeps
+from pypto_lsp.ir.parser import parse_text
+from pypto_lsp.validate.engine import run_text
+
+AIC = "@pl.function(type=pl.FunctionType.AIC, level=pl.Level.AIC, role=pl.Role.SubWorker)"
+AIV = "@pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)"
+GROUP = "@pl.function(type=pl.FunctionType.Group, level=pl.Level.CORE_GROUP, role=pl.Role.SubWorker)"
+ORCH = "@pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)"
+PARAMS = (
+    "x: pl.Tensor[[16, 256], pl.BF16], w: pl.Tensor[[32, 64], pl.BF16], k0: pl.Scalar[pl.INDEX], "
+    "acc: pl.Out[pl.Tensor[[16, 64], pl.FP32]], __gm_pipe_buffer: pl.Out[pl.Tensor[[1], pl.FP32]]"
+)
+
+KERNELS = f"""    {AIC}
+    def blk_aic({PARAMS}):
+        v2c: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name='blk_v2c', size=8192, base=-1)
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name='blk_c2v', peer_func='blk_aiv')
+        pl.system.aic_initialize_pipe(c2v, v2c, dir_mask=1, slot_size=4096, slot_num=2)
+        xt: pl.Tile[[16, 32], pl.BF16, pl.Mem.Mat] = pl.tile.load(x, [0, k0], [16, 32], [16, 32], target_memory=pl.Mem.Mat)
+        wt: pl.Tile[[32, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(w, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Mat)
+        xl: pl.Tile[[16, 32], pl.BF16, pl.Mem.Left] = pl.tile.move(xt, target_memory=pl.Mem.Left)
+        wr: pl.Tile[[32, 64], pl.BF16, pl.Mem.Right] = pl.tile.move(wt, target_memory=pl.Mem.Right)
+        p: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(xl, wr)
+        pl.tile.tpush_to_aiv(p, split=0)
+    {AIV}
+    def blk_aiv({PARAMS}) -> pl.Tensor[[16, 64], pl.FP32]:
+        pl.func_attr({{"dual_aiv_dispatch": True}})
+        sub: pl.Scalar[pl.INDEX] = pl.tile.get_subblock_idx()
+        c2v: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name='blk_c2v', size=8192, base=-1)
+        v2c: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name='blk_v2c', peer_func='blk_aic')
+        pl.system.aiv_initialize_pipe(c2v, v2c, dir_mask=1, slot_size=4096, slot_num=2)
+        if sub == 0:
+            t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            prev: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(acc, [0, 0], [16, 64], [16, 64], target_memory=pl.Mem.Vec)
+            s: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(prev, t)
+            pl.system.tfree_to_aic(t)
+            acc_1: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(s, [0, 0], acc)
+            return acc_1
+        else:
+            t_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[0, 0])] = pl.tile.tpop_from_aic(split=0)
+            {{LANE1}}
+            pl.system.tfree_to_aic(t_1)
+            return acc
+    {GROUP}
+    def blk({PARAMS}) -> pl.Tensor[[16, 64], pl.FP32]:
+        self.blk_aic(x, w, k0, acc, __gm_pipe_buffer)
+        self.blk_aiv(x, w, k0, acc, __gm_pipe_buffer)
+        return acc
+"""
+IDLE = "prev_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[0, 0])] = pl.tile.create([16, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)\n            s_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[0, 0])] = pl.tile.add(prev_1, t_1)"
+READS = (
+    "xs: pl.Tile[[16, 64], pl.BF16, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], [16, 64], target_memory=pl.Mem.Vec)\n"
+    "            xf: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.cast(xs, target_type=pl.FP32, mode='round')\n"
+    "            s_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(xf, t_1)"
+)
+MAIN = f"""    {ORCH}
+    def main(self, x: pl.Tensor[[16, 256], pl.BF16], w: pl.Tensor[[32, 64], pl.BF16], acc: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        for kb, (acc_i,) in pl.range(8, init_values=(acc,)):
+            k0: pl.Scalar[pl.INDEX] = kb * 32
+            gm: pl.Tensor[[1], pl.FP32] = pl.tensor.create([1], dtype=pl.FP32, layout=pl.TensorLayout.ND, manual_dep=True)
+            acc_n: pl.Tensor[[16, 64], pl.FP32] = self.blk(x, w, k0, acc_i, gm)
+            acc_r: pl.Tensor[[16, 64], pl.FP32] = pl.yield_(acc_n)
+        return acc_r
+"""
+
+
+def program(lane1: str = IDLE) -> str:
+    return "import pypto.language as pl\n\n@pl.program\nclass Groups:\n" + KERNELS.replace("{LANE1}", lane1) + MAIN
+
+
+def inputs() -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(11)
+    x = (torch.randn(16, 256, generator=g) * torch.tensor([1e-3, 1.0, 1e3, 1e-5] * 64)).to(torch.bfloat16)
+    return {"x": x, "w": torch.randn(32, 64, generator=g).to(torch.bfloat16), "acc": torch.randn(16, 64, generator=g)}
+
+
+def expected(ins: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The tasks one after another, in plain torch: each adds its window's product into acc."""
+    acc = ins["acc"].clone()
+    for kb in range(8):
+        acc = acc + ins["x"][:, kb * 32 : kb * 32 + 32].float() @ ins["w"].float()
+    return {"acc": acc}
+
+
+def run(text: str, exact: bool, sanitize: bool) -> tuple[object, dict[str, torch.Tensor]]:
+    ins = inputs()
+    kept: dict[str, torch.Tensor] = {}
+    r = run_text(text, ins, expected(inputs()), exact=exact, sanitize=sanitize, keep=kept)
+    return r, kept
+
+
+def _json(r: object) -> dict[str, object]:
+    js = r.to_json()  # type: ignore[attr-defined]
+    for k in ("seconds", "cached", "file", "stats", "worker"):
+        js.pop(k, None)
+    return js
+
+
+def _swept(monkeypatch) -> list[bool]:
+    ran: list[bool] = []
+    real = sweep.Sweep.run_tasks
+
+    def counted(self, variant, *args):
+        out = real(self, variant, *args)
+        ran.append(out is not sweep.FAILED)
+        return out
+
+    monkeypatch.setattr(sweep.Sweep, "run_tasks", counted)
+    return ran
+
+
+def test_the_group_loop_is_planned_with_an_idle_lane_1() -> None:
+    plan = plan_task_sweeps(parse_text(program()).program)
+    (ts,) = plan.loops.values()
+    assert ts.kernel == "blk" and ts.group == ("blk_aic", "blk_aiv", 2, True)
+    assert ts.sums == ("acc_i",) and set(plan.kernels) == {"blk_aic", "blk_aiv"}
+    assert len(plan.kernels["blk_aiv"]) == 1  # lane 0's add: the ordered sum's
+
+
+def test_the_group_sweep_leaves_what_the_tasks_one_by_one_leave(monkeypatch) -> None:
+    ran = _swept(monkeypatch)
+    for sanitize in (False, True):
+        ran.clear()
+        swept, out_s = run(program(), exact=False, sanitize=sanitize)
+        assert ran == [True]  # one sweep, every task
+        one, out_o = run(program(), exact=True, sanitize=sanitize)
+        assert swept.status == "pass", swept.to_json()  # type: ignore[attr-defined]
+        assert _json(swept) == _json(one)
+        assert torch.equal(out_s["acc"], out_o["acc"])  # in the bits: the sum in task order
+
+
+def test_a_lane_1_that_reads_an_input_runs_in_the_sweep() -> None:
+    plan = plan_task_sweeps(parse_text(program(READS)).program)
+    (ts,) = plan.loops.values()
+    assert ts.group == ("blk_aic", "blk_aiv", 2, False)
+    for sanitize in (False, True):
+        swept, out_s = run(program(READS), exact=False, sanitize=sanitize)
+        one, out_o = run(program(READS), exact=True, sanitize=sanitize)
+        assert _json(swept) == _json(one) and torch.equal(out_s["acc"], out_o["acc"])
+
+
+def test_lanes_that_both_write_or_a_kernel_that_reads_its_pipe_buffer_keep_the_loop() -> None:
+    # lane 1 stores too: the two lanes race on acc, in the scheduler's order
+    racing = program(
+        IDLE.replace(
+            "s_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[0, 0])] = pl.tile.add(prev_1, t_1)",
+            "s_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[0, 0])] = pl.tile.add(prev_1, t_1)\n"
+            "            acc_2: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(s_1, [0, 0], acc)",
+        )
+    )
+    assert not plan_task_sweeps(parse_text(racing).program).loops
+    # the GM pipe buffer read: a buffer of each task's own
+    reads_gm = program(
+        IDLE
+        + "\n            g_1: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.load(__gm_pipe_buffer, [0], [1], [1], target_memory=pl.Mem.Vec)"
+    )
+    assert not plan_task_sweeps(parse_text(reads_gm).program).loops
+    # a split pipe: each lane gets half a tile
+    split = program().replace("pl.tile.tpush_to_aiv(p, split=0)", "pl.tile.tpush_to_aiv(p, split=1)")
+    assert not plan_task_sweeps(parse_text(split).program).loops
