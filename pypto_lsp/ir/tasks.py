@@ -86,7 +86,22 @@ def sites_by_call(program: Program) -> dict[int, TaskSite]:
     return {id(call): site for call, site in _visit(program)}
 
 
+# the last program's task calls: the lowering, the code generator and the sanitizer's readings ask
+# for the same program's one after the other (the IR is never changed once parsed; sites are frozen)
+_LAST: tuple[Program, list[tuple[FuncCall, TaskSite]]] | None = None
+
+
 def _visit(program: Program) -> list[tuple[FuncCall, TaskSite]]:
+    global _LAST
+    last = _LAST
+    if last is not None and last[0] is program:
+        return last[1]
+    out = _walk(program)
+    _LAST = (program, out)
+    return out
+
+
+def _walk(program: Program) -> list[tuple[FuncCall, TaskSite]]:
     out: list[tuple[FuncCall, TaskSite]] = []
     returns: dict[str, tuple[int, ...] | None] = {}
 
