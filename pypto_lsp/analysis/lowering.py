@@ -229,10 +229,12 @@ def lower_program(program: Program, options: Options, memory: MemoryPlan | None)
         for fn in program.functions:
             functions[fn.name] = _lower_function(fn, program, options, placed, batching, sweeps, scalars)
     tasks = task_sweep_plan.NONE
-    if batching and options.check_shapes and TASK_SWEEPS:
+    if sweeps and options.check_shapes and TASK_SWEEPS:
         # with the sanitizer on, a call with arg_directions is left to exec.task_watch
         directions = {k: site.directions is not None for k, site in sites_by_call(program).items()} if options.sanitize else None
-        tasks = task_sweep_plan.plan_task_sweeps(program, directions)
+        # on placed tiles: the kernels a clean call proves (exec.memory.Session.frame), each loop's first task as written
+        proven = frozenset(n for n, f in functions.items() if f.memory is None or f.same_path) if placed is not None else None
+        tasks = task_sweep_plan.plan_task_sweeps(program, directions, proven)
     return Lowering(options, placed, functions, reaches_syncall(program), _skipped(program), tasks)
 
 

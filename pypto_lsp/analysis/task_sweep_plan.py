@@ -45,8 +45,14 @@ carries every task (``Sweep.group``). Why that run is each task's own run, in or
 * a scratch buffer made per task (InjectGMPipeBuffer's GM pipe buffer) is taken when no kernel
   reads or writes it: one for all tasks is then the same.
 
-Not planned (the loop runs as written): a placed program (the memory model follows tiles in their
-bytes), traced or exact runs, an SPMD task, a scratch buffer a kernel touches, a branch on anything
+On placed tiles (the memory model on, from InitMemRef) a loop is planned when each of its kernels
+is one the memory model proves after a clean call (its every call takes the same path, or it places
+nothing): the first task runs as written, followed in the arenas, and the others as one sweep only
+when no hazard was met meanwhile. Each kernel is then proven, and its later calls would have run
+values only (``exec.memory.Session.frame``: a call's checks start from a fresh write log on static
+placements, so the same path meets the same checks). A hazard met: every task as written.
+
+Not planned (the loop runs as written): traced or exact runs, an SPMD task, a scratch buffer a kernel touches, a branch on anything
 but the lane's index, a ``while``, a call, a split pipe, another ``system.`` op, a scalar read back,
 a write of any other kind; with the sanitizer on, a call with ``arg_directions`` (the sanitizer then
 keeps every task's accesses: ``exec.task_watch`` runs those loops). No torch here.
@@ -94,7 +100,6 @@ _NOT_SWEPT = frozenset(
     {
         "tensor.create",
         "tile.create",
-        "tile.alloc",
         "tensor.read",
         "tile.read",
         "tensor.write",
@@ -130,6 +135,9 @@ class TaskSweep:
     # lane 1 of two is idle: see _lane1_idle); both kernels get a ``__tasks`` variant, and one
     # cross-core run carries every task's tiles
     group: tuple[str, str, int, bool] | None = None
+    # the memory model places tiles: the first task runs as written (followed in the arenas, or run by
+    # a proof), and the others as one sweep only when no hazard was met meanwhile (exec.codegen_loops)
+    first_apart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +153,13 @@ class TaskSweeps:
 NONE = TaskSweeps({}, {})
 
 
-def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None) -> TaskSweeps:
+def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None, placed: frozenset[str] | None = None) -> TaskSweeps:
     """The loops of ``program`` whose tasks run as one sweep. ``directions``: with the sanitizer on,
     ``id`` of each task call -> whether its site carries ``arg_directions`` (such loops are left to
-    ``exec.task_watch``); None with the sanitizer off."""
+    ``exec.task_watch``); None with the sanitizer off. ``placed``: the memory model places tiles; the
+    kernels that may run in a sweep (a kernel it follows in the arenas is proven after one clean call:
+    its memory plan's same-path kernels, and those it places nothing of). Each such loop runs its
+    first task as written (:attr:`TaskSweep.first_apart`)."""
     plans = [p for p in plan_task_loops(program) if p.declined is None and not p.scalar_uses and p.trips >= 2]
     if not plans:
         return NONE
@@ -162,7 +173,7 @@ def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None
             p = by_line.get(s.span.line) if isinstance(s, For) else None
             if p is None or not isinstance(s, For):
                 continue
-            found = _loop(program, s, p, directions)
+            found = _loop(program, s, p, directions, placed)
             if found is None:
                 continue
             sweep, variants = found
@@ -174,7 +185,7 @@ def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None
 
 
 def _loop(
-    program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bool] | None
+    program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bool] | None, placed: frozenset[str] | None = None
 ) -> tuple[TaskSweep, dict[str, dict[int, bool]]] | None:
     """The loop's sweep and its kernels' ``__tasks`` variants (name -> ordered adds), or None."""
     if loop.kind not in _LOOPS:
@@ -223,6 +234,8 @@ def _loop(
         params = kernel_args.get(name, ())
         roles = {prm.name: role_of.get(arg, "") for prm, arg in zip(kernel.params, params, strict=False) if arg is not None}
         names: set[str] = set()
+        if placed is not None and name not in placed:
+            return None
         adds = _kernel(kernel, roles, side, names)
         if adds is None:
             return None
@@ -232,7 +245,7 @@ def _loop(
     reads = tuple(a.name for a in p.args if a.name and a.role == INPUT)
     writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
     sums = tuple(a.name for a in p.args if a.name and a.role == ORDERED_SUM)
-    return TaskSweep(callee.name, rng, call, reads, writes, sums, group), variants
+    return TaskSweep(callee.name, rng, call, reads, writes, sums, group, placed is not None), variants
 
 
 _META: tuple[Program, dict[str, tuple[str, str, int, bool]]] | None = None  # the last program's (its loops ask in turn)

@@ -133,7 +133,7 @@ class _FunctionGen:
         self.sweep_mode = False  # emitting a sweep's body (see sweep_loop): ops over all iterations
         self.sweep_dead = False  # ... a statement of it whose value nothing uses
         self.sweep_dead_ids: set[int] = set()
-        self.mem = self.low.memory
+        self.mem = self.low.memory if task_adds is None else None  # (a task sweep's variant: values only)
         self.mem_site_values: list[dict[str, Any]] = []  # the sites of this function's memory plan, as keywords
         self.loops = LoopLowering(self)  # batched loops, pipe loops, sweeps (exec.codegen_loops)
         self.memory = MemoryLowering(self)  # memory sites, allocation guards (exec.codegen_memory)
@@ -402,9 +402,11 @@ class _FunctionGen:
         # decided by analysis.lowering; printed here (a task sweep's kernel runs its loops as written)
         strategy = self.low.loop(s) if self.task_adds is None else None
         tasks = self.gen.lowering.task_sweeps.loops.get(id(s)) if self.task_adds is None else None
+        rest: range | None = None  # the trips the loop as written runs (all but a task sweep's first apart)
         if tasks is not None:
             self.loops.task_sweep_loop(s, tasks, carried, var, ind)
             ind += 1  # the loop as written runs in the else branch (exec.sweep: Sweep.tasks_ready)
+            rest = tasks.trips[1:] if tasks.first_apart else None
         elif isinstance(strategy, KChunk):
             self.loops.batched_loop(s, strategy, carried, var, ind)
             ind += 1  # the loop as written runs in the else branch of the batched one
@@ -434,6 +436,8 @@ class _FunctionGen:
             mode = s.kwargs.get("mode")
             code = SPLIT_MODE_CODE.get(mode.member, 0) if isinstance(mode, EnumRef) else 0
             it = f"_pl_rt.split_aiv_lanes({self.expr(s.stop)}, {code})"
+        elif rest is not None:
+            it = f"range({rest.start}, {rest.stop}, {rest.step})"
         else:
             it = self._range(s)
         counter = None

@@ -148,6 +148,20 @@ class LoopLowering:
         itself emitted by the caller in its ``else:``."""
         f = self.f
         r = ts.trips
+        calm = ""
+        if ts.first_apart:
+            # tiles placed: the first task as written (followed in the arenas, or run by a proof), the
+            # others as one sweep when no hazard was met meanwhile: every kernel of the task is then
+            # proven, and their later calls would run values only (exec.memory.Session.frame)
+            f.emit(ind, "_pl_ev = _pl_mem_session.events", s.header_span)
+            f.emit(ind, f"for {var} in range({r.start}, {r.start + r.step}, {r.step}):", s.header_span)
+            f.frames.append(Frame("loop", carried, s.iter_args))
+            try:
+                f.block(s.body, ind + 1)
+            finally:
+                f.frames.pop()
+            r = r[1:]
+            calm = "_pl_mem_session.events == _pl_ev and "
         f.emit(ind, f"_pl_ts = _pl_sweeps.Sweep((({r.start}, {r.stop}, {r.step}), ), None)", s.header_span)
         f.emit(ind, f"{var} = _pl_ts.var(0)", s.header_span)
         body = s.body  # (flat: the plan takes no loop with a scope in it)
@@ -167,7 +181,7 @@ class LoopLowering:
             counts = [(aic, "_pl_ts.n"), (aiv, "_pl_ts.n" if lanes == 1 else f"{lanes} * _pl_ts.n")]
         f.emit(
             ind,
-            f"if _pl_ts.tasks_ready(({reads}), ({writes}), ({sums})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",
+            f"if {calm}_pl_ts.tasks_ready(({reads}), ({writes}), ({sums})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",
             s.header_span,
         )
         for name, n in counts:
