@@ -164,6 +164,7 @@ def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None
     if not plans:
         return NONE
     by_line = {p.line: p for p in plans}
+    groups = group_metadata(program)
     loops: dict[int, TaskSweep] = {}
     kernels: dict[str, dict[int, bool]] = {}
     for fn in program.functions:
@@ -173,7 +174,7 @@ def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None
             p = by_line.get(s.span.line) if isinstance(s, For) else None
             if p is None or not isinstance(s, For):
                 continue
-            found = _loop(program, s, p, directions, placed)
+            found = _loop(program, s, p, directions, groups, placed)
             if found is None:
                 continue
             sweep, variants = found
@@ -185,7 +186,12 @@ def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None
 
 
 def _loop(
-    program: Program, loop: For, p: TaskLoopPlan, directions: dict[int, bool] | None, placed: frozenset[str] | None = None
+    program: Program,
+    loop: For,
+    p: TaskLoopPlan,
+    directions: dict[int, bool] | None,
+    groups: dict[str, tuple[str, str, int, bool]],
+    placed: frozenset[str] | None,
 ) -> tuple[TaskSweep, dict[str, dict[int, bool]]] | None:
     """The loop's sweep and its kernels' ``__tasks`` variants (name -> ordered adds), or None."""
     if loop.kind not in _LOOPS:
@@ -195,7 +201,7 @@ def _loop(
         return None
     group: tuple[str, str, int, bool] | None = None
     if callee.kind == "Group":
-        found = _group(program, callee)
+        found = _group(groups.get(callee.name), callee)
         if found is None or p.kernels != found[:2]:
             return None
         group = (*found, False)
@@ -204,6 +210,8 @@ def _loop(
         sides = {callee.name: ""}
     else:
         return None
+    if placed is not None and any(name not in placed for name in sides):
+        return None  # a kernel the memory model may follow on every call
     if any(a.role not in (SCALAR, INPUT, OWN_WINDOW, ORDERED_SUM, SCRATCH) for a in p.args):
         return None
     if any(isinstance(s, Scope) for s in loop.body):
@@ -234,8 +242,6 @@ def _loop(
         params = kernel_args.get(name, ())
         roles = {prm.name: role_of.get(arg, "") for prm, arg in zip(kernel.params, params, strict=False) if arg is not None}
         names: set[str] = set()
-        if placed is not None and name not in placed:
-            return None
         adds = _kernel(kernel, roles, side, names)
         if adds is None:
             return None
@@ -248,22 +254,11 @@ def _loop(
     return TaskSweep(callee.name, rng, call, reads, writes, sums, group, placed is not None), variants
 
 
-_META: tuple[Program, dict[str, tuple[str, str, int, bool]]] | None = None  # the last program's (its loops ask in turn)
-
-
-def _group_metadata(program: Program) -> dict[str, tuple[str, str, int, bool]]:
-    global _META
-    last = _META
-    if last is None or last[0] is not program:
-        last = _META = (program, group_metadata(program))
-    return last[1]
-
-
-def _group(program: Program, g: Function) -> tuple[str, str, int] | None:
+def _group(meta: tuple[str, str, int, bool] | None, g: Function) -> tuple[str, str, int] | None:
     """A Group a sweep can run: (its AIC kernel, its AIV kernel, its AIV lanes), when its body
     calls the AIC kernel and then the AIV kernel with its own parameters in order (what
-    ``exec.crosscore.run_group`` runs), its pipes are no-split and its lanes 1, or 2 by dual dispatch."""
-    meta = _group_metadata(program).get(g.name)
+    ``exec.crosscore.run_group`` runs), its pipes are no-split and its lanes 1, or 2 by dual dispatch.
+    ``meta``: its :func:`.groups.group_metadata`."""
     if meta is None:
         return None
     aic, aiv, split, dual = meta

@@ -178,7 +178,7 @@ class LoopLowering:
             variant = (
                 f"_pl_ts.group({literal(ts.kernel)}, {f.gen.fn_names[aic]}__tasks, {f.gen.fn_names[aiv]}__tasks, {lanes == 2}, {idle})"
             )
-            counts = [(aic, "_pl_ts.n"), (aiv, "_pl_ts.n" if lanes == 1 else f"{lanes} * _pl_ts.n")]
+            counts = [(aic, "_pl_ts.n"), (aiv, f"{lanes} * _pl_ts.n")]
         f.emit(
             ind,
             f"if {calm}_pl_ts.tasks_ready(({reads}), ({writes}), ({sums})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",

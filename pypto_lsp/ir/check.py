@@ -10,7 +10,7 @@ import math
 
 from . import catalogue, operand_types
 from . import diagnostics as D
-from .check_reuse import CLEAN, function_check_keys, remember_clean
+from .check_reuse import function_check_keys, is_clean, remember_clean
 from .model import (
     Assign,
     BinOp,
@@ -117,7 +117,7 @@ def _check_program(program: Program, entry: str | None, reuse: bool) -> list[D.D
                 out.append(D.error(p.span, "duplicate-param", f"'{fn.name}' has two parameters named '{p.name}'"))
             seen.add(p.name)
         key = keys[i] if keys is not None else None
-        if key is not None and key in CLEAN:
+        if key is not None and is_clean(key):
             continue  # checked before, word for word with the same callees' signatures: found nothing
         before = len(out)
         _FunctionChecker(program, fn, out, dims).run()

@@ -16,31 +16,37 @@ import threading
 
 from .model import Program
 
-__all__ = ["CLEAN", "LOCK", "forget_clean", "function_check_keys", "known_clean", "remember_clean"]
+__all__ = ["forget_clean", "function_check_keys", "is_clean", "known_clean", "remember_clean"]
 
-CLEAN: set[bytes] = set()
-LOCK = threading.Lock()
+_CLEAN: set[bytes] = set()
+_LOCK = threading.Lock()
 MAX_CLEAN = 20_000  # kept keys (16 bytes each)
 
 
 def remember_clean(key: bytes) -> None:
-    with LOCK:
-        if len(CLEAN) >= MAX_CLEAN:
-            CLEAN.clear()
-        CLEAN.add(key)
+    with _LOCK:
+        if len(_CLEAN) >= MAX_CLEAN:
+            _CLEAN.clear()
+        _CLEAN.add(key)
+
+
+def is_clean(key: bytes) -> bool:
+    """A function of this key was checked and found clean."""
+    with _LOCK:
+        return key in _CLEAN
 
 
 def forget_clean() -> None:
     """Drop every kept key (tests, benchmarks)."""
-    with LOCK:
-        CLEAN.clear()
+    with _LOCK:
+        _CLEAN.clear()
 
 
 def known_clean(program: Program) -> int:
     """How many of ``program``'s functions a check would take as found clean before."""
     keys = function_check_keys(program) or []
-    with LOCK:
-        return sum(1 for k in keys if k is not None and k in CLEAN)
+    with _LOCK:
+        return sum(1 for k in keys if k is not None and k in _CLEAN)
 
 
 def function_check_keys(program: Program) -> list[bytes | None] | None:
