@@ -52,10 +52,19 @@ when no hazard was met meanwhile. Each kernel is then proven, and its later call
 values only (``exec.memory.Session.frame``: a call's checks start from a fresh write log on static
 placements, so the same path meets the same checks). A hazard met: every task as written.
 
+With the sanitizer on and ``arg_directions`` on the call (from DeriveCallDirections on) the sanitizer
+keeps each task's records (its windows of each buffer, for the task graph and the races):
+``exec.task_watch`` runs the first ``WATCHED_FIRST`` tasks and the last watched and the others
+unwatched, each given the first task's records moved by its index. Such a loop's sweep is
+:attr:`TaskSweep.watched`: the watched tasks run as written, the middle ones as one sweep (when
+``LoopWatch.sweep_ready`` finds what their unwatched runs would need: the step learnt, every window
+they read defined), then each is submitted in order with its dependencies and its records, as its
+unwatched run would have been. A loop whose trips are each one plain ``with pl.scope():``
+(MaterializeRuntimeScopes) is taken as its scope's body (:func:`task_body`).
+
 Not planned (the loop runs as written): traced or exact runs, an SPMD task, a scratch buffer a kernel touches, a branch on anything
 but the lane's index, a ``while``, a call, a split pipe, another ``system.`` op, a scalar read back,
-a write of any other kind; with the sanitizer on, a call with ``arg_directions`` (the sanitizer then
-keeps every task's accesses: ``exec.task_watch`` runs those loops). No torch here.
+a write of any other kind, a scope with a mode, a task id or fences. No torch here.
 """
 
 from __future__ import annotations
@@ -92,7 +101,11 @@ from .groups import group_metadata
 from .sweep_plan import FREES, POPS, PUSHES, WRITES
 from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, SCRATCH, TaskLoopPlan, loop_trips, plan_task_loops
 
-__all__ = ["TaskSweep", "TaskSweeps", "plan_task_sweeps"]
+__all__ = ["WATCHED_FIRST", "TaskSweep", "TaskSweeps", "plan_task_sweeps", "task_body"]
+
+# with the sanitizer keeping task records: the tasks of a loop run as written, watched, before its
+# sweep (exec.task_watch learns each buffer's step from tasks 0 and 1 and checks it on task 2)
+WATCHED_FIRST = 3
 
 # ops a task sweep never runs: state across tasks or cores, buffers made per task, values read back
 _NEVER = ("system.", "tile.aic_gather", "tile.aiv_shard", "tensor.aic_gather", "tensor.aiv_shard", "tile.get_subblock_idx")
@@ -138,6 +151,16 @@ class TaskSweep:
     # the memory model places tiles: the first task runs as written (followed in the arenas, or run by
     # a proof), and the others as one sweep only when no hazard was met meanwhile (exec.codegen_loops)
     first_apart: bool = False
+    # the sanitizer keeps the tasks' records (the call has ``arg_directions``): the first
+    # WATCHED_FIRST tasks and the last run as written, watched (exec.task_watch learns and checks the
+    # step of their records), the middle ones as one sweep, each then submitted with the records
+    # moved by its index (as its unwatched run would get them: exec.task_watch.LoopWatch.take)
+    watched: bool = False
+
+    def swept_trips(self) -> range:
+        """The trips the sweep runs (the others run as written)."""
+        ahead = WATCHED_FIRST if self.watched else 1 if self.first_apart else 0
+        return self.trips[ahead : len(self.trips) - 1 if self.watched else len(self.trips)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +178,8 @@ NONE = TaskSweeps({}, {})
 
 def plan_task_sweeps(program: Program, directions: dict[int, bool] | None = None, placed: frozenset[str] | None = None) -> TaskSweeps:
     """The loops of ``program`` whose tasks run as one sweep. ``directions``: with the sanitizer on,
-    ``id`` of each task call -> whether its site carries ``arg_directions`` (such loops are left to
-    ``exec.task_watch``); None with the sanitizer off. ``placed``: the memory model places tiles; the
+    ``id`` of each task call -> whether its site carries ``arg_directions`` (the sanitizer then keeps
+    each task's records: such a loop's sweep is :attr:`TaskSweep.watched`); None with the sanitizer off. ``placed``: the memory model places tiles; the
     kernels that may run in a sweep (a kernel it follows in the arenas is proven after one clean call:
     its memory plan's same-path kernels, and those it places nothing of). Each such loop runs its
     first task as written (:attr:`TaskSweep.first_apart`)."""
@@ -214,10 +237,11 @@ def _loop(
         return None  # a kernel the memory model may follow on every call
     if any(a.role not in (SCALAR, INPUT, OWN_WINDOW, ORDERED_SUM, SCRATCH) for a in p.args):
         return None
-    if any(isinstance(s, Scope) for s in loop.body):
-        return None  # (a scope of the runtime: its task ids, its fences; so the body is flat)
+    body = task_body(loop)
+    if body is None:
+        return None
     call = None
-    for s in loop.body:
+    for s in body:
         for e in (s.value,) if isinstance(s, Assign | ExprStmt) else ():
             if isinstance(e, FuncCall):
                 call = e
@@ -225,12 +249,13 @@ def _loop(
         return None
     if set(call.kwargs) - {"attrs"} or _has_core_num(call):
         return None
-    if directions is not None and directions.get(id(call), True):
+    if directions is not None and id(call) not in directions:
         return None
+    watched = directions is not None and directions[id(call)]
     rng = loop_trips(loop)
-    if rng is None:
-        return None
-    if not _scratch_made_here(loop, call, p):
+    if rng is None or (watched and len(rng) < WATCHED_FIRST + 2):
+        return None  # (watched: no middle task to sweep)
+    if not _scratch_made_here(body, call, p):
         return None
     role_of = {a.index: a.role for a in p.args}
     kernel_args = dict(p.kernel_args)
@@ -251,7 +276,21 @@ def _loop(
     reads = tuple(a.name for a in p.args if a.name and a.role == INPUT)
     writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
     sums = tuple(a.name for a in p.args if a.name and a.role == ORDERED_SUM)
-    return TaskSweep(callee.name, rng, call, reads, writes, sums, group, placed is not None), variants
+    return TaskSweep(callee.name, rng, call, reads, writes, sums, group, placed is not None, watched), variants
+
+
+def task_body(loop: For) -> list[Stmt] | None:
+    """The statements of ``loop``'s body a task sweep prints: the body, or the body of its one plain
+    ``with pl.scope():`` (MaterializeRuntimeScopes wraps each trip in one: no task id, no fence, no
+    mode; transparent to the run, ``exec.codegen``); None: another scope in it (a scope of the
+    runtime with its task ids or fences, so the body is flat)."""
+    body = loop.body
+    if len(body) == 1 and isinstance(body[0], Scope):
+        sc = body[0]
+        if sc.kind != "scope" or sc.kwargs or sc.args or sc.as_name is not None:
+            return None
+        body = sc.body
+    return None if any(isinstance(s, Scope) for s in body) else body
 
 
 def _group(meta: tuple[str, str, int, bool] | None, g: Function) -> tuple[str, str, int] | None:
@@ -269,24 +308,26 @@ def _group(meta: tuple[str, str, int, bool] | None, g: Function) -> tuple[str, s
     if [c.func for c in calls] != [aic, aiv]:
         return None
     for c in calls:
-        if c.kwargs or [a.id if isinstance(a, Name) else None for a in c.args] != names:
+        # (an inner call's ``attrs``, e.g. DeriveCallDirections' arg_directions, change nothing run_group
+        # does: the sanitizer reads the directions of the orchestration's task calls only)
+        if set(c.kwargs) - {"attrs"} or _has_core_num(c) or [a.id if isinstance(a, Name) else None for a in c.args] != names:
             return None
     return aic, aiv, 2 if dual else 1
 
 
-def _scratch_made_here(loop: For, call: FuncCall, p: TaskLoopPlan) -> bool:
+def _scratch_made_here(body: list[Stmt], call: FuncCall, p: TaskLoopPlan) -> bool:
     """Every scratch argument of the task (a buffer made per task, e.g. InjectGMPipeBuffer's GM pipe
-    buffer) is a ``tensor.create`` of the loop's body, used by nothing but the call: the sweep makes
+    buffer) is a ``tensor.create`` of the loop's body (``body``: :func:`task_body`), used by nothing but the call: the sweep makes
     one for all tasks, which no kernel touches (``_kernel`` requires it)."""
     scratch = {a.name for a in p.args if a.role == SCRATCH}
     if not scratch:
         return True
     if None in scratch:
         return False
-    made = {s.target.name for s in loop.body if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "tensor.create"}
+    made = {s.target.name for s in body if isinstance(s, Assign) and isinstance(s.value, OpCall) and s.value.op == "tensor.create"}
     if not scratch <= made:
         return False
-    for s in loop.body:
+    for s in body:
         if isinstance(s, Assign | ExprStmt) and s.value is call:
             continue
         for e in (s.value,) if isinstance(s, Assign | ExprStmt) else getattr(s, "values", ()):

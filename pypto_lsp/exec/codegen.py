@@ -402,11 +402,10 @@ class _FunctionGen:
         # decided by analysis.lowering; printed here (a task sweep's kernel runs its loops as written)
         strategy = self.low.loop(s) if self.task_adds is None else None
         tasks = self.gen.lowering.task_sweeps.loops.get(id(s)) if self.task_adds is None else None
-        rest: range | None = None  # the trips the loop as written runs (all but a task sweep's first apart)
+        rest: range | None = None  # the trips the loop as written runs (a task sweep's: those of its sweep)
         if tasks is not None:
-            self.loops.task_sweep_loop(s, tasks, carried, var, ind)
+            rest = self.loops.task_sweep_loop(s, tasks, carried, var, ind)
             ind += 1  # the loop as written runs in the else branch (exec.sweep: Sweep.tasks_ready)
-            rest = tasks.trips[1:] if tasks.first_apart else None
         elif isinstance(strategy, KChunk):
             self.loops.batched_loop(s, strategy, carried, var, ind)
             ind += 1  # the loop as written runs in the else branch of the batched one
@@ -460,6 +459,8 @@ class _FunctionGen:
         self.frames.pop()
         if counter is not None:
             self.emit(ind, f"{counter}.done()", s.header_span)
+        if tasks is not None:
+            self.loops.task_sweep_tail(s, tasks, carried, var, outer)
         self._after_loop(trailing_yield(s.body), carried, outer, s.header_span, s.iter_args)
 
     def _range(self, s: For) -> str:

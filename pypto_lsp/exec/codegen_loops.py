@@ -10,7 +10,7 @@ from typing import Any
 
 from ..analysis.lowering import KChunk, PipePop, PipePush, Sweep
 from ..analysis.sweep_plan import SweepPlan
-from ..analysis.task_sweep_plan import TaskSweep
+from ..analysis.task_sweep_plan import TaskSweep, task_body
 from ..ir.model import Assign, ExprStmt, For, FuncCall, OpCall, Span, Stmt, Yield
 from .codegen_text import Frame, literal
 
@@ -141,30 +141,29 @@ class LoopLowering:
         self.f.emit(ind, "else:", s.header_span)
         self.f.gen.uses_sweep = True
 
-    def task_sweep_loop(self, s: For, ts: TaskSweep, carried: list[str], var: str, ind: int) -> None:
+    def task_sweep_loop(self, s: For, ts: TaskSweep, carried: list[str], var: str, ind: int) -> range:
         """An orchestrator loop whose tasks run as one sweep (:mod:`pypto_lsp.analysis.task_sweep_plan`):
         its scalars over all tasks, one call of the kernel's ``__tasks`` variant, with the sanitizer
         each task then submitted as done (its dependencies and place in the task graph); the loop
-        itself emitted by the caller in its ``else:``."""
+        itself emitted by the caller in its ``else:`` over the trips returned (those of the sweep),
+        and after it over the rest (:meth:`task_sweep_tail`)."""
         f = self.f
-        r = ts.trips
-        calm = ""
-        if ts.first_apart:
+        r = ts.swept_trips()
+        calm = check = ""
+        if r.start != ts.trips.start:
             # tiles placed: the first task as written (followed in the arenas, or run by a proof), the
             # others as one sweep when no hazard was met meanwhile: every kernel of the task is then
-            # proven, and their later calls would run values only (exec.memory.Session.frame)
-            f.emit(ind, "_pl_ev = _pl_mem_session.events", s.header_span)
-            f.emit(ind, f"for {var} in range({r.start}, {r.start + r.step}, {r.step}):", s.header_span)
-            f.frames.append(Frame("loop", carried, s.iter_args))
-            try:
-                f.block(s.body, ind + 1)
-            finally:
-                f.frames.pop()
-            r = r[1:]
-            calm = "_pl_mem_session.events == _pl_ev and "
+            # proven, and their later calls would run values only (exec.memory.Session.frame).
+            # Watched (the sanitizer keeps task records): the first tasks as written, which
+            # exec.task_watch learns the step of their records from
+            if ts.first_apart:
+                f.emit(ind, "_pl_ev = _pl_mem_session.events", s.header_span)
+                calm = "_pl_mem_session.events == _pl_ev and "
+            self._trips_as_written(s, carried, var, ind, ts.trips[: ts.trips.index(r.start)])
         f.emit(ind, f"_pl_ts = _pl_sweeps.Sweep((({r.start}, {r.stop}, {r.step}), ), None)", s.header_span)
         f.emit(ind, f"{var} = _pl_ts.var(0)", s.header_span)
-        body = s.body  # (flat: the plan takes no loop with a scope in it)
+        body = task_body(s)
+        assert body is not None  # (the plan took it)
         scalars = [b for b in body if isinstance(b, Assign) and not isinstance(b.value, FuncCall)]
         for sc in scalars:
             f.stmt(sc, ind)
@@ -179,9 +178,16 @@ class LoopLowering:
                 f"_pl_ts.group({literal(ts.kernel)}, {f.gen.fn_names[aic]}__tasks, {f.gen.fn_names[aiv]}__tasks, {lanes == 2}, {idle})"
             )
             counts = [(aic, "_pl_ts.n"), (aiv, f"{lanes} * _pl_ts.n")]
+        site = f.gen.task_sites.get(id(ts.call)) if f.gen.sanitize else None
+        tuple_args = "(" + "".join(a + ", " for a in args) + ")"
+        run = f"_pl_ts.run_tasks({variant}, {', '.join(args)})"
+        if ts.watched and site is not None:
+            # every middle task would run unwatched (exec.task_watch); the sweep runs so, as one
+            check = f"_pl_san.sweep_ready({site.index}, _pl_ts.task_args({tuple_args}, 0), _pl_ts.n) and "
+            run = f"_pl_san.unwatched(lambda: {run})"
         f.emit(
             ind,
-            f"if {calm}_pl_ts.tasks_ready(({reads}), ({writes}), ({sums})) and (_pl_r := _pl_ts.run_tasks({variant}, {', '.join(args)})) is not _pl_sweeps.FAILED:",
+            f"if {calm}{check}_pl_ts.tasks_ready(({reads}), ({writes}), ({sums})) and (_pl_r := {run}) is not _pl_sweeps.FAILED:",
             s.header_span,
         )
         for name, n in counts:
@@ -198,11 +204,14 @@ class LoopLowering:
                 if isinstance(b, Assign):
                     result = f.py(b.target.name)
                     f.emit(ind + 1, f"{result} = {f.checks.checked('_pl_r', b.target)}", b.span)
-                site = f.gen.task_sites.get(id(ts.call)) if f.gen.sanitize else None
                 if site is not None:  # each task, run already, through the sanitizer in its order
-                    tuple_args = "(" + "".join(a + ", " for a in args) + ")"
                     f.emit(ind + 1, "for _pl_i in range(_pl_ts.n):", b.span)
-                    f.emit(ind + 2, f"_pl_san.task({site.index}, _pl_ts.task_args({tuple_args}, _pl_i), lambda *_pl_a: {result})", b.span)
+                    if ts.watched:  # its dependencies and its records, as its unwatched run would get them
+                        f.emit(ind + 2, f"_pl_san.swept_task({site.index}, _pl_ts.task_args({tuple_args}, _pl_i))", b.span)
+                    else:
+                        f.emit(
+                            ind + 2, f"_pl_san.task({site.index}, _pl_ts.task_args({tuple_args}, _pl_i), lambda *_pl_a: {result})", b.span
+                        )
         finally:
             f.frames.pop()
         for sc in scalars:
@@ -211,6 +220,24 @@ class LoopLowering:
         f.emit(ind + 1, f"{var} = {r[-1]}", s.header_span)
         f.emit(ind, "else:", s.header_span)
         f.gen.uses_sweep = True
+        return r
+
+    def task_sweep_tail(self, s: For, ts: TaskSweep, carried: list[str], var: str, ind: int) -> None:
+        """After a task sweep's loop (swept or as written): the trips after the sweep's, as written
+        (a watched sweep's last task: exec.task_watch checks its records against the step)."""
+        r = ts.swept_trips()
+        self._trips_as_written(s, carried, var, ind, ts.trips[ts.trips.index(r[-1]) + 1 :])
+
+    def _trips_as_written(self, s: For, carried: list[str], var: str, ind: int, trips: range) -> None:
+        if not trips:
+            return
+        f = self.f
+        f.emit(ind, f"for {var} in range({trips.start}, {trips.stop}, {trips.step}):", s.header_span)
+        f.frames.append(Frame("loop", carried, s.iter_args))
+        try:
+            f.block(s.body, ind + 1)
+        finally:
+            f.frames.pop()
 
     def ordered_add(self, s: Assign) -> str:
         """A task sweep's ordered add (analysis.task_sweep_plan): the window's value plus every

@@ -54,7 +54,7 @@ import torch
 
 from ..ir.memory import Hazard
 from ..ir.tasks import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TaskSite
-from . import context, spmd
+from . import context, spmd, task_watch
 from .boxes import Box, Root, bounding, covers, intersect, joined, overlap
 from .definedness import Definedness
 from .observe import Observer, RunInfo
@@ -292,6 +292,26 @@ class Sanitizer(Observer):
             self._flush()
             self.reordered = True
         return out
+
+    # -- a watched task sweep (analysis.task_sweep_plan.TaskSweep.watched; exec.task_watch) ----
+
+    def sweep_ready(self, site_index: int, args: tuple[Any, ...], n: int) -> bool:
+        """The next ``n`` tasks of the site's loop, its middle ones, may run as one sweep: each would
+        run unwatched (:meth:`.task_watch.LoopWatch.sweep_ready`)."""
+        watch = self.loops.get(site_index) if self.loops and current_rank() is None else None
+        return watch is not None and watch.sweep_ready(self, args, n)
+
+    def unwatched(self, run: Callable[[], Any]) -> Any:
+        """The sweep of those tasks, with the sanitizer off, as each would have run."""
+        return task_watch.unwatched(self, run)
+
+    def swept_task(self, site_index: int, args: tuple[Any, ...]) -> None:
+        """One of those tasks, run by the sweep, submitted in its order: its dependencies from its
+        arguments, its records and defined windows as its unwatched run would leave them."""
+        t = _Task(len(self.tasks), self.sites[site_index], rank=current_rank())
+        self.tasks.append(t)
+        self._dependencies(t, args)
+        self.loops[site_index].take(self, t, args)
 
     def dummy(self, deps: Any) -> int:
         """``system.task_dummy(deps=[...])``: a kernel-less task joining ``deps`` (the fan-in point of

@@ -48,16 +48,17 @@ from typing import Any
 
 import torch
 
+from ..analysis.task_sweep_plan import WATCHED_FIRST
 from . import context
 
 # (no import of .sanitizer, which imports this module: its Sanitizer, tasks and boxes are passed
 # in, and typed Any here)
 
-__all__ = ["LoopWatch", "UNWATCHED", "watched_loops"]
+__all__ = ["LoopWatch", "UNWATCHED", "unwatched", "watched_loops"]
 
 # the switch (tests turn it off to compare): False runs every task watched
 UNWATCHED = True
-_FIRST = 3  # tasks 0, 1, 2 watched: the step from 0 and 1, checked on 2
+_FIRST = WATCHED_FIRST  # tasks 0, 1, 2 watched: the step from 0 and 1, checked on 2 (a watched task sweep runs them as written)
 
 Records = dict[int, dict[str, list[Any]]]  # argument index -> kind -> boxes
 
@@ -168,18 +169,40 @@ class LoopWatch:
         """Run ``t`` unwatched and give it ``records``; the windows it wrote are defined after."""
         outer = san.current
         san.current = t
-        saved = san.defined.suspend()  # the sanitizer's own switch (sanitizer.suspend)
-        san.defined.paused = True
         # its group may leave out AIV lane 1, idle in the watched tasks: the same path every task
         # (the plan), so it would be idle here too; its memory frames would run values only (task 2
         # met no hazard: exec.memory's proof); the cube never reads a dual-dispatch lane 1's pushes
         try:
             with context.lane_skip_offered(self.lane_skip(san, pos, unwatched=True)):
-                out = call(*args)
+                out = unwatched(san, lambda: call(*args))
         finally:
-            san.defined.paused = False
-            san.defined.resume(saved)
             san.current = outer
+        self._take(san, t, records)
+        return out
+
+    def sweep_ready(self, san: Any, args: tuple[Any, ...], n: int) -> bool:
+        """A watched task sweep (``analysis.task_sweep_plan.TaskSweep.watched``) may run the next ``n``
+        tasks, the middle ones of this run of the loop, as one: each would run unwatched now
+        (:meth:`predicted` finds what it needs: the step learnt, every window it reads defined).
+        Checked before any of them runs; their runs only define windows (:meth:`take`), so what holds
+        for each now holds at its turn. ``args``: the first one's (its buffers: every task's)."""
+        if not (UNWATCHED and self.ok and self.records and self.base is not None and self.step is not None):
+            return False
+        pos = self.count % self.trips
+        if pos != _FIRST or pos + n != self.trips - 1:
+            return False
+        return all(self.predicted(san, None, args, k) is not None for k in range(pos, pos + n))
+
+    def take(self, san: Any, t: Any, args: tuple[Any, ...]) -> None:
+        """``t``, a middle task a watched sweep ran (:meth:`sweep_ready`), submitted after the sweep:
+        its place in the loop and the records and defined windows its unwatched run would leave."""
+        pos = self.position(t)
+        records = self.predicted(san, t, args, pos) if self.ok and _FIRST <= pos < self.trips - 1 else None
+        if records is None:  # (sweep_ready said otherwise: a run of the loop as planned never gets here)
+            raise RuntimeError(f"internal: task {t.index} of a swept loop has no records to take")
+        self._take(san, t, records)
+
+    def _take(self, san: Any, t: Any, records: dict[int, dict[str, list[Any]]]) -> None:
         t.access.update(records)  # (made for this task by predicted: its own dicts and lists)
         for key, kinds in records.items():
             root = san.roots[key]
@@ -189,7 +212,18 @@ class LoopWatch:
                     if win is not None:
                         san.defined.clear(win)
         self.unwatched += 1
-        return out
+
+
+def unwatched(san: Any, run: Callable[[], Any]) -> Any:
+    """``run()`` with the sanitizer switched off (:func:`.sanitizer.suspend`): no access recorded, the
+    kernels' definedness wrappers carrying nothing."""
+    saved = san.defined.suspend()  # the sanitizer's own switch (sanitizer.suspend)
+    san.defined.paused = True
+    try:
+        return run()
+    finally:
+        san.defined.paused = False
+        san.defined.resume(saved)
 
 
 def _holds_undefined(san: Any, root: Any) -> bool:

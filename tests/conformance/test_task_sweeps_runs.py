@@ -3,7 +3,8 @@ on every real dump where one applies, with the sanitizer on (the default setting
 
 Each fixture dump of verdicts.json whose program has a loop planned as a task sweep runs twice:
 as the default run does (every task of such a loop at once) and with ``exact`` (every loop as
-written). The two results must be the same: status, error, every output tensor's figures, the
+written) and every task watched (``exec.task_watch.UNWATCHED`` off: a watched sweep's middle tasks
+get the records their watched runs make). The two results must be the same: status, error, every output tensor's figures, the
 writes, the call counts, the memory model's and the sanitizer's findings, the task graph; and the
 output tensors the same bytes. Some dump must have run a task sweep (else the test proves nothing).
 ``tests/conformance/test_batching.py`` compares the values-only runs of every dump the same way.
@@ -18,6 +19,7 @@ import torch
 
 import pypto_lsp.exec.sweep as sweep
 from pypto_lsp.analysis.task_sweep_plan import plan_task_sweeps
+from pypto_lsp.exec import task_watch
 from pypto_lsp.ir.parser import parse_text
 from pypto_lsp.validate import engine
 from pypto_lsp.validate.golden import load_bundle
@@ -29,7 +31,8 @@ pytestmark = pytest.mark.conformance
 _VOLATILE = ("seconds", "cached", "file", "stats", "worker")
 
 
-def _result(text: str, ins, exp, spec, exact: bool) -> tuple[str, dict[str, torch.Tensor]]:
+def _result(text: str, ins, exp, spec, exact: bool, monkeypatch) -> tuple[str, dict[str, torch.Tensor]]:
+    monkeypatch.setattr(task_watch, "UNWATCHED", not exact)
     kept: dict[str, torch.Tensor] = {}
     r = engine.run_text(
         text, ins, exp, rtol=spec["rtol"], atol=spec["atol"], entry=spec.get("entry"), sanitize=True, exact=exact, keep=kept
@@ -69,8 +72,8 @@ def test_task_sweeps_leave_what_the_tasks_one_by_one_leave(monkeypatch, capsys):
                 continue
             seen.add(key)
             dumps += 1
-            batched, out_b = _result(text, ins, exp, spec, exact=False)
-            one_by_one, out_e = _result(text, ins, exp, spec, exact=True)
+            batched, out_b = _result(text, ins, exp, spec, exact=False, monkeypatch=monkeypatch)
+            one_by_one, out_e = _result(text, ins, exp, spec, exact=True, monkeypatch=monkeypatch)
             where = f"{case}/{f.name}"
             if batched != one_by_one:
                 problems.append(f"{where}: {batched[:300]} != {one_by_one[:300]}")

@@ -7,7 +7,8 @@ values, the same findings (the memory model's too), the same task graph, the sam
 task by task, records of the same elements of every global buffer; and every loop's watched tasks
 after the first three must be the ones predicted. The tasks whose group leaves its idle AIV lane 1
 out (exec.task_watch; in a loop without task records, before DeriveCallDirections, only that) are
-counted: some must.
+counted: some must. Task sweeps off: the loops run task by task under the watch (a watched task
+sweep runs the middle tasks as one: ``test_task_sweeps_runs.py`` compares it with every task watched).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import pytest
 import torch
 
+from pypto_lsp.analysis import lowering
 from pypto_lsp.exec import task_watch
 from pypto_lsp.exec.memory import MemoryObserver
 from pypto_lsp.exec.observe import CallCounter
@@ -41,6 +43,8 @@ def _run(comp, ins, unwatched: bool, monkeypatch):
 def test_unwatched_middle_tasks_give_the_records_and_findings_of_watched_ones(monkeypatch, capsys):
     if not (FIXTURES / "verdicts.json").is_file():
         pytest.skip(f"shared fixtures not found at {FIXTURES}")
+    monkeypatch.setattr(lowering, "TASK_SWEEPS", False)
+    monkeypatch.setattr(engine, "_COMPILED", {})
     verdicts = json.loads((FIXTURES / "verdicts.json").read_text())
     seen: set[int] = set()
     dumps = unwatched = left_out = lanes_only = 0

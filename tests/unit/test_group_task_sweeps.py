@@ -234,3 +234,43 @@ def test_on_placed_tiles_a_hazard_in_the_first_task_runs_every_task_as_written(m
     js = _json(swept)
     assert js == _json(one) and torch.equal(out_s["acc"], out_o["acc"])
     assert "overwrite" in json.dumps(js)  # the finding is there, once per task as the tasks meet it
+
+
+def _late(scope: str = "with pl.scope():") -> str:
+    """The program as DeriveCallDirections and MaterializeRuntimeScopes leave it: every call with its
+    arg_directions (the Group's inner calls too), each trip of the loop in one ``scope`` (a plain
+    ``pl.scope()``: no task id, no fence)."""
+    dirs = 'attrs={"arg_directions": [pl.adir.input, pl.adir.input, pl.adir.scalar, pl.adir.inout, pl.adir.inout]}'
+    text = program()
+    for call in (
+        "self.blk_aic(x, w, k0, acc, __gm_pipe_buffer",
+        "self.blk_aiv(x, w, k0, acc, __gm_pipe_buffer",
+        "self.blk(x, w, k0, acc_i, gm",
+    ):
+        assert call in text
+        text = text.replace(call + ")", f"{call}, {dirs})")
+    body = text[text.index("            k0: pl.Scalar") : text.index("        return acc_r")]
+    return text.replace(body, f"            {scope}\n" + "".join("    " + line + "\n" for line in body.splitlines()))
+
+
+def test_the_loop_after_derive_call_directions_and_runtime_scopes_is_a_watched_sweep(monkeypatch) -> None:
+    text = _late()
+    program_ = parse_text(text).program
+    (ts,) = plan_task_sweeps(program_).loops.values()  # the sanitizer off: a sweep as before
+    assert ts.group == ("blk_aic", "blk_aiv", 2, True) and not ts.watched
+    call = ts.call
+    (watched,) = plan_task_sweeps(program_, directions={id(call): True}).loops.values()
+    assert watched.watched and watched.swept_trips() == range(3, 7)  # tasks 0-2 and 7 as written
+    ran = _swept(monkeypatch)
+    for sanitize in (False, True):
+        ran.clear()
+        swept, out_s = run(text, exact=False, sanitize=sanitize)
+        assert ran == [True] and swept.status == "pass", swept.to_json()  # type: ignore[attr-defined]
+        one, out_o = run(text, exact=True, sanitize=sanitize)
+        assert _json(swept) == _json(one) and torch.equal(out_s["acc"], out_o["acc"])
+
+
+def test_a_scope_with_a_mode_keeps_the_loop_as_written() -> None:
+    assert plan_task_sweeps(parse_text(_late()).program).loops
+    manual = _late("with pl.scope(mode=pl.ScopeMode.MANUAL):")
+    assert not plan_task_sweeps(parse_text(manual).program).loops

@@ -134,10 +134,14 @@ LANE1
 
 
 def _lanes(lane1: str, monkeypatch, text: str | None = None) -> list[tuple[int, dict, dict]]:
-    """Per run (middle tasks unwatched, then all watched): tasks run without lane 1, call counts, outputs."""
+    """Per run (middle tasks unwatched, then all watched): tasks run without lane 1, call counts, outputs.
+    Task by task under the watch: task sweeps off (the loop's sweep: test_a_watched_task_sweep_...)."""
+    from pypto_lsp.analysis import lowering
     from pypto_lsp.exec.memory import MemoryObserver
     from pypto_lsp.exec.observe import CallCounter
 
+    monkeypatch.setattr(lowering, "TASK_SWEEPS", False)
+    monkeypatch.setattr(engine, "_COMPILED", {})
     text = (text or LANES).replace("LANE1\n", f"            {lane1}\n" if lane1 else "")
     comp = engine.compile_text(text, filename="<lanes>", memory=True, sanitize=True)
     assert comp.error is None and comp.task_loops, comp.error
@@ -187,3 +191,81 @@ def test_a_loop_without_task_records_leaves_an_idle_lane_out_only_while_nothing_
     )
     (left, counts, got), _ = _lanes("", monkeypatch, unwritten)
     assert left == 0 and torch.equal(got["c"], A + 1)
+
+
+# -- a watched task sweep (analysis.task_sweep_plan.TaskSweep.watched): the middle tasks as one sweep
+
+
+def _swept_and_watched(text: str, ins: dict, monkeypatch) -> list[tuple]:
+    """Per run (task sweeps as planned, then every task watched as written): the sweeps run, the
+    unwatched tasks, each task's index, dependencies and records (by argument), the findings, the call
+    counts, the outputs."""
+    import pypto_lsp.exec.sweep as sweep
+    from pypto_lsp.exec.observe import CallCounter
+
+    comp = engine.compile_text(text, filename="<swept>", memory=True, sanitize=True)
+    assert comp.error is None and "_pl_san.sweep_ready(" in comp.generated.source, comp.error
+    runs = []
+    real = sweep.Sweep.run_tasks
+
+    def counted(self, *args):
+        out = real(self, *args)
+        runs.append(out is not sweep.FAILED)
+        return out
+
+    monkeypatch.setattr(sweep.Sweep, "run_tasks", counted)
+    out = []
+    for unwatched in (True, False):
+        monkeypatch.setattr(task_watch, "UNWATCHED", unwatched)
+        runs.clear()
+        san, calls = engine._sanitizer(comp), CallCounter()
+        ran = engine.run(comp, {k: v.clone() for k, v in ins.items()}, observers=[calls, san])
+        assert ran.error is None, ran.error
+        tasks = [
+            (t.index, sorted(t.deps), {t.args[k]: {kind: list(b) for kind, b in v.items() if b} for k, v in t.access.items()})
+            for t in san.tasks
+        ]
+        out.append((sum(runs), sum(w.unwatched for w in san.loops.values()), tasks, san.findings + san.races(), calls.counts, ran.tensors))
+    return out
+
+
+def test_a_watched_task_sweep_runs_the_middle_tasks_as_one_and_gives_each_its_records(monkeypatch):
+    # the Group loop of 8 tasks: tasks 0-2 and 7 run as written, watched; 3-6 as one sweep
+    text = LANES.replace("LANE1\n", "")
+    ins = {"a": A, "c": torch.zeros(16, 128), "c2": torch.zeros(16, 128)}
+    (sweeps, unwatched, tasks, found, counts, got), (w_sweeps, w_unwatched, w_tasks, w_found, w_counts, watched) = _swept_and_watched(
+        text, ins, monkeypatch
+    )
+    assert (sweeps, unwatched, w_sweeps, w_unwatched) == (1, 4, 0, 0)
+    assert tasks == w_tasks and len(tasks) == 8 and found == w_found
+    assert counts == w_counts == {"main": 1, "k_aic": 8, "k_aiv": 16}
+    assert torch.equal(got["c"], A + 1) and torch.equal(watched["c"], A + 1)
+
+
+def test_a_race_with_a_swept_task_is_found_as_when_it_is_watched(monkeypatch):
+    # PROGRAM's kernel as an InCore task: its loop is a watched sweep; the call after it reads what
+    # task 5 (swept) wrote, as no_dep: the same RAW race as when every task is watched
+    text = PROGRAM.replace("SOURCE", "pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND, init_value=2.0)")
+    text = text.replace("FunctionType.AIV, level=pl.Level.AIV", "FunctionType.InCore, level=pl.Level.CORE_GROUP").replace("TAG", "no_dep")
+    ins = {"a": A, "c": torch.zeros(16, 128)}
+    (sweeps, unwatched, tasks, found, _, got), (_, _, w_tasks, w_found, _, watched) = _swept_and_watched(text, ins, monkeypatch)
+    assert (sweeps, unwatched) == (1, 4) and tasks == w_tasks and found == w_found
+    races = [h for h in found if h["kind"] == "race"]
+    assert [(h["race"], h["tasks"], h["line"], h["other_line"]) for h in races] == [("RAW", [5, 8], 20, 18)]
+    assert torch.equal(got["c"], watched["c"])
+
+
+def test_a_watched_task_sweep_is_declined_when_a_middle_task_would_read_an_undefined_element(monkeypatch):
+    # the loop copies 'src', whose columns from 64 on were never written: no sweep, task by task as
+    # the watch runs them (task 3 unwatched, 4 to 7 watched) and the same findings
+    text = PROGRAM.replace("SOURCE", "pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND)").replace("TAG", "input")
+    text = text.replace("FunctionType.AIV, level=pl.Level.AIV", "FunctionType.InCore, level=pl.Level.CORE_GROUP")
+    writes = "".join(
+        f'        src{k}: {T} = self.copy_cols(a, {16 * k}, src, attrs={{"arg_directions": [{D}.input, {D}.scalar, {D}.output_existing]}})\n'
+        for k in range(4)
+    )
+    text = text.replace("        for i, (mid_i,)", writes + "        for i, (mid_i,)")
+    ins = {"a": A, "c": torch.zeros(16, 128)}
+    (sweeps, unwatched, tasks, found, _, _), (_, _, w_tasks, w_found, _, _) = _swept_and_watched(text, ins, monkeypatch)
+    assert (sweeps, unwatched) == (0, 1) and tasks == w_tasks
+    assert found == w_found and any(h["kind"] == "uninitialised" for h in found)
