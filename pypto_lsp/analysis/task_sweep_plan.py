@@ -2,9 +2,9 @@
 sweep's iteration axis (the second step of the task batching laid out in ``docs/speed.md``).
 
 :mod:`.task_batch_plan` says which loops' tasks could run as one batch and the role of every buffer
-a task touches. This module takes the loops among them whose task is one InCore kernel or one Group
-that a sweep can run whole, and says how its body is printed over all tasks (``exec.codegen``: the kernel's
-``__tasks`` variant; ``exec.sweep``: the run)::
+a task touches. This module takes the loops among them whose task is one InCore kernel (or a plain
+AIV one, which a task runs so) or one Group that a sweep can run whole, and says how its body is
+printed over all tasks (``exec.codegen``: the kernel's ``__tasks`` variant; ``exec.sweep``: the run)::
 
     for ob, (acc,) in pl.range(16, init_values=(acc0,)):        # the orchestrator
         o0 = ob * 64
@@ -97,7 +97,7 @@ from ..ir.model import (
     fold_ints,
     walk_expr,
 )
-from .groups import group_metadata
+from .groups import group_metadata, split_aiv_function
 from .sweep_plan import FREES, POPS, PUSHES, WRITES
 from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, SCRATCH, TaskLoopPlan, loop_trips, plan_task_loops
 
@@ -229,7 +229,7 @@ def _loop(
             return None
         group = (*found, False)
         sides = {found[1]: "aiv" if found[2] == 1 else "aiv2", found[0]: "aic"}  # (the vector side declines most often)
-    elif callee.kind == "InCore" and p.kernels == (p.callee,):
+    elif p.kernels == (p.callee,) and (callee.kind == "InCore" or _plain_vector(callee)):
         sides = {callee.name: ""}
     else:
         return None
@@ -277,6 +277,12 @@ def _loop(
     writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
     sums = tuple(a.name for a in p.args if a.name and a.role == ORDERED_SUM)
     return TaskSweep(callee.name, rng, call, reads, writes, sums, group, placed is not None, watched), variants
+
+
+def _plain_vector(fn: Function) -> bool:
+    """An AIV kernel that runs as an InCore one when a task calls it (ExpandMixedKernel leaves the
+    vector-only kernels so): one lane, no function attribute (no dual dispatch), no split region."""
+    return fn.kind == "AIV" and split_aiv_function(fn) is None and not any(isinstance(s, FuncAttr) for s in fn.body)
 
 
 def task_body(loop: For) -> list[Stmt] | None:

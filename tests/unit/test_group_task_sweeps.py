@@ -274,3 +274,39 @@ def test_a_scope_with_a_mode_keeps_the_loop_as_written() -> None:
     assert plan_task_sweeps(parse_text(_late()).program).loops
     manual = _late("with pl.scope(mode=pl.ScopeMode.MANUAL):")
     assert not plan_task_sweeps(parse_text(manual).program).loops
+
+
+def test_a_plain_vector_kernel_as_a_task_is_swept_and_a_dual_dispatch_one_is_not(monkeypatch) -> None:
+    # ExpandMixedKernel's vector-only kernels (qwen3's postnorm_block): an AIV kernel a task calls
+    aiv = f"""import pypto.language as pl
+
+@pl.program
+class Vec:
+    {AIV}
+    def k(x: pl.Tensor[[16, 256], pl.FP32], k0: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]) -> pl.Tensor[[16, 256], pl.FP32]:
+        ATTR
+        t: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, k0], [16, 32], [16, 32], target_memory=pl.Mem.Vec)
+        u: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.adds(t, 1.0)
+        o: pl.Tensor[[16, 256], pl.FP32] = pl.tile.store(u, [0, k0], out)
+        return o
+    {ORCH}
+    def main(self, x: pl.Tensor[[16, 256], pl.FP32], out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]) -> pl.Tensor[[16, 256], pl.FP32]:
+        for kb, (out_i,) in pl.range(8, init_values=(out,)):
+            k0: pl.Scalar[pl.INDEX] = kb * 32
+            out_n: pl.Tensor[[16, 256], pl.FP32] = self.k(x, k0, out_i)
+            out_r: pl.Tensor[[16, 256], pl.FP32] = pl.yield_(out_n)
+        return out_r
+"""
+    plain = aiv.replace("        ATTR\n", "")
+    (ts,) = plan_task_sweeps(parse_text(plain).program).loops.values()
+    assert ts.kernel == "k" and ts.group is None
+    dual = aiv.replace("ATTR", 'pl.func_attr({"dual_aiv_dispatch": True})')
+    assert not plan_task_sweeps(parse_text(dual).program).loops
+    x = torch.randn(16, 256)
+    ran = _swept(monkeypatch)
+    for sanitize in (False, True):
+        ran.clear()
+        kept: dict[str, torch.Tensor] = {}
+        r = run_text(plain, {"x": x, "out": torch.zeros(16, 256)}, {"out": x + 1}, sanitize=sanitize, keep=kept)
+        assert r.status == "pass" and torch.equal(kept["out"], x + 1), r.to_json()  # type: ignore[attr-defined]
+        assert ran == [True]  # one sweep of every task (no arg_directions: no task records)

@@ -39,7 +39,12 @@ A = torch.arange(16 * 128, dtype=torch.float32).reshape(16, 128)
 
 
 def _both(text: str, monkeypatch) -> tuple[list, list]:
-    """The findings (and each run's sanitizer) with the middle tasks unwatched, then all watched."""
+    """The findings (and each run's sanitizer) with the middle tasks unwatched, then all watched;
+    task by task under the watch (task sweeps off; the loop's watched sweep: the tests at the end)."""
+    from pypto_lsp.analysis import lowering
+
+    monkeypatch.setattr(lowering, "TASK_SWEEPS", False)
+    monkeypatch.setattr(engine, "_COMPILED", {})
     comp = engine.compile_text(text, filename="<watch>", memory=True, sanitize=True)
     assert comp.error is None and comp.task_loops, comp.error
     out = []
@@ -243,10 +248,10 @@ def test_a_watched_task_sweep_runs_the_middle_tasks_as_one_and_gives_each_its_re
 
 
 def test_a_race_with_a_swept_task_is_found_as_when_it_is_watched(monkeypatch):
-    # PROGRAM's kernel as an InCore task: its loop is a watched sweep; the call after it reads what
-    # task 5 (swept) wrote, as no_dep: the same RAW race as when every task is watched
+    # PROGRAM's loop (its task a plain AIV kernel, as an InCore one) is a watched sweep; the call after
+    # it reads what task 5 (swept) wrote, as no_dep: the same RAW race as when every task is watched
     text = PROGRAM.replace("SOURCE", "pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND, init_value=2.0)")
-    text = text.replace("FunctionType.AIV, level=pl.Level.AIV", "FunctionType.InCore, level=pl.Level.CORE_GROUP").replace("TAG", "no_dep")
+    text = text.replace("TAG", "no_dep")
     ins = {"a": A, "c": torch.zeros(16, 128)}
     (sweeps, unwatched, tasks, found, _, got), (_, _, w_tasks, w_found, _, watched) = _swept_and_watched(text, ins, monkeypatch)
     assert (sweeps, unwatched) == (1, 4) and tasks == w_tasks and found == w_found
@@ -256,8 +261,8 @@ def test_a_race_with_a_swept_task_is_found_as_when_it_is_watched(monkeypatch):
 
 
 def test_a_watched_task_sweep_is_declined_when_a_middle_task_would_read_an_undefined_element(monkeypatch):
-    # the loop copies 'src', whose columns from 64 on were never written: no sweep, task by task as
-    # the watch runs them (task 3 unwatched, 4 to 7 watched) and the same findings
+    # the loop (an InCore task here) copies 'src', whose columns from 64 on were never written: no
+    # sweep, task by task as the watch runs them (task 3 unwatched, 4 to 7 watched), the same findings
     text = PROGRAM.replace("SOURCE", "pl.tensor.create([16, 128], dtype=pl.FP32, layout=pl.TensorLayout.ND)").replace("TAG", "input")
     text = text.replace("FunctionType.AIV, level=pl.Level.AIV", "FunctionType.InCore, level=pl.Level.CORE_GROUP")
     writes = "".join(
