@@ -16,8 +16,8 @@ process:
 Per setting it prints the medians over the rounds of: the whole run; the front end (``compile_text``)
 and its stages (parse, static checks, memory plan, lowering, code printing, ``compile``, the
 sanitizer's readings of the IR); the runs (``engine.run``) and, inside them, the middle tasks of a
-planned loop that ran unwatched (``task_watch``: what running those tasks as one batch could save
-at most); the rest (loading, comparing, the report). Beside them the folder's golden in plain torch
+planned loop that ran unwatched one by one (``task_watch.LoopWatch.run``; a watched task sweep runs
+them as one and is not counted there: 0 when every such loop is swept); the rest (loading, comparing, the report). Beside them the folder's golden in plain torch
 (``bench_scale.golden_plain``, best of 200 calls) times the number of dumps, and the ratio.
 
 ``--per-dump N``: also each distinct dump's warm run (compiled already; best of N) under the default
