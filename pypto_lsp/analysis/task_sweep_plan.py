@@ -38,10 +38,17 @@ carries every task (``Sweep.group``). Why that run is each task's own run, in or
   set-up (``system.reserve_buffer`` ...) is made once for the run, as each task's run makes it once;
 * the AIV kernel may branch on the lane's index (``tile.get_subblock_idx``): the same path in every
   task of a lane. With two lanes (dual dispatch) a buffer is written only where that branch says
-  lane 0, else the lanes would race on it in the scheduler's order (qwen3 after ExpandMixedKernel:
-  declined); where lane 1 touches no buffer and pushes only to the cube, which keeps lane 0's tile
-  of each pair, it is left out of the run (``_lane1_idle``), as ``exec.task_watch`` leaves it out of
-  a watched loop's middle tasks;
+  lane 0, or by both lanes when they run the same code (no such branch: qwen3 after
+  ExpandMixedKernel) and every window of an ordered sum that they load and store back makes a round
+  trip through the cube in between: a push to it and then a pop of its answer, which the cube
+  pushes after its pop of that push (``_round_trips_hold``, the pipes' messages counted through both
+  kernels' loops). The cube's no-split pop of a dual-dispatch pair waits for both lanes' pushes,
+  so both lanes' loads of a window come before either lane's store of it on any schedule, and both
+  store the same sum (the same code on the same inputs and the same popped tiles: the cube pushes a
+  copy to each lane); else the lanes would race on it in the scheduler's order. Where lane 1
+  touches no buffer and pushes only to the cube, which keeps lane 0's tile of each pair, it is left
+  out of the run (``_lane1_idle``), as ``exec.task_watch`` leaves it out of a watched loop's middle
+  tasks;
 * a scratch buffer made per task (InjectGMPipeBuffer's GM pipe buffer) is taken when no kernel
   reads or writes it: one for all tasks is then the same.
 
@@ -260,6 +267,7 @@ def _loop(
     role_of = {a.index: a.role for a in p.args}
     kernel_args = dict(p.kernel_args)
     variants: dict[str, dict[int, bool]] = {}
+    trips: list[tuple[int, int]] = []  # a two-lane kernel's round trips (both lanes write a sum: _kernel)
     for name, side in sides.items():
         kernel = program.function(name)
         if kernel is None:
@@ -267,12 +275,17 @@ def _loop(
         params = kernel_args.get(name, ())
         roles = {prm.name: role_of.get(arg, "") for prm, arg in zip(kernel.params, params, strict=False) if arg is not None}
         names: set[str] = set()
-        adds = _kernel(kernel, roles, side, names)
+        adds = _kernel(kernel, roles, side, names, trips if side == "aiv2" else None)
         if adds is None:
             return None
         variants[name] = adds
         if side == "aiv2" and group is not None and _lane1_idle(kernel, names):
             group = (*group[:3], True)
+    if trips:
+        assert group is not None
+        aic_fn, aiv_fn = program.function(group[0]), program.function(group[1])
+        if aic_fn is None or aiv_fn is None or not _round_trips_hold(aiv_fn, aic_fn, trips):
+            return None
     reads = tuple(a.name for a in p.args if a.name and a.role == INPUT)
     writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
     sums = tuple(a.name for a in p.args if a.name and a.role == ORDERED_SUM)
@@ -347,12 +360,22 @@ def _has_core_num(call: FuncCall) -> bool:
     return attrs is not None and any(isinstance(k, Const) and k.value == "core_num" for k in getattr(attrs, "keys", ()))
 
 
-def _kernel(k: Function, roles: dict[str, str], side: str = "", buffers: set[str] | None = None) -> dict[int, bool] | None:
+def _kernel(
+    k: Function, roles: dict[str, str], side: str = "", buffers: set[str] | None = None, trips: list[tuple[int, int]] | None = None
+) -> dict[int, bool] | None:
     """``k``'s ordered adds (see :class:`TaskSweeps`) when a sweep over tasks can run its body whole,
     else None. ``side``: ``""`` an InCore kernel; a Group's ``"aic"``, ``"aiv"`` (one lane) or
     ``"aiv2"`` (two lanes by dual dispatch: a global buffer is written only where the lane's index
     says lane 0, else the lanes would race on it, and their order is the scheduler's). ``buffers``:
-    filled with the names the kernel gives its buffers (parameters, loop-carried, yielded)."""
+    filled with the names the kernel gives its buffers (parameters, loop-carried, yielded).
+
+    Two lanes may both write (``"aiv2"``, ``trips`` given) when they run the same code (no branch on
+    the lane's index): the same values from the same inputs and the same popped tiles (the cube
+    pushes a copy to each lane). An own window is then written twice with the same values; an
+    ordered sum's window is loaded, sent to the cube and answered (a push to the cube, then a pop
+    from it, between the load and the store in one block) before it is stored: ``trips`` gets each
+    such (push, pop) statement pair, whose messages :func:`_round_trips_hold` checks against the
+    cube's order (both lanes' loads of a window then come before either lane's store of it)."""
     group = bool(side)
     vector = side.startswith("aiv")
     buffer: dict[str, str] = {name: name for name, role in roles.items() if role in (INPUT, OWN_WINDOW, ORDERED_SUM)}
@@ -360,6 +383,9 @@ def _kernel(k: Function, roles: dict[str, str], side: str = "", buffers: set[str
     uses: dict[str, int] = {}
     stores: list[tuple[Assign | ExprStmt, OpCall]] = []  # writes into an ordered-sum buffer
     lanes: set[str] = set()  # names holding the lane's index (tile.get_subblock_idx)
+    both: list[tuple[Assign | ExprStmt, OpCall]] = []  # writes both lanes make (no lane-0 branch around them)
+    branched = False
+    where: dict[int, tuple[list[Stmt], int]] = {}  # id(statement) -> (its block, its index there)
 
     def count(e: Expr) -> None:
         for x in walk_expr(e):
@@ -390,13 +416,17 @@ def _kernel(k: Function, roles: dict[str, str], side: str = "", buffers: set[str
                 if not isinstance(dst, Name) or roles.get(buffer.get(dst.id, ""), "") not in (OWN_WINDOW, ORDERED_SUM):
                     return False  # only the task's own windows and ordered sums are written
                 if side == "aiv2" and not lane0:
-                    return False  # both lanes would write it
+                    if trips is None:
+                        return False  # both lanes would write it
+                    both.append((top, x))
                 if roles[buffer[dst.id]] == ORDERED_SUM:
                     stores.append((top, x))
         return True
 
     def walk(body: list[Stmt], top: bool, lane0: bool) -> bool:
-        for s in body:
+        nonlocal branched
+        for i, s in enumerate(body):
+            where[id(s)] = (body, i)
             if isinstance(s, FuncAttr | Pass):
                 continue
             if isinstance(s, For):
@@ -448,6 +478,7 @@ def _kernel(k: Function, roles: dict[str, str], side: str = "", buffers: set[str
                 then_lane0 = _lane_test(s.cond, lanes)
                 if then_lane0 is None or any(isinstance(b, Yield) for b in (*s.then, *s.orelse)):
                     return False
+                branched = True
                 count(s.cond)
                 if not walk(s.then, True, lane0 or then_lane0) or not walk(s.orelse, True, lane0 or not then_lane0):
                     return False
@@ -472,7 +503,117 @@ def _kernel(k: Function, roles: dict[str, str], side: str = "", buffers: set[str
     # (one window shape for all of a kernel's ordered sums keeps the check of their windows simple)
     if stores and (len(shapes) != 1 or not _sum_windows_apart(k, {id(st) for _, st in stores}, next(iter(shapes)))):
         return None
+    if both:
+        if branched or lanes:
+            return None  # (the lanes may run different code: their writes race)
+        assert trips is not None
+        for top, store in both:
+            if roles[buffer[store.args[WRITES[store.op]].id]] != ORDERED_SUM:  # type: ignore[union-attr]
+                continue  # an own window: the same values from both lanes, read by no task
+            pair = _round_trip(top, store, defs, uses, buffer, where)
+            if pair is None:
+                return None
+            trips.append(pair)
     return adds
+
+
+def _round_trip(
+    top: Assign | ExprStmt,
+    store: OpCall,
+    defs: dict[str, Assign],
+    uses: dict[str, int],
+    buffer: dict[str, str],
+    where: dict[int, tuple[list[Stmt], int]],
+) -> tuple[int, int] | None:
+    """``(id(push), id(pop))``: an ordered sum's store ``top`` whose window's load, a push to the cube
+    and then a pop from it come before it in its own block, in that order; else None."""
+    found = _ordered_add(store, defs, uses, buffer)
+    if found is None:
+        return None
+    add = found[0].value
+    assert isinstance(add, OpCall)
+    loaded = add.args[0 if found[1] else 1]
+    load = defs.get(loaded.id) if isinstance(loaded, Name) else None
+    if load is None or id(top) not in where or id(load) not in where:
+        return None
+    block, at_store = where[id(top)]
+    other, at_load = where[id(load)]
+    if other is not block or at_load >= at_store:
+        return None
+    pipe = [(i, _pipe_op(s)) for i, s in enumerate(block) if at_load < i < at_store]
+    push = next((i for i, op in pipe if op == "tile.tpush_to_aic"), None)
+    pop = next((i for i, op in reversed(pipe) if op == "tile.tpop_from_aic"), None)
+    if push is None or pop is None or pop < push:
+        return None
+    return id(block[push]), id(block[pop])
+
+
+def _pipe_op(s: Stmt) -> str | None:
+    """The pipe op a statement is (a push or a pop, the whole of its value), else None."""
+    v = s.value if isinstance(s, Assign | ExprStmt) else None
+    return v.op if isinstance(v, OpCall) and (v.op in PUSHES or v.op in POPS) else None
+
+
+def _pipe_events(body: list[Stmt], out: list[tuple[str, int]]) -> bool:
+    """The pipe ops ``body`` runs, in order, its loops unrolled (every trip the same path: the plan's
+    kernels branch only on the lane's index); False past MAX_KERNEL_ITERATIONS events or a loop
+    whose trips do not fold."""
+    for s in body:
+        if isinstance(s, For):
+            rng = loop_trips(s)
+            if rng is None:
+                return False
+            for _ in rng:
+                if not _pipe_events(s.body, out):
+                    return False
+            continue
+        if isinstance(s, If):
+            return False
+        op = _pipe_op(s)
+        if op is not None:
+            out.append((op, id(s)))
+            if len(out) > MAX_KERNEL_ITERATIONS:
+                return False
+    return True
+
+
+def _round_trips_hold(aiv: Function, aic: Function, pairs: list[tuple[int, int]]) -> bool:
+    """Every run of each (push, pop) pair of ``pairs`` in the AIV kernel is a round trip through the
+    cube: the cube's pop of that push (its j-th pop of the lanes, for the lanes' j-th push) comes
+    before its push that the pop takes (its k-th push to the lanes, for the lanes' k-th pop), in the
+    cube's own order. A dual-dispatch pair's no-split pop in the cube waits for both lanes' pushes,
+    so both lanes' loads before that push come before either lane's store after that pop, whatever
+    the scheduler's order. Pipe ops with keywords beyond ``split`` (another pipe id) are declined."""
+    if len(dict(pairs)) != len(set(pairs)):
+        return False  # (a push two stores share with different pops: one pair each, kept simple)
+    lane: list[tuple[str, int]] = []
+    cube: list[tuple[str, int]] = []
+    if not _pipe_events(aiv.body, lane) or not _pipe_events(aic.body, cube):
+        return False
+    for f in (aiv, aic):
+        for s in f.statements():
+            op = _pipe_op(s)
+            if op is not None and set(s.value.kwargs) - {"split"}:  # type: ignore[union-attr]
+                return False
+    cube_pops = [i for i, (op, _) in enumerate(cube) if op == "tile.tpop_from_aiv"]
+    cube_pushes = [i for i, (op, _) in enumerate(cube) if op == "tile.tpush_to_aiv"]
+    pushes_of = {p for p, _ in pairs}
+    pop_of = dict(pairs)
+    pushed = popped = 0
+    open_push: dict[int, int] = {}  # id(push statement) -> the lanes' index of its last run
+    for op, sid in lane:
+        if op == "tile.tpush_to_aic":
+            if sid in pushes_of:
+                open_push[sid] = pushed
+            pushed += 1
+        elif op == "tile.tpop_from_aic":
+            for p, q in pop_of.items():
+                if q == sid and p in open_push:
+                    j = open_push.pop(p)
+                    if j >= len(cube_pops) or popped >= len(cube_pushes) or cube_pops[j] > cube_pushes[popped]:
+                        return False
+            popped += 1
+    return not open_push and all(any(q == sid for _, sid in lane) for q in pop_of.values())
 
 
 def _lane1_idle(k: Function, buffers: set[str]) -> bool:

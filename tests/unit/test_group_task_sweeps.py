@@ -310,3 +310,88 @@ class Vec:
         r = run_text(plain, {"x": x, "out": torch.zeros(16, 256)}, {"out": x + 1}, sanitize=sanitize, keep=kept)
         assert r.status == "pass" and torch.equal(kept["out"], x + 1), r.to_json()  # type: ignore[attr-defined]
         assert ran == [True]  # one sweep of every task (no arg_directions: no task records)
+
+
+# ExpandMixedKernel's form (qwen3 22-23): both dual-dispatch lanes run the same code, each loads its
+# task's ordered-sum window of acc, sends x's window to the cube, pops the product and stores the sum
+# back. The cube pops the lanes' tile (a no-split pair: it waits for both) before it pushes: both
+# lanes' loads come before either lane's store. CUBE_FIRST: a cube that pushes first (a zero tile)
+# and pops after lets a lane's store overtake the other lane's load: not swept.
+TWO = (
+    "x: pl.Tensor[[16, 256], pl.FP32], w: pl.Tensor[[32, 64], pl.FP32], k0: pl.Scalar[pl.INDEX], acc: pl.Out[pl.Tensor[[16, 64], pl.FP32]]"
+)
+TWO_LANES = f"""import pypto.language as pl
+
+@pl.program
+class TwoLanes:
+    {AIC}
+    def blk_aic({TWO}):
+        v2c: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name='blk_v2c', size=8192, base=-1)
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name='blk_c2v', peer_func='blk_aiv')
+        pl.system.aic_initialize_pipe(c2v, v2c, dir_mask=3, slot_size=4096, slot_num=2)
+        wt: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(w, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Mat)
+        wr: pl.Tile[[32, 64], pl.FP32, pl.Mem.Right] = pl.tile.move(wt, target_memory=pl.Mem.Right)
+CUBE
+    {AIV}
+    def blk_aiv({TWO}) -> pl.Tensor[[16, 64], pl.FP32]:
+        pl.func_attr({{"dual_aiv_dispatch": True}})
+        c2v: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name='blk_c2v', size=8192, base=-1)
+        v2c: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name='blk_v2c', peer_func='blk_aic')
+        pl.system.aiv_initialize_pipe(c2v, v2c, dir_mask=3, slot_size=4096, slot_num=2)
+        prev: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(acc, [0, 0], [16, 64], [16, 64], target_memory=pl.Mem.Vec)
+        xs: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, k0], [16, 32], [16, 32], target_memory=pl.Mem.Vec)
+        pl.tile.tpush_to_aic(xs, split=0)
+        t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+        s: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(prev, t)
+        pl.system.tfree_to_aic(t)
+        acc_1: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(s, [0, 0], acc)
+        return acc_1
+    {GROUP}
+    def blk({TWO}) -> pl.Tensor[[16, 64], pl.FP32]:
+        self.blk_aic(x, w, k0, acc)
+        self.blk_aiv(x, w, k0, acc)
+        return acc
+    {ORCH}
+    def main(self, x: pl.Tensor[[16, 256], pl.FP32], w: pl.Tensor[[32, 64], pl.FP32], acc: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        for kb, (acc_i,) in pl.range(8, init_values=(acc,)):
+            k0: pl.Scalar[pl.INDEX] = kb * 32
+            acc_n: pl.Tensor[[16, 64], pl.FP32] = self.blk(x, w, k0, acc_i)
+            acc_r: pl.Tensor[[16, 64], pl.FP32] = pl.yield_(acc_n)
+        return acc_r
+"""
+POP_THEN_PUSH = """        xt: pl.Tile[[16, 32], pl.FP32, pl.Mem.Mat] = pl.tile.tpop_from_aiv(split=0)
+        xl: pl.Tile[[16, 32], pl.FP32, pl.Mem.Left] = pl.tile.move(xt, target_memory=pl.Mem.Left)
+        pl.system.tfree_to_aiv(xt)
+        p: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(xl, wr)
+        pl.tile.tpush_to_aiv(p, split=0)
+"""
+PUSH_THEN_POP = """        z: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.full([16, 64], dtype=pl.FP32, value=0.0)
+        pl.tile.tpush_to_aiv(z, split=0)
+        xt: pl.Tile[[16, 32], pl.FP32, pl.Mem.Mat] = pl.tile.tpop_from_aiv(split=0)
+        pl.system.tfree_to_aiv(xt)
+"""
+
+
+def test_two_lanes_that_both_write_a_sum_are_swept_when_the_cube_answers_each_load() -> None:
+    text = TWO_LANES.replace("CUBE\n", POP_THEN_PUSH)
+    (ts,) = plan_task_sweeps(parse_text(text).program).loops.values()
+    assert ts.group == ("blk_aic", "blk_aiv", 2, False)  # both lanes run: lane 1 writes too
+    g = torch.Generator().manual_seed(5)
+    ins = {"x": torch.randn(16, 256, generator=g), "w": torch.randn(32, 64, generator=g), "acc": torch.randn(16, 64, generator=g)}
+    for sanitize in (False, True):
+        results = []
+        for exact in (False, True):
+            kept: dict[str, torch.Tensor] = {}
+            r = run_text(text, {k: v.clone() for k, v in ins.items()}, {}, exact=exact, sanitize=sanitize, keep=kept)
+            results.append((_json(r), kept["acc"]))
+        assert results[0][0] == results[1][0] and torch.equal(results[0][1], results[1][1])
+        want = ins["acc"].clone()
+        for kb in range(8):  # each task's product added once (both lanes store the same sum)
+            want = want + ins["x"][:, kb * 32 : kb * 32 + 32] @ ins["w"]
+        assert torch.allclose(results[0][1], want, rtol=1e-4, atol=1e-4)
+
+
+def test_two_lanes_whose_cube_pushes_before_it_pops_keep_the_loop() -> None:
+    text = TWO_LANES.replace("CUBE\n", PUSH_THEN_POP)
+    assert parse_text(text).program is not None
+    assert not plan_task_sweeps(parse_text(text).program).loops
