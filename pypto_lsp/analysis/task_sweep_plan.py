@@ -41,8 +41,8 @@ carries every task (``Sweep.group``). Why that run is each task's own run, in or
   lane 0, or by both lanes when they run the same code (no such branch: qwen3 after
   ExpandMixedKernel) and every window of an ordered sum that they load and store back makes a round
   trip through the cube in between: a push to it and then a pop of its answer, which the cube
-  pushes after its pop of that push (``_round_trips_hold``, the pipes' messages counted through both
-  kernels' loops). The cube's no-split pop of a dual-dispatch pair waits for both lanes' pushes,
+  pushes after its pop of that push (``pipe_order.round_trips_hold``, the pipes' messages counted through
+  both kernels' loops). The cube's no-split pop of a dual-dispatch pair waits for both lanes' pushes,
   so both lanes' loads of a window come before either lane's store of it on any schedule, and both
   store the same sum (the same code on the same inputs and the same popped tiles: the cube pushes a
   copy to each lane); else the lanes would race on it in the scheduler's order. Where lane 1
@@ -105,6 +105,7 @@ from ..ir.model import (
     walk_expr,
 )
 from .groups import group_metadata, split_aiv_function
+from .pipe_order import pipe_op, round_trips_hold
 from .sweep_plan import FREES, POPS, PUSHES, WRITES
 from .task_batch_plan import INPUT, ORDERED_SUM, OWN_WINDOW, SCALAR, SCRATCH, TaskLoopPlan, loop_trips, plan_task_loops
 
@@ -284,7 +285,7 @@ def _loop(
     if trips:
         assert group is not None
         aic_fn, aiv_fn = program.function(group[0]), program.function(group[1])
-        if aic_fn is None or aiv_fn is None or not _round_trips_hold(aiv_fn, aic_fn, trips):
+        if aic_fn is None or aiv_fn is None or not round_trips_hold(aiv_fn, aic_fn, trips):
             return None
     reads = tuple(a.name for a in p.args if a.name and a.role == INPUT)
     writes = tuple(a.name for a in p.args if a.name and a.role in (OWN_WINDOW, ORDERED_SUM))
@@ -374,7 +375,7 @@ def _kernel(
     pushes a copy to each lane). An own window is then written twice with the same values; an
     ordered sum's window is loaded, sent to the cube and answered (a push to the cube, then a pop
     from it, between the load and the store in one block) before it is stored: ``trips`` gets each
-    such (push, pop) statement pair, whose messages :func:`_round_trips_hold` checks against the
+    such (push, pop) statement pair, whose messages :func:`.pipe_order.round_trips_hold` checks against the
     cube's order (both lanes' loads of a window then come before either lane's store of it)."""
     group = bool(side)
     vector = side.startswith("aiv")
@@ -540,80 +541,12 @@ def _round_trip(
     other, at_load = where[id(load)]
     if other is not block or at_load >= at_store:
         return None
-    pipe = [(i, _pipe_op(s)) for i, s in enumerate(block) if at_load < i < at_store]
+    pipe = [(i, pipe_op(s)) for i, s in enumerate(block) if at_load < i < at_store]
     push = next((i for i, op in pipe if op == "tile.tpush_to_aic"), None)
     pop = next((i for i, op in reversed(pipe) if op == "tile.tpop_from_aic"), None)
     if push is None or pop is None or pop < push:
         return None
     return id(block[push]), id(block[pop])
-
-
-def _pipe_op(s: Stmt) -> str | None:
-    """The pipe op a statement is (a push or a pop, the whole of its value), else None."""
-    v = s.value if isinstance(s, Assign | ExprStmt) else None
-    return v.op if isinstance(v, OpCall) and (v.op in PUSHES or v.op in POPS) else None
-
-
-def _pipe_events(body: list[Stmt], out: list[tuple[str, int]]) -> bool:
-    """The pipe ops ``body`` runs, in order, its loops unrolled (every trip the same path: the plan's
-    kernels branch only on the lane's index); False past MAX_KERNEL_ITERATIONS events or a loop
-    whose trips do not fold."""
-    for s in body:
-        if isinstance(s, For):
-            rng = loop_trips(s)
-            if rng is None:
-                return False
-            for _ in rng:
-                if not _pipe_events(s.body, out):
-                    return False
-            continue
-        if isinstance(s, If):
-            return False
-        op = _pipe_op(s)
-        if op is not None:
-            out.append((op, id(s)))
-            if len(out) > MAX_KERNEL_ITERATIONS:
-                return False
-    return True
-
-
-def _round_trips_hold(aiv: Function, aic: Function, pairs: list[tuple[int, int]]) -> bool:
-    """Every run of each (push, pop) pair of ``pairs`` in the AIV kernel is a round trip through the
-    cube: the cube's pop of that push (its j-th pop of the lanes, for the lanes' j-th push) comes
-    before its push that the pop takes (its k-th push to the lanes, for the lanes' k-th pop), in the
-    cube's own order. A dual-dispatch pair's no-split pop in the cube waits for both lanes' pushes,
-    so both lanes' loads before that push come before either lane's store after that pop, whatever
-    the scheduler's order. Pipe ops with keywords beyond ``split`` (another pipe id) are declined."""
-    if len(dict(pairs)) != len(set(pairs)):
-        return False  # (a push two stores share with different pops: one pair each, kept simple)
-    lane: list[tuple[str, int]] = []
-    cube: list[tuple[str, int]] = []
-    if not _pipe_events(aiv.body, lane) or not _pipe_events(aic.body, cube):
-        return False
-    for f in (aiv, aic):
-        for s in f.statements():
-            op = _pipe_op(s)
-            if op is not None and set(s.value.kwargs) - {"split"}:  # type: ignore[union-attr]
-                return False
-    cube_pops = [i for i, (op, _) in enumerate(cube) if op == "tile.tpop_from_aiv"]
-    cube_pushes = [i for i, (op, _) in enumerate(cube) if op == "tile.tpush_to_aiv"]
-    pushes_of = {p for p, _ in pairs}
-    pop_of = dict(pairs)
-    pushed = popped = 0
-    open_push: dict[int, int] = {}  # id(push statement) -> the lanes' index of its last run
-    for op, sid in lane:
-        if op == "tile.tpush_to_aic":
-            if sid in pushes_of:
-                open_push[sid] = pushed
-            pushed += 1
-        elif op == "tile.tpop_from_aic":
-            for p, q in pop_of.items():
-                if q == sid and p in open_push:
-                    j = open_push.pop(p)
-                    if j >= len(cube_pops) or popped >= len(cube_pushes) or cube_pops[j] > cube_pushes[popped]:
-                        return False
-            popped += 1
-    return not open_push and all(any(q == sid for _, sid in lane) for q in pop_of.values())
 
 
 def _lane1_idle(k: Function, buffers: set[str]) -> bool:
