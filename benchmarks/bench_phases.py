@@ -17,7 +17,9 @@ Per setting it prints the medians over the rounds of: the whole run; the front e
 and its stages (parse, static checks, memory plan, lowering, code printing, ``compile``, the
 sanitizer's readings of the IR); the runs (``engine.run``) and, inside them, the middle tasks of a
 planned loop that ran unwatched one by one (``task_watch.LoopWatch.run``; a watched task sweep runs
-them as one and is not counted there: 0 when every such loop is swept); the rest (loading, comparing, the report). Beside them the folder's golden in plain torch
+them as one and is not counted there: 0 when every such loop is swept) and the ``compile`` of the
+functions whose block waited for their first call (``script_code.LazyBlock``); the rest (loading,
+comparing, the report). Beside them the folder's golden in plain torch
 (``bench_scale.golden_plain``, best of 200 calls) times the number of dumps, and the ratio.
 
 ``--per-dump N``: also each distinct dump's warm run (compiled already; best of N) under the default
@@ -66,6 +68,7 @@ TOTALS = (
     ("front end", "pypto_lsp.validate.engine", "compile_text"),
     ("runs", "pypto_lsp.validate.engine", "run"),
     ("unwatched tasks", "pypto_lsp.exec.task_watch", "LoopWatch.run"),
+    ("compile() on a first call", "pypto_lsp.exec.script_code", "LazyBlock.code"),
 )
 
 
@@ -160,7 +163,15 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"{args.folder.name}: {n} dumps, first in-process run; medians of {args.rounds} fresh processes per setting; load {load:.2f}")
     print(f"golden in plain torch {gold * 1e3:.2f} ms x {n} = {gold * n * 1e3:.0f} ms; ten times that: {gold * n * 1e4:.0f} ms")
-    labels = ["whole", "front end", *dict.fromkeys(label for label, _, _ in STAGES), "runs", "unwatched tasks", "the rest"]
+    labels = [
+        "whole",
+        "front end",
+        *dict.fromkeys(label for label, _, _ in STAGES),
+        "runs",
+        "unwatched tasks",
+        "compile() on a first call",
+        "the rest",
+    ]
     print(f"{'ms':<26}" + "".join(f"{s:>15}" for s in SETTINGS))
     figures: dict[str, dict[str, float]] = {}
     for s, results in rows.items():
@@ -173,7 +184,7 @@ def main() -> int:
         figures[s] = {label: statistics.median(v) for label, v in fig.items()}
     for label in labels:
         indent = "  " if label not in ("whole", "front end", "runs", "the rest") else ""
-        indent = "    " if label == "unwatched tasks" else indent
+        indent = "    " if label in ("unwatched tasks", "compile() on a first call") else indent
         print(f"{indent + label:<26}" + "".join(f"{figures[s][label] * 1e3:>15.0f}" for s in SETTINGS))
     print(f"{'x golden x ' + str(n):<26}" + "".join(f"{figures[s]['whole'] / (gold * n):>14.1f}x" for s in SETTINGS))
     verdicts = {s: rows[s][0]["verdicts"] for s in SETTINGS}

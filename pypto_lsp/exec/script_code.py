@@ -10,14 +10,28 @@ it, moved to the block's first line and given this script's file name (``CodeTyp
 numbers in a code object count from its ``co_firstlineno``). Tracebacks, the debugger's frames
 and the error locator then see the same file name and lines as with one ``compile`` of the whole.
 
-The blocks run in order in one namespace (``validate.engine.run``), as the statements of one
-module would. A script without blocks, or one whose blocks do not compile on their own, is compiled whole.
+The blocks run in order in one namespace (:func:`run_blocks`, which ``validate.engine.run`` calls), as
+the statements of one module would. A script without blocks, or one whose blocks do not compile on
+their own, is compiled whole.
+
+A function's block not seen before may be compiled on its first call instead (``lazy``): a quarter of
+what a folder's first run compiled was functions its run never called (qwen3: the kernels whose every
+task a task sweep runs through their ``__tasks`` variant, which stay as the sweep's fallback, and the
+Group wrappers, whose kernels the runtime calls itself). Such a block stands in the namespace as one
+stand-in per ``def`` it holds (:class:`LazyBlock`): the first call of any compiles the block (kept per
+process as any block), runs it in the namespace, which rebinds every name it defines to its real
+function, and calls on. The stand-in does nothing else: the real function runs with the same globals,
+file name and lines; a name bound to a stand-in before (the tail's IR aliases, the entry taken
+before the call) keeps forwarding to the real function. Only blocks made of ``def`` statements alone
+wait (what a block runs at its place in the module must run there).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from types import CodeType
+from typing import Any
 
 _CACHE: dict[str, CodeType] = {}
 _LOCK = threading.Lock()
@@ -41,16 +55,100 @@ def _block_code(text: str) -> CodeType:
     return hit
 
 
-def compile_script(source: str, filename: str, blocks: tuple[int, ...] = ()) -> tuple[CodeType, ...]:
-    """``source`` as code objects to run in order: one per block (``blocks``: the 1-based first line
-    of each top-level block, ascending), or the whole script as one."""
+class LazyBlock:
+    """A block of ``def`` statements compiled when one of its functions is first called (see the
+    module docstring). Shared by every run of its script: compiled once, under a lock."""
+
+    __slots__ = ("_code", "_lock", "filename", "names", "start", "text")
+
+    def __init__(self, text: str, start: int, filename: str, names: tuple[str, ...]) -> None:
+        self.text = text
+        self.start = start  # the block's first line in the script
+        self.filename = filename
+        self.names = names  # the functions it defines, in order
+        self._code: CodeType | None = None
+        self._lock = threading.Lock()
+
+    def code(self) -> CodeType:
+        code = self._code
+        if code is None:
+            with self._lock:
+                code = self._code
+                if code is None:
+                    try:
+                        code = _moved(_block_code(self.text), self.start - 1, self.filename)
+                    except SyntaxError as exc:  # (never met: a block of defs made by our code generator)
+                        raise RuntimeError(f"pypto-lsp: generated code does not compile: {exc}") from None
+                    self._code = code
+        return code
+
+    def install(self, ns: dict[str, Any]) -> None:
+        """Bind each of its names in ``ns`` to a stand-in that compiles the block on a first call."""
+        for name in self.names:
+            ns[name] = self._stand_in(ns, name)
+
+    def _stand_in(self, ns: dict[str, Any], name: str) -> Callable[..., Any]:
+        block = self
+
+        def stand_in(*args: Any, **kwargs: Any) -> Any:
+            fn: Callable[..., Any] = ns[name]
+            if fn is stand_in:  # the block has not run in this namespace yet: it rebinds every name it defines
+                exec(block.code(), ns)  # our own generated code, never dump text
+                fn = ns[name]
+            return fn(*args, **kwargs)
+
+        stand_in.__name__ = stand_in.__qualname__ = name  # named as the function it stands for
+        return stand_in
+
+
+Block = CodeType | LazyBlock
+
+
+def _defs_only(lines: list[str]) -> tuple[str, ...] | None:
+    """The names a block's top-level ``def`` statements define when it holds nothing else at its top
+    level (blank lines and comments aside), else None."""
+    names: list[str] = []
+    for ln in lines:
+        if not ln or ln[0] in " \t\n#":
+            continue
+        if not ln.startswith("def "):
+            return None
+        names.append(ln[4 : ln.index("(")] if "(" in ln else "")
+    return tuple(names) if names and all(n.isidentifier() for n in names) else None
+
+
+def compile_script(source: str, filename: str, blocks: tuple[int, ...] = (), lazy: bool = False) -> tuple[Block, ...]:
+    """``source`` as code objects to run in order (:func:`run_blocks`): one per block (``blocks``: the
+    1-based first line of each top-level block, ascending), or the whole script as one.
+
+    ``lazy``: a block of ``def`` statements alone not compiled before is compiled on a first call
+    (:class:`LazyBlock`); the first block (the script's head) and the last (its tail) never wait."""
     if len(blocks) < 2 or blocks[0] != 1:
         return (compile(source, filename, "exec"),)
     lines = source.splitlines(keepends=True)
     ends = [*blocks[1:], len(lines) + 1]
+    out: list[Block] = []
     try:
-        return tuple(
-            _moved(_block_code("".join(lines[start - 1 : end - 1])), start - 1, filename) for start, end in zip(blocks, ends, strict=True)
-        )
+        for i, (start, end) in enumerate(zip(blocks, ends, strict=True)):
+            text = "".join(lines[start - 1 : end - 1])
+            if lazy and 0 < i < len(blocks) - 1:
+                with _LOCK:
+                    seen = text in _CACHE
+                names = None if seen else _defs_only(lines[start - 1 : end - 1])
+                if names is not None:
+                    out.append(LazyBlock(text, start, filename, names))
+                    continue
+            out.append(_moved(_block_code(text), start - 1, filename))
     except SyntaxError:  # a block that is no statement on its own: the script as one
         return (compile(source, filename, "exec"),)
+    return tuple(out)
+
+
+def run_blocks(code: tuple[Block, ...], ns: dict[str, Any]) -> None:
+    """Run a script's blocks in order in ``ns``: as one module's statements, each lazy block's
+    functions bound to their stand-ins."""
+    for block in code:
+        if isinstance(block, LazyBlock):
+            block.install(ns)
+        else:
+            exec(block, ns)  # our own generated code, never dump text

@@ -10,7 +10,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
 import torch
@@ -19,7 +18,7 @@ from ..exec import codegen
 from ..exec.codegen import CodegenError, GeneratedCode
 from ..exec.observe import Observer
 from ..exec.runtime import SAFE_BUILTINS
-from ..exec.script_code import compile_script
+from ..exec.script_code import Block, compile_script, run_blocks
 from ..exec.stored_dtypes import decode_stored_args, decode_stored_expected
 from ..ir import diagnostics as D
 from ..ir.alloc_budget import KIND as ALLOC_KIND
@@ -61,7 +60,7 @@ class Compiled:
     program: Program | None
     diagnostics: list[D.Diagnostic]
     generated: GeneratedCode | None
-    code: tuple[CodeType, ...] | None  # the script's blocks, run in order (exec.script_code)
+    code: tuple[Block, ...] | None  # the script's blocks, run in order (exec.script_code.run_blocks)
     error: ErrorInfo | None
     memory: MemoryPlan | None = None  # where the IR places tiles (None: memory model off)
     sanitize: bool = False  # generated with the sanitizer's hooks (exec.sanitizer)
@@ -153,7 +152,9 @@ def compile_text(
                     mplan,
                 )
             else:
-                code = compile_script(gen.executable or gen.source, gen.filename, gen.blocks)
+                # a function block not compiled before waits for its first call (exec.script_code), but
+                # not in a traced script: the debugger and the localiser step through every frame
+                code = compile_script(gen.executable or gen.source, gen.filename, gen.blocks, lazy=not trace)
                 comp = Compiled(program, diags, gen, code, None, mplan, sanitize, trace)
                 if sanitize:
                     from ..exec.task_watch import watched_loops
@@ -312,8 +313,7 @@ def run(
                 ns[name] = build(kind, keywords)
         for o in observers:
             o.namespace(ns, info)
-        for block in comp.code:  # the script's blocks in order (exec.script_code)
-            exec(block, ns)  # our own generated code, never dump text
+        run_blocks(comp.code, ns)  # the script's blocks in order (exec.script_code): our own generated code, never dump text
         if "_pl_world_ranks" in ns:  # a multi-rank program (exec.codegen_ranks)
             ns["_pl_world_ranks"] = ranks
         info.ns = ns

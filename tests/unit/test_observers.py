@@ -97,13 +97,24 @@ def test_every_run_goes_through_the_one_run(monkeypatch):
 
 
 def test_nothing_else_executes_generated_code():
-    """``exec`` and the timeout runner are called in ``engine.run`` alone."""
+    """``exec`` is called in ``exec.script_code`` alone (a script's blocks in order, and a function's
+    block on its first call), whose ``run_blocks`` and the timeout runner ``engine.run`` alone calls."""
     found: list[str] = []
     for f in sorted(ROOT.rglob("*.py")):
         tree = ast.parse(f.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 for sub in ast.walk(node):
-                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in ("exec", "_run_with_timeout"):
+                    if (
+                        isinstance(sub, ast.Call)
+                        and isinstance(sub.func, ast.Name)
+                        and sub.func.id in ("exec", "_run_with_timeout", "run_blocks")
+                    ):
                         found.append(f"{f.relative_to(ROOT)}:{node.name}:{sub.func.id}")
-    assert sorted(set(found)) == ["validate/engine.py:run:_run_with_timeout", "validate/engine.py:run:exec"], found
+    assert sorted(set(found)) == [
+        "exec/script_code.py:_stand_in:exec",  # (its nested stand_in's)
+        "exec/script_code.py:run_blocks:exec",
+        "exec/script_code.py:stand_in:exec",
+        "validate/engine.py:run:_run_with_timeout",
+        "validate/engine.py:run:run_blocks",
+    ], found

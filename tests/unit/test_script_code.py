@@ -55,8 +55,7 @@ def _fails_at(text: str) -> tuple[int, int]:
     comp = compile_text(text, None, memory=False)
     assert comp.error is None and comp.code is not None and comp.generated is not None, comp.error
     ns: dict[str, object] = {"__builtins__": __builtins__, **{a: __import__(m, fromlist=["_"]) for a, m in comp.generated.modules.items()}}
-    for block in comp.code:
-        exec(block, ns)
+    script_code.run_blocks(comp.code, ns)
     with pytest.raises(RuntimeError) as info:
         ns["main"](torch.zeros(8, 8), torch.zeros(8, 8))  # type: ignore[operator]
     span = locate(info.value, comp.generated)
@@ -102,3 +101,55 @@ def test_blocks_that_are_no_statements_fall_back_to_the_whole_script() -> None:
     exec(code[0], ns)
     assert ns["x"] == 3
     assert ns["f"].__code__.co_firstlineno == 3  # type: ignore[attr-defined]
+
+
+def test_a_function_never_called_is_never_compiled() -> None:
+    """``other`` is in the script but the run never calls it: its block waits as a stand-in and
+    ``compile`` never reads it; called later, it compiles in place, at its lines, and an alias bound
+    to its stand-in before forwards to it."""
+    text = program(
+        "Lazy",
+        fn(INCORE_DECO, "other_never_called(" + SIG + ") -> pl.Tensor[[8, 8], pl.FP32]", f"a__tile: {TILE} = {LOAD}", "return y"),
+        fn(INCORE_DECO, "k(" + SIG + ") -> pl.Tensor[[8, 8], pl.FP32]", f"a__tile: {TILE} = {LOAD}", "return y"),
+        fn(
+            ORCH_DECO,
+            "main(self, " + SIG + ") -> pl.Tensor[[8, 8], pl.FP32]",
+            "y__ssa_v1: pl.Tensor[[8, 8], pl.FP32] = self.k(x, y)",
+            "return y__ssa_v1",
+        ),
+    )
+    comp = compile_text(text, None, memory=False)
+    assert comp.error is None and comp.code is not None and comp.generated is not None, comp.error
+    gen = comp.generated
+    lazy = [b for b in comp.code if isinstance(b, script_code.LazyBlock)]
+    other = gen.functions["other_never_called"]
+    assert [b.names for b in lazy if other in b.names] == [(other,)]
+    block = next(b for b in lazy if other in b.names)
+    ns: dict[str, object] = {"__builtins__": __builtins__, **{a: __import__(m, fromlist=["_"]) for a, m in gen.modules.items()}}
+    script_code.run_blocks(comp.code, ns)
+    stand_in = ns[other]
+    assert ns["other_never_called"] is stand_in  # the tail's IR alias, bound before any call
+    ns["main"](torch.zeros(8, 8), torch.zeros(8, 8))  # type: ignore[operator]
+    assert ns[other] is stand_in and block.text not in script_code._CACHE  # never called: never compiled
+    y = torch.zeros(8, 8)
+    ns["other_never_called"](torch.ones(8, 8), y)  # type: ignore[operator]
+    real = ns[other]
+    assert real is not stand_in and block.text in script_code._CACHE
+    assert real.__code__.co_filename == gen.filename  # type: ignore[attr-defined]
+    assert real.__code__.co_firstlineno == block.start  # type: ignore[attr-defined]
+    assert gen.source.splitlines()[block.start - 1].startswith(f"def {other}(")
+
+
+def test_traced_scripts_and_blocks_that_run_statements_are_compiled_at_once() -> None:
+    text = _boom(extra_kernel=True)
+    traced = compile_text(text, None, memory=False, trace=True)
+    assert traced.code is not None and not any(isinstance(b, script_code.LazyBlock) for b in traced.code)
+    source = "x = 1\ndef f():\n    return g()\n\ndef g():\n    return x\ny = f\n"
+    code = script_code.compile_script(source, "<lazy>", (1, 2, 5, 7), lazy=True)
+    # the head and the tail never wait; each block of defs alone does (neither was compiled before)
+    assert [type(b).__name__ for b in code] == ["code", "LazyBlock", "LazyBlock", "code"]
+    ns: dict[str, object] = {}
+    script_code.run_blocks(code, ns)
+    assert ns["y"]() == 1  # type: ignore[operator]  # through f's stand-in, then g's
+    mixed = script_code.compile_script("x = 1\ndef f():\n    return x\nz = 2\nw = 3\n", "<lazy>", (1, 2, 5), lazy=True)
+    assert not any(isinstance(b, script_code.LazyBlock) for b in mixed)  # 'z = 2' must run at its place
