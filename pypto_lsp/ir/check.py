@@ -686,9 +686,17 @@ def _dtype_compatible(rule: str, computed: str, declared: str) -> bool:
     return frozenset({computed, declared}) in same
 
 
+# id(function) -> (the function, its codes): the checker, the lowering and the code generator each
+# ask for a Group's kernels' codes in turn (a parsed function is never changed)
+_SPLIT_CODES: dict[int, tuple[Function, dict[int, Span]]] = {}
+
+
 def transport_split_codes(fn: Function) -> dict[int, Span]:
     """split= codes of the cross-core transport ops in ``fn`` (first span of each); the checker
-    and the code generator's Group pairing both read them here."""
+    and the code generator's Group pairing both read them here. A new dict each call."""
+    hit = _SPLIT_CODES.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return dict(hit[1])
     codes: dict[int, Span] = {}
     for s in fn.statements():
         for sub in stmt_subexprs(s):
@@ -696,6 +704,9 @@ def transport_split_codes(fn: Function) -> dict[int, Span]:
                 v = sub.kwargs.get("split")
                 if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
                     codes.setdefault(v.value, sub.span)
+    if len(_SPLIT_CODES) >= 512:  # (each keeps its function alive: a few programs' Group kernels)
+        _SPLIT_CODES.clear()
+    _SPLIT_CODES[id(fn)] = (fn, dict(codes))
     return codes
 
 

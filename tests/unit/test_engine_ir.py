@@ -1636,3 +1636,26 @@ def test_a_run_thread_has_ended_when_the_run_returns() -> None:
     for _ in range(20):
         _run_with_timeout(run, 5.0)
         assert not os.path.exists(f"/proc/self/task/{tids[-1]}")
+
+
+def test_a_groups_split_codes_are_read_once_and_never_mixed_up() -> None:
+    """The checker, the lowering and the code generator each ask for a Group kernel's split codes
+    (kept per function: ``ir.check.transport_split_codes``); the checker merges the AIC's and the
+    AIV's into one dict, which must not become the AIC's kept codes."""
+    from pypto_lsp.analysis.groups import group_metadata
+    from pypto_lsp.ir.check import check_program, transport_split_codes
+    from pypto_lsp.ir.parser import parse_text
+
+    dump = Path(__file__).resolve().parents[2] / "examples" / "mixed_matmul" / "passes_dump" / "25_after_StampTfreeSplit.py"
+    text = dump.read_text()
+    lines = text.splitlines()
+    pop = next(i for i, ln in enumerate(lines) if "tpop_from_aic(split=1)" in ln)
+    lines[pop] = lines[pop].replace("split=1", "split=2")  # the AIV pops with another split code than the AIC pushes
+    prog = parse_text("\n".join(lines) + "\n").program
+    assert prog is not None
+    for _ in range(2):
+        conflicts = [d for d in check_program(prog) if d.code == "split-conflict"]
+        assert len(conflicts) == 1 and "[1, 2]" in conflicts[0].message
+    (group,) = group_metadata(prog).values()
+    aic = prog.function(group[0])
+    assert aic is not None and sorted(transport_split_codes(aic)) == [1]
