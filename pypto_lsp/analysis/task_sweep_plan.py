@@ -386,7 +386,7 @@ def _kernel(
     lanes: set[str] = set()  # names holding the lane's index (tile.get_subblock_idx)
     both: list[tuple[Assign | ExprStmt, OpCall]] = []  # writes both lanes make (no lane-0 branch around them)
     branched = False
-    where: dict[int, tuple[list[Stmt], int]] = {}  # id(statement) -> (its block, its index there)
+    where: dict[int, tuple[list[Stmt], int]] = {}  # id(statement) -> (its block, its index there): asked only with trips
 
     def count(e: Expr) -> None:
         for x in walk_expr(e):
@@ -427,7 +427,8 @@ def _kernel(
     def walk(body: list[Stmt], top: bool, lane0: bool) -> bool:
         nonlocal branched
         for i, s in enumerate(body):
-            where[id(s)] = (body, i)
+            if trips is not None:
+                where[id(s)] = (body, i)
             if isinstance(s, FuncAttr | Pass):
                 continue
             if isinstance(s, For):

@@ -88,12 +88,10 @@ class LazyBlock:
             ns[name] = self._stand_in(ns, name)
 
     def _stand_in(self, ns: dict[str, Any], name: str) -> Callable[..., Any]:
-        block = self
-
         def stand_in(*args: Any, **kwargs: Any) -> Any:
             fn: Callable[..., Any] = ns[name]
             if fn is stand_in:  # the block has not run in this namespace yet: it rebinds every name it defines
-                exec(block.code(), ns)  # our own generated code, never dump text
+                exec(self.code(), ns)  # our own generated code, never dump text
                 fn = ns[name]
             return fn(*args, **kwargs)
 
