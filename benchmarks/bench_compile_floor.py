@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import argparse
 import ast
-import gc
 import re
 import sys
 import threading
-import time
+import timeit
 from collections.abc import Callable
 from pathlib import Path
 from types import CodeType, FrameType
@@ -123,15 +122,6 @@ def collect(folder: Path) -> tuple[list[str], int, int, int, int]:
     return texts, lines, ran, nbytes, ran_bytes
 
 
-def best(fn: Callable[[], object], rounds: int) -> float:
-    out = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - t0)
-    return out
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", nargs="?", type=Path, default=QWEN3, help="a case folder (passes_dump/, tensors.pt, expected.pt)")
@@ -145,15 +135,18 @@ def main() -> int:
 
     shortened = [re.sub(r"\b_pl_\w+", short, t) for t in texts]
     trees = [ast.parse(t) for t in texts]
-    gc.collect()
-    gc.disable()  # the parsed trees are millions of objects: a collection walking them is no part of compile
+
+    def best(fn: Callable[[], object]) -> float:
+        # timeit turns the collector off while it times: the parsed trees are millions of objects,
+        # and a collection walking them is no part of compile
+        return min(timeit.repeat(fn, number=1, repeat=args.rounds))
+
     rows = {
-        "compile() of the text": best(lambda: [compile(t, "<block>", "exec") for t in texts], args.rounds),
-        "ast.parse alone": best(lambda: [ast.parse(t) for t in texts], args.rounds),
-        "compile() of a parsed ast.Module": best(lambda: [compile(t, "<block>", "exec") for t in trees], args.rounds),
-        "compile(), _pl_ names shortened": best(lambda: [compile(t, "<block>", "exec") for t in shortened], args.rounds),
+        "compile() of the text": best(lambda: [compile(t, "<block>", "exec") for t in texts]),
+        "ast.parse alone": best(lambda: [ast.parse(t) for t in texts]),
+        "compile() of a parsed ast.Module": best(lambda: [compile(t, "<block>", "exec") for t in trees]),
+        "compile(), _pl_ names shortened": best(lambda: [compile(t, "<block>", "exec") for t in shortened]),
     }
-    gc.enable()
     size = sum(map(len, texts))
     print(f"{args.folder.name}: {len(texts)} blocks compiled for the first time in the folder's first run, {size / 1e3:.0f} kB")
     print(f"(shortened: {sum(map(len, shortened)) / 1e3:.0f} kB); best of {args.rounds}:")
